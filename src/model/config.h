@@ -1,0 +1,70 @@
+// ModelConfig: the architecture hyper-parameters of a loaded model, read from
+// config.json or GGUF metadata (never assumed), plus the conventions of the
+// file it came from that the forward pass must respect.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lineage::model {
+
+enum class Arch { kQwen3_5, kQwen3 };
+enum class LayerKind { kLinearAttention, kFullAttention };
+enum class FileFormat { kSafetensors, kGguf };
+
+// How GDN value heads map to key heads when H_v > H_k (spec §2.4):
+// grouped (HF): value head h uses key head h / r; tiled (Qwen3.5 GGUF): h % H_k.
+enum class VHeadOrder { kGrouped, kTiled };
+
+struct ModelConfig {
+  Arch arch = Arch::kQwen3_5;
+  FileFormat format = FileFormat::kSafetensors;
+  std::string source_path;           // directory or .gguf file
+
+  int64_t hidden = 0;                // H
+  int64_t num_layers = 0;            // L (trunk only; an MTP block is not counted)
+  int64_t intermediate = 0;          // dense FFN width
+  int64_t vocab = 0;
+  int64_t context_length = 0;        // max positions
+  double rms_eps = 1e-6;
+  bool tied_embeddings = false;
+
+  // Full-attention layers.
+  int64_t num_heads = 0;             // n_h
+  int64_t num_kv_heads = 0;          // n_kv
+  int64_t head_dim = 0;              // hd (256 for qwen3_5, 128 for qwen3; not H / n_h)
+  bool attn_output_gate = false;     // qwen3_5: q_proj is 2x wide, [q_h | gate_h] per head
+  double rope_theta = 1e6;
+  int64_t rope_dims = 0;             // rotated dims per head (64 for qwen3_5, hd for qwen3)
+  bool zero_centred_norms = false;   // fold (1 + w) when binding norm weights (HF qwen3_5 only)
+
+  // Gated DeltaNet layers (qwen3_5).
+  int64_t lin_num_k_heads = 0;       // H_k
+  int64_t lin_num_v_heads = 0;       // H_v
+  int64_t lin_k_dim = 0;             // d_k
+  int64_t lin_v_dim = 0;             // d_v
+  int64_t conv_kernel = 4;           // K
+  VHeadOrder v_head_order = VHeadOrder::kGrouped;
+
+  std::vector<LayerKind> layer_kinds;  // size num_layers
+
+  // Special token ids from the model's files; -1 when absent.
+  int64_t bos_token_id = -1;
+  std::vector<int64_t> eos_token_ids;
+
+  int64_t num_full_layers() const;
+  int64_t num_linear_layers() const;
+  int64_t conv_dim() const { return 2 * lin_num_k_heads * lin_k_dim + lin_num_v_heads * lin_v_dim; }
+  // fp32 bytes of the KV of one token across all full-attention layers.
+  int64_t kv_bytes_per_token() const { return num_full_layers() * 2 * num_kv_heads * head_dim * 4; }
+  // fp32 bytes of the recurrent state (conv window + delta state) of all linear layers.
+  int64_t recurrent_bytes() const {
+    return num_linear_layers() *
+           ((conv_kernel - 1) * conv_dim() + lin_num_v_heads * lin_k_dim * lin_v_dim) * 4;
+  }
+};
+
+const char* ArchName(Arch a);  // "qwen3_5", "qwen3"
+
+}  // namespace lineage::model

@@ -1,0 +1,73 @@
+// Weights: the tensors of a loaded model, bound by name and shape-checked.
+//
+// Large matrices are TensorViews into the memory-mapped file(s). Small
+// vectors (norms, GDN A / dt_bias, conv kernels) are decoded once into owned
+// fp32 arrays with every file convention already applied, so the forward
+// pass never branches on the format:
+//   - norm weights hold the effective scale: (1 + w) for zero-centred HF
+//     qwen3_5 norms, the stored value for GGUF (already folded) and for the
+//     GDN output norm and all qwen3 norms;
+//   - ssm_a holds -exp(A_log) (GGUF stores it so; HF stores A_log);
+//   - conv holds [conv_dim, K] in the file's channel order.
+// V-head order is NOT normalised (it would copy large matrices); the forward
+// pass reads ModelConfig::v_head_order.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/mapped_file.h"
+#include "core/tensor_view.h"
+#include "model/config.h"
+
+namespace lineage::model {
+
+struct LinearAttentionWeights {   // Gated DeltaNet, spec §2
+  TensorView in_proj_qkv;         // [conv_dim, H]: rows [q (H_k d_k) | k (H_k d_k) | v (H_v d_v)]
+  TensorView in_proj_z;           // [H_v d_v, H]
+  TensorView in_proj_b;           // [H_v, H]
+  TensorView in_proj_a;           // [H_v, H]
+  std::vector<float> conv;        // [conv_dim, K]
+  std::vector<float> dt_bias;     // [H_v]
+  std::vector<float> ssm_a;       // [H_v], = -exp(A_log)
+  std::vector<float> norm;        // [d_v], plain weight (never 1 + w)
+  TensorView out_proj;            // [H, H_v d_v]
+};
+
+struct FullAttentionWeights {     // spec §3 (qwen3_5) and §11 (qwen3)
+  TensorView q_proj;              // qwen3_5: [2 n_h hd, H] as [q_0|gate_0|q_1|gate_1|...]; qwen3: [n_h hd, H]
+  TensorView k_proj;              // [n_kv hd, H]
+  TensorView v_proj;              // [n_kv hd, H]
+  TensorView o_proj;              // [H, n_h hd]
+  std::vector<float> q_norm;      // [hd], effective scale
+  std::vector<float> k_norm;      // [hd], effective scale
+};
+
+struct LayerWeights {
+  LayerKind kind = LayerKind::kFullAttention;
+  std::vector<float> input_norm;  // [H], effective scale
+  std::vector<float> post_norm;   // [H], effective scale (post_attention_layernorm)
+  LinearAttentionWeights linear;  // valid when kind == kLinearAttention
+  FullAttentionWeights full;      // valid when kind == kFullAttention
+  TensorView gate_proj;           // [I, H]
+  TensorView up_proj;             // [I, H]
+  TensorView down_proj;           // [H, I]
+};
+
+struct Weights {
+  TensorView embed;               // [V, H]
+  std::vector<LayerWeights> layers;
+  std::vector<float> final_norm;  // [H], effective scale
+  TensorView lm_head;             // [V, H]; the same view as `embed` when tied
+};
+
+// A model ready to run: configuration, bound weights and the mappings that
+// keep the weight bytes alive. Immutable after load; safe to share between
+// threads.
+struct Model {
+  ModelConfig config;
+  Weights weights;
+  std::vector<std::shared_ptr<MappedFile>> files;
+};
+
+}  // namespace lineage::model
