@@ -10,28 +10,6 @@
 
 namespace lineage::kernels {
 
-void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ldy, int64_t T,
-          ThreadPool* pool) {
-  const int64_t rows = W.rows(), cols = W.cols();
-  auto body = [&](int64_t begin, int64_t end, int) {
-    std::vector<float> w(static_cast<size_t>(cols));
-    for (int64_t o = begin; o < end; ++o) {
-      DecodeToFloat(W, o * cols, cols, w.data());
-      for (int64_t t = 0; t < T; ++t) {
-        const float* x = X + t * ldx;
-        float acc = 0;
-        for (int64_t i = 0; i < cols; ++i) acc += w[i] * x[i];
-        Y[t * ldy + o] = acc;
-      }
-    }
-  };
-  if (pool) {
-    pool->parallel_for(rows, body, 16);
-  } else {
-    body(0, rows, 0);
-  }
-}
-
 void EmbeddingRow(const TensorView& table, int64_t id, float* out) {
   DecodeToFloat(table, id * table.cols(), table.cols(), out);
 }
