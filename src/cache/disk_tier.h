@@ -46,6 +46,7 @@ struct DiskPoint {
   EntryId entry = kNoEntry;
   int64_t length = 0;
   PointKind kind = PointKind::kEntryEnd;
+  bool anchor = false;
 };
 
 struct DiskLoad {
