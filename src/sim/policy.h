@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
 #include "sim/shapes.h"
 #include "sim/trace.h"
 
@@ -55,6 +56,9 @@ class Policy {
   virtual void Commit(const RequestView& r, int64_t now_ms) = 0;
   virtual void Finish(const RequestView& r, int64_t now_ms) = 0;
   virtual PolicyCounters counters() const = 0;
+  // Not ok once the policy detected a fault of its own (a restore whose
+  // tokens differ from the prompt's, a failed commit); the replay reports it.
+  virtual Status status() const { return Status::Ok(); }
 };
 
 // Builds a policy by name: oracle, lineage, exact, llama-server, periodic, marconi.

@@ -84,6 +84,7 @@ Result<ReplayResult> Replay(const Trace& trace, const ModelShape& shape, Policy&
         break;
     }
   }
+  LINEAGE_RETURN_IF_ERROR(policy.status());
   res.requests = n;
   res.counters = policy.counters();
   res.ttft_p50_s = Percentile(ttft_s, 0.50);
