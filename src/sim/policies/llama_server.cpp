@@ -169,12 +169,11 @@ void LlamaServerPolicy::Finish(const RequestView& r, int64_t now_ms) {
   Recount();
 }
 
-// The prompt cache gets what the slots leave of the RAM budget (the real
-// server's --cache-ram is a separate figure; here both share one budget so
-// every policy is compared at the same RAM). Oldest cached states leave first.
+// The budget is the host-RAM prompt cache (--cache-ram). Slots are the
+// server's working contexts, allocated up front; like every policy's running
+// sequences they are not charged. Oldest cached states leave first.
 void LlamaServerPolicy::Recount() {
   int64_t total = 0;
-  for (const Slot& s : slots_) total += s.state.bytes(shape_);
   for (const State& c : cache_) total += c.bytes(shape_);
   while (total > options_.ram_budget_bytes && !cache_.empty()) {
     total -= cache_.back().bytes(shape_);
