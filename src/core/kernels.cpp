@@ -6,37 +6,19 @@
 #include <vector>
 
 #include "core/kernels_naive.h"
+#include "core/vector_ops.h"
 
 namespace lineage::kernels {
-
-void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ldy, int64_t T,
-          ThreadPool* pool) {
-  const int64_t rows = W.rows(), cols = W.cols();
-  auto body = [&](int64_t begin, int64_t end, int) {
-    std::vector<float> w(static_cast<size_t>(cols));
-    for (int64_t o = begin; o < end; ++o) {
-      DecodeToFloat(W, o * cols, cols, w.data());
-      for (int64_t t = 0; t < T; ++t) {
-        const float* x = X + t * ldx;
-        float acc = 0;
-        for (int64_t i = 0; i < cols; ++i) acc += w[i] * x[i];
-        Y[t * ldy + o] = acc;
-      }
-    }
-  };
-  if (pool) {
-    pool->parallel_for(rows, body, 16);
-  } else {
-    body(0, rows, 0);
-  }
-}
 
 void EmbeddingRow(const TensorView& table, int64_t id, float* out) {
   DecodeToFloat(table, id * table.cols(), table.cols(), out);
 }
 
+#define LINEAGE_DISPATCH(fn, ...) \
+  (ActiveIsa() == Isa::kAvx512 ? avx512::fn(__VA_ARGS__) : avx2::fn(__VA_ARGS__))
+
 void RmsNorm(const float* x, const float* w, float eps, int64_t rows, int64_t n, float* y) {
-  naive::RmsNorm(x, w, eps, rows, n, y);
+  LINEAGE_DISPATCH(RmsNorm, x, w, eps, rows, n, y);
 }
 
 void DeltaRuleRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,
@@ -51,14 +33,18 @@ void DeltaRuleChunked(const float* q, const float* k, int64_t ldqk, const float*
   naive::DeltaRuleChunked(q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo, chunk);
 }
 
-float Dot(const float* a, const float* b, int64_t n) { return naive::Dot(a, b, n); }
-void Axpy(float a, const float* x, float* y, int64_t n) { naive::Axpy(a, x, y, n); }
-void Scale(float* x, float a, int64_t n) { naive::Scale(x, a, n); }
-void Add(const float* a, const float* b, float* out, int64_t n) { naive::Add(a, b, out, n); }
-void SiluMul(const float* a, const float* b, float* out, int64_t n) { naive::SiluMul(a, b, out, n); }
-void Silu(const float* x, float* out, int64_t n) { naive::Silu(x, out, n); }
-void Sigmoid(const float* x, float* out, int64_t n) { naive::Sigmoid(x, out, n); }
-void Softmax(float* x, int64_t n) { naive::Softmax(x, n); }
-void L2Normalize(float* x, int64_t rows, int64_t n, float eps) { naive::L2Normalize(x, rows, n, eps); }
+float Dot(const float* a, const float* b, int64_t n) { return LINEAGE_DISPATCH(Dot, a, b, n); }
+void Axpy(float a, const float* x, float* y, int64_t n) { LINEAGE_DISPATCH(Axpy, a, x, y, n); }
+void Scale(float* x, float a, int64_t n) { LINEAGE_DISPATCH(Scale, x, a, n); }
+void Add(const float* a, const float* b, float* out, int64_t n) { LINEAGE_DISPATCH(Add, a, b, out, n); }
+void SiluMul(const float* a, const float* b, float* out, int64_t n) {
+  LINEAGE_DISPATCH(SiluMul, a, b, out, n);
+}
+void Silu(const float* x, float* out, int64_t n) { LINEAGE_DISPATCH(Silu, x, out, n); }
+void Sigmoid(const float* x, float* out, int64_t n) { LINEAGE_DISPATCH(Sigmoid, x, out, n); }
+void Softmax(float* x, int64_t n) { LINEAGE_DISPATCH(Softmax, x, n); }
+void L2Normalize(float* x, int64_t rows, int64_t n, float eps) {
+  LINEAGE_DISPATCH(L2Normalize, x, rows, n, eps);
+}
 
 }  // namespace lineage::kernels

@@ -57,7 +57,12 @@ struct ThreadPool::Impl {
         for (int i = 0; g == seen; ++i) {
           _mm_pause();
           g = generation.load(std::memory_order_acquire);
-          if ((i & 255) == 255 && std::chrono::steady_clock::now() > deadline) break;
+          if ((i & 255) == 255) {
+            if (std::chrono::steady_clock::now() > deadline) break;
+            // When threads outnumber free cores, a pure spin would keep the
+            // thread that has work from running until the time slice ends.
+            std::this_thread::yield();
+          }
         }
       }
       if (g == seen) {
@@ -121,7 +126,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   s.Publish();
   s.RunPart(0);
   for (int i = 0; s.pending.load(std::memory_order_acquire) != 0; ++i) {
-    if (i < 4096) {
+    if (i < 256) {
       _mm_pause();
     } else {
       std::this_thread::yield();  // a worker was descheduled; let it run
