@@ -4,7 +4,9 @@
 // logits. Stated tolerances (max |diff| / max |logit| of a row):
 //   f32 weights: 1e-4 (fp32 summation only);
 //   bf16 weights: 2e-2 (Gemm rounds activations to bf16 at >= 16 rows);
-//   q8_0 weights: 5e-2 (Gemm quantises activations to int8 per block).
+//   q8_0 weights: 0.2 (Gemm quantises every activation row to int8 per block
+//   of 32, as GGML does; through 8 random layers that measures ~0.1 — a
+//   wrong computation measures ~1).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -69,7 +71,7 @@ TEST(ReferenceEquivalence, Qwen3Bf16) {
 }
 
 TEST(ReferenceEquivalence, Qwen35Q8) {
-  EXPECT_LT(WorstErrorAgainstReference(TinyModel(model::Arch::kQwen3_5, DType::kQ8_0), 40, 30), 5e-2);
+  EXPECT_LT(WorstErrorAgainstReference(TinyModel(model::Arch::kQwen3_5, DType::kQ8_0), 40, 30), 0.2);
 }
 
 }  // namespace
