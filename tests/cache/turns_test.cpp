@@ -181,6 +181,29 @@ TEST(CacheTurns, ExplanationsNameTheChoiceAndTheMiss) {
   EXPECT_NE(commit.find("absorbed " + std::to_string(first.entry)), std::string::npos) << commit;
 }
 
+TEST(CacheTurns, BadInputIsAnErrorValue) {
+  Harness h;
+  TokenSource src;
+  const Tokens p = src.Fresh(100);
+  EXPECT_EQ(h.cache().Lookup(Tokens{}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(h.cache().Lookup(p, {101, 0}).status().code(), StatusCode::kInvalidArgument);
+  CountedSequence seq(&h.pages(), h.shape());
+  seq.Append(p);
+  CommitRequest short_kv{Tokens(p.begin(), p.begin() + 50), seq.Kv(), seq.State(), {}, {}};
+  EXPECT_EQ(h.cache().Commit(std::move(short_kv)).status().code(), StatusCode::kInvalidArgument);
+  CommitRequest no_state{p, seq.Kv(), nullptr, {}, {}};
+  EXPECT_EQ(h.cache().Commit(std::move(no_state)).status().code(), StatusCode::kInvalidArgument);
+  CommitRequest bad_capture{p, seq.Kv(), seq.State(), {{101, PointKind::kGuard, seq.State()}}, {}};
+  EXPECT_EQ(h.cache().Commit(std::move(bad_capture)).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(h.cache().Stats().entries, 0);
+  // A lookup's lease survives a rejected commit and is released with it.
+  auto lr = h.cache().Lookup(p);
+  ASSERT_TRUE(lr.ok());
+  CommitRequest rejected{p, nullptr, seq.State(), {}, std::move(lr->lease)};
+  EXPECT_FALSE(h.cache().Commit(std::move(rejected)).ok());
+  EXPECT_EQ(h.cache().Stats().live_leases, 0);
+}
+
 TEST(CacheTurns, RestorePointIsNeverThePromptLength) {
   Harness h;
   TokenSource src;
