@@ -8,12 +8,17 @@
 
 namespace lineage::sim {
 
-std::vector<std::string> PolicyNames() { return {"oracle", "lineage", "exact", "llama-server", "periodic", "marconi"}; }
+std::vector<std::string> PolicyNames() { return {"oracle", "lineage", "lineage-ram", "exact", "llama-server", "periodic", "marconi"}; }
 
 Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelShape& shape,
                                            const PolicyOptions& options) {
   if (name == "oracle") return std::unique_ptr<Policy>(new OraclePolicy(shape));
   if (name == "lineage") return std::unique_ptr<Policy>(new LineagePolicy(shape, options, false));
+  if (name == "lineage-ram") {
+    PolicyOptions ram_only = options;
+    ram_only.disk_budget_bytes = 0;
+    return std::unique_ptr<Policy>(new LineagePolicy(shape, ram_only, false, {}, "lineage-ram"));
+  }
   if (name == "exact") return std::unique_ptr<Policy>(new LineagePolicy(shape, options, true));
   if (name == "llama-server") return std::unique_ptr<Policy>(new LlamaServerPolicy(shape, options));
   if (name == "periodic") return std::unique_ptr<Policy>(new PeriodicPolicy(shape, options));

@@ -11,8 +11,8 @@ void AppendTokens(std::span<const Segment> segments, cache::Tokens& out) {
 }  // namespace
 
 LineagePolicy::LineagePolicy(const ModelShape& shape, const PolicyOptions& options, bool exact,
-                             const cache::CacheOptions& base)
-    : shape_(shape), exact_(exact) {
+                             const cache::CacheOptions& base, std::string name)
+    : shape_(shape), exact_(exact), name_(name.empty() ? (exact ? "exact" : "lineage") : std::move(name)) {
   payload_.page_tokens = 64;
   payload_.page_bytes = payload_.page_tokens * shape.kv_bytes_per_token;
   payload_.blob_bytes = shape.recurrent_bytes;
