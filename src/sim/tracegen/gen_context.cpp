@@ -71,4 +71,16 @@ void Conversation::Wait(int64_t think_ms) {
   now_ms += busy_ms + think_ms;
 }
 
+void Conversation::StartWith(std::vector<Segment> prefix) {
+  history = std::move(prefix);
+  anchor_tokens = num_tokens();
+}
+
+void Conversation::ToolCall(Span call_tokens, Span tool_ms, Span result_tokens) {
+  Segment call = Send(g_.rng.Range(call_tokens.lo, call_tokens.hi));
+  Wait(g_.rng.Range(tool_ms.lo, tool_ms.hi));
+  history.push_back(call);
+  history.push_back(NewSeg("tool", g_.rng.Range(result_tokens.lo, result_tokens.hi), Role::kTool));
+}
+
 }  // namespace lineage::sim::gen

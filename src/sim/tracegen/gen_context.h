@@ -65,6 +65,17 @@ class Conversation {
   Segment Send(int64_t reply_tokens);
   // Advances now_ms past the modelled reply of the last Send plus `think_ms`.
   void Wait(int64_t think_ms);
+  // Starts the history with a shared prefix, which becomes the anchor.
+  void StartWith(std::vector<Segment> prefix);
+  // One step of a tool loop: sends with a reply (the call) of `call_tokens`,
+  // waits `tool_ms` for the tool, then appends the call, repeated verbatim,
+  // and a tool result of `result_tokens`. Each is drawn uniformly from its
+  // {lo, hi} in this order (drawn here, not in the caller's argument list,
+  // whose evaluation order C++ leaves open).
+  struct Span {
+    int64_t lo, hi;
+  };
+  void ToolCall(Span call_tokens, Span tool_ms, Span result_tokens);
   int64_t num_tokens() const { return NumTokens(history); }
 
  private:
