@@ -3,12 +3,13 @@
 #include "sim/policies/lineage_adapter.h"
 #include "sim/policies/llama_server.h"
 #include "sim/policies/marconi.h"
+#include "sim/policies/omlx.h"
 #include "sim/policies/oracle.h"
 #include "sim/policies/periodic.h"
 
 namespace lineage::sim {
 
-std::vector<std::string> PolicyNames() { return {"oracle", "lineage", "lineage-ram", "lineage-spread", "lineage-bytes", "exact", "mlx-vlm", "llama-server", "periodic", "marconi"}; }
+std::vector<std::string> PolicyNames() { return {"oracle", "lineage", "lineage-ram", "lineage-spread", "lineage-bytes", "exact", "mlx-vlm", "llama-server", "periodic", "marconi", "omlx"}; }
 
 Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelShape& shape,
                                            const PolicyOptions& options) {
@@ -34,6 +35,7 @@ Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelS
   if (name == "exact" || name == "mlx-vlm") return std::unique_ptr<Policy>(new LineagePolicy(shape, options, true, {}, name));
   if (name == "llama-server") return std::unique_ptr<Policy>(new LlamaServerPolicy(shape, options));
   if (name == "periodic") return std::unique_ptr<Policy>(new PeriodicPolicy(shape, options));
+  if (name == "omlx") return std::unique_ptr<Policy>(new OmlxPolicy(shape, options));
   if (name == "marconi") return std::unique_ptr<Policy>(new MarconiPolicy(shape, options));
   std::string known;
   for (const std::string& n : PolicyNames()) known += (known.empty() ? "" : ", ") + n;
