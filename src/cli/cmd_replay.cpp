@@ -16,7 +16,7 @@ namespace {
 struct ReplayArgs {
   std::string trace;
   std::string shape = "glm-5.3-flash";
-  std::string policies = "oracle,lineage,exact,llama-server,periodic,marconi";
+  std::string policies = "oracle,lineage,exact,llama-server,periodic,marconi,omlx";
   std::string ram, disk, plot;
   bool json = false;
 };
