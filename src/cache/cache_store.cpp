@@ -37,7 +37,6 @@ void CacheStore::Add(Entry entry) {
     Charge(anchor_ledger_, entry, true);
     ++num_anchors_;
   }
-  counters_.peak_ram_bytes = std::max(counters_.peak_ram_bytes, ram_.total_bytes());
   const EntryId id = entry.id;
   entries_.emplace(id, std::move(entry));
 }
@@ -80,6 +79,13 @@ EntryId CacheStore::LruVictim(bool anchors_only, bool allow_anchors) const {
 }
 
 void CacheStore::EnforceBudgets(CommitExplanation* ex) {
+  EvictOverBudget(ex);
+  // The peak is taken once a call is done: inside a commit the new entry is
+  // charged before older ones make room for it.
+  counters_.peak_ram_bytes = std::max(counters_.peak_ram_bytes, ram_.total_bytes());
+}
+
+void CacheStore::EvictOverBudget(CommitExplanation* ex) {
   while (num_anchors_ > o_.max_anchor_entries || anchor_ledger_.total_bytes() > o_.max_anchor_bytes) {
     const EntryId v = LruVictim(/*anchors_only=*/true, true);
     if (v == kNoEntry) break;

@@ -71,6 +71,7 @@ class CacheStore {
   // Moves the entry out of RAM over a budget; records it.
   void Evict(EntryId id, CommitExplanation* ex);
   void EnforceBudgets(CommitExplanation* ex);
+  void EvictOverBudget(CommitExplanation* ex);
   // Sorts, merges equal n and thins an entry's checkpoints (not indexed yet).
   void NormalizeAndThin(Entry& entry, CommitExplanation* ex);
   void PutToDisk(const Entry& entry);

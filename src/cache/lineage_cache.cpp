@@ -346,7 +346,7 @@ std::vector<LineageCache::EntryInfo> LineageCache::Entries() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<EntryInfo> out;
   for (const auto& [id, e] : impl_->store.entries()) {
-    out.push_back({id, e.num_tokens(), e.anchor, e.leases, e.checkpoints});
+    out.push_back({id, e.tokens, e.anchor, e.last_used, e.leases, e.checkpoints});
   }
   std::sort(out.begin(), out.end(), [](const EntryInfo& a, const EntryInfo& b) { return a.id < b.id; });
   return out;

@@ -175,8 +175,9 @@ class LineageCache {
   // checkpoints, and a full recount of the budget invariants.
   struct EntryInfo {
     EntryId id = kNoEntry;
-    int64_t num_tokens = 0;
+    Tokens tokens;
     bool anchor = false;
+    uint64_t last_used = 0;  // larger is more recent
     int64_t leases = 0;
     std::vector<Checkpoint> checkpoints;
   };
