@@ -110,9 +110,17 @@ TEST(Cli, TracegenReplayAndPlot) {
   std::string trace = dir + "/cli_trace.jsonl", out = dir + "/cli_out.json", plot = dir + "/cli_plot.svg";
   std::string bin = LINEAGE_BINARY;
   ASSERT_EQ(std::system((bin + " tracegen --scenario retries --seed 2 --requests 60 --out " + trace + " >/dev/null").c_str()), 0);
-  ASSERT_EQ(std::system((bin + " replay " + trace + " --shape qwen3.5-0.8b --policy oracle,periodic --ram 512M --json > " +
-                         out).c_str()),
+  std::string csv = dir + "/cli_requests.csv";
+  ASSERT_EQ(std::system((bin + " replay " + trace + " --shape qwen3.5-0.8b --policy oracle,periodic --ram 512M --json " +
+                         "--per-request " + csv + " > " + out).c_str()),
             0);
+  std::ifstream rows(csv);
+  std::string line;
+  std::getline(rows, line);
+  EXPECT_EQ(line, "index,t_ms,session,prompt_tokens,oracle,periodic");
+  int num_rows = 0;
+  while (std::getline(rows, line)) ++num_rows;
+  EXPECT_EQ(num_rows, 60);
   std::ifstream in(out);
   auto j = nlohmann::json::parse(in);
   ASSERT_EQ(j.size(), 2u);
