@@ -4,20 +4,14 @@
 
 #include "sim/policy.h"
 #include "sim/replay.h"
+#include "sim/sim_test_util.h"
 
 namespace lineage::sim {
 namespace {
 
 constexpr int64_t kHourMs = 3600LL * 1000;
 
-Request Make(int64_t t_ms, std::vector<Segment> prompt, uint64_t out_id, uint32_t out_len = 0) {
-  Request r;
-  r.arrival_ms = t_ms;
-  r.prompt = std::move(prompt);
-  r.num_prompt_tokens = NumTokens(r.prompt);
-  r.output = {out_id, out_len, Role::kAssistant};
-  return r;
-}
+using testing::MakeRequest;
 
 std::vector<int64_t> Restores(const std::string& policy, const std::string& shape_name, std::vector<Request> reqs) {
   Trace t;
@@ -33,13 +27,13 @@ const Segment kT1{2, 2000, Role::kUser}, kT2{3, 2000, Role::kUser}, kT3{4, 500, 
 
 TEST(LlamaServer, ChunkReuseRecoversTheTailAfterAHeadDropOnAttentionOnly) {
   auto r = Restores("llama-server", "qwen3-0.6b",
-                    {Make(0, {kSys, kT1, kT2, kT3}, 9), Make(kHourMs, {kSys, kT2, kT3, kNew}, 10)});
+                    {MakeRequest(0, {kSys, kT1, kT2, kT3}, 9), MakeRequest(kHourMs, {kSys, kT2, kT3, kNew}, 10)});
   EXPECT_EQ(r[1], 1000 + 2000 + 500);  // the common prefix, then t2 + t3 shifted into place
 }
 
 TEST(LlamaServer, HybridRestoresTheCheckpointAtTheFirstUserMessage) {
   auto r = Restores("llama-server", "glm-5.3-flash",
-                    {Make(0, {kSys, kT1, kT2, kT3}, 9), Make(kHourMs, {kSys, kT2, kT3, kNew}, 10)});
+                    {MakeRequest(0, {kSys, kT1, kT2, kT3}, 9), MakeRequest(kHourMs, {kSys, kT2, kT3, kNew}, 10)});
   EXPECT_EQ(r[1], 1000);
 }
 
@@ -48,16 +42,16 @@ TEST(Periodic, ThinningKeepsTheLaterCheckpoints) {
   // end; thinning to 4 drops the first of the equal smallest gaps: 2048.
   Segment body{7, 9000, Role::kUser};
   auto r = Restores("periodic", "glm-5.3-flash",
-                    {Make(0, {kSys, body}, 9), Make(kHourMs, {kSys, {7, 2000}, {8, 100}}, 10),
-                     Make(2 * kHourMs, {kSys, {7, 4000}, {8, 100}}, 11)});
+                    {MakeRequest(0, {kSys, body}, 9), MakeRequest(kHourMs, {kSys, {7, 2000}, {8, 100}}, 10),
+                     MakeRequest(2 * kHourMs, {kSys, {7, 4000}, {8, 100}}, 11)});
   EXPECT_EQ(r[1], 0);
   EXPECT_EQ(r[2], 4096);
 }
 
 TEST(Marconi, BranchPointGetsAStateWhenASecondSequenceLeavesThere) {
   auto r = Restores("marconi", "glm-5.3-flash",
-                    {Make(0, {kSys, kT1}, 9, 10), Make(kHourMs, {kSys, kT2}, 10, 10),
-                     Make(2 * kHourMs, {kSys, kT3}, 11, 10)});
+                    {MakeRequest(0, {kSys, kT1}, 9, 10), MakeRequest(kHourMs, {kSys, kT2}, 10, 10),
+                     MakeRequest(2 * kHourMs, {kSys, kT3}, 11, 10)});
   EXPECT_EQ(r[1], 0);     // nothing stored at 1000 yet
   EXPECT_EQ(r[2], 1000);  // the second request created the branch point at 1000
 }
@@ -67,8 +61,8 @@ TEST(Omlx, HybridRestoresOnlyAtABoundarySnapshot) {
   // 4096; the boundary snapshot sits at 4096.
   Segment body{7, 5000, Role::kUser};
   auto r = Restores("omlx", "glm-5.3-flash",
-                    {Make(0, {kSys, body}, 9, 100), Make(kHourMs, {kSys, body, kNew}, 10),
-                     Make(2 * kHourMs, {kSys, {7, 3000}, kNew}, 11)});
+                    {MakeRequest(0, {kSys, body}, 9, 100), MakeRequest(kHourMs, {kSys, body, kNew}, 10),
+                     MakeRequest(2 * kHourMs, {kSys, {7, 3000}, kNew}, 11)});
   EXPECT_EQ(r[1], 4096);
   EXPECT_EQ(r[2], 0);  // shares 4000 tokens: block 2048 matches but holds no snapshot
 }

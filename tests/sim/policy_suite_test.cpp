@@ -8,6 +8,7 @@
 
 #include "sim/policy.h"
 #include "sim/replay.h"
+#include "sim/sim_test_util.h"
 #include "sim/tracegen/scenarios.h"
 
 namespace lineage::sim {
@@ -21,14 +22,8 @@ struct TraceBuilder {
   // Adds a request; returns its prompt + output as segments.
   std::vector<Segment> Add(int64_t t_ms, std::vector<Segment> prompt, uint64_t out_id, uint32_t out_len,
                            int64_t anchor = 0) {
-    Request r;
-    r.arrival_ms = t_ms;
-    r.prompt = std::move(prompt);
-    r.num_prompt_tokens = NumTokens(r.prompt);
-    r.output = {out_id, out_len, Role::kAssistant};
-    r.anchor_tokens = anchor;
-    trace.requests.push_back(r);
-    return PromptAndOutput(r);
+    trace.requests.push_back(testing::MakeRequest(t_ms, std::move(prompt), out_id, out_len, anchor));
+    return PromptAndOutput(trace.requests.back());
   }
 };
 
