@@ -161,6 +161,26 @@ TEST(CacheTurns, ThinkingTemplateRestoresAtHistoryEndAndAbsorbs) {
   EXPECT_EQ(second.commit.absorbed, std::vector<EntryId>{first.entry});
 }
 
+TEST(CacheTurns, ExplanationsNameTheChoiceAndTheMiss) {
+  Harness h;
+  TokenSource src;
+  const Tokens t1 = src.Fresh(1000);
+  Outcome first = h.Run(t1);
+  Tokens edited = t1;
+  edited[600] = -1;
+  Outcome o = h.Run(edited);
+  EXPECT_EQ(o.lookup.closest_entry, first.entry);
+  EXPECT_EQ(o.lookup.closest_shared_tokens, 600);
+  const std::string line = o.lookup.ToString();
+  EXPECT_NE(line.find("restore cold"), std::string::npos) << line;
+  EXPECT_NE(line.find("sharing 600 tokens"), std::string::npos) << line;
+  EXPECT_NE(line.find("no restore point stored between 0 and 600"), std::string::npos) << line;
+  EXPECT_NE(line.find("divergence@600"), std::string::npos) << line;
+  Outcome next = h.Run(Cat({t1, src.Fresh(10)}));
+  const std::string commit = next.commit.ToString();
+  EXPECT_NE(commit.find("absorbed " + std::to_string(first.entry)), std::string::npos) << commit;
+}
+
 TEST(CacheTurns, RestorePointIsNeverThePromptLength) {
   Harness h;
   TokenSource src;
