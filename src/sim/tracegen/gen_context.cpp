@@ -66,8 +66,9 @@ Segment Conversation::Send(int64_t reply_tokens) {
 }
 
 void Conversation::Wait(int64_t think_ms) {
-  // glm-5.3-flash speeds (seed 000): 420 prefill tokens/s, 0.033 s per decoded token.
-  int64_t busy_ms = last_new_tokens_ * 1000 / 420 + last_reply_tokens_ * 33;
+  double busy_s = static_cast<double>(last_new_tokens_) / g_.prefill_tokens_per_s +
+                  static_cast<double>(last_reply_tokens_) * g_.decode_s_per_token;
+  int64_t busy_ms = static_cast<int64_t>(busy_s * 1000.0);
   now_ms += busy_ms + think_ms;
 }
 

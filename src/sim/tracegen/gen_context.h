@@ -4,9 +4,10 @@
 // source (SplitMix64; no std distributions, whose output differs between
 // standard libraries), so a seed gives the same trace on every machine.
 // Conversation keeps one client's history as segments and sends it; the
-// times it picks assume the glm-5.3-flash shape's speeds (420 tokens/s
-// prefill of the new tokens, 0.033 s per reply token) plus think time, so
-// a session's next request normally arrives after the previous reply ended.
+// times it picks assume the pacing shape's speeds (prefill of the new tokens,
+// decode of the reply; glm-5.3-flash unless told otherwise) plus think time,
+// so a session's next request normally arrives after the previous reply ended
+// on that shape.
 //
 // Not thread-safe.
 #pragma once
@@ -39,6 +40,9 @@ class GenContext {
   explicit GenContext(uint64_t seed) : rng(seed) {}
   Rng rng;
   Trace trace;
+  // Speeds the session timing assumes.
+  double prefill_tokens_per_s = 420.0;
+  double decode_s_per_token = 0.033;
 
   uint32_t NewSession(const std::string& name);
   Segment Seg(const std::string& name, int64_t num_tokens, Role role = Role::kUser) const;
