@@ -40,6 +40,14 @@ size_t ReplaceOnce(Bytes& b, const Bytes& from, const Bytes& to) {
   return at;
 }
 
+// Overwrites the bytes `skip` bytes after tensor `name`'s entry name in the
+// GGUF tensor directory with `value`.
+template <typename T>
+void PatchTensorEntry(Bytes& b, const std::string& name, size_t skip, T value) {
+  size_t at = ReplaceOnce(b, GgufString(name), GgufString(name));
+  std::memcpy(&b[at + 8 + name.size() + skip], &value, sizeof(T));
+}
+
 std::string FreshGguf(const std::string& name) {
   auto spec = LookupShape(Arch::kQwen3_5, "tiny");
   return testing_util::Write(*spec, FileFormat::kGguf, DType::kBF16, 1, name);
@@ -83,10 +91,7 @@ TEST(CorruptGguf, WrongShape) {
   std::string p = FreshGguf("shape.gguf");
   Bytes b = ReadBytes(p);
   // ssm_norm is 1-D {32}: n_dims (u32 1) then ne[0] (u64 32) follow the name.
-  size_t at = ReplaceOnce(b, GgufString("blk.0.ssm_norm.weight"), GgufString("blk.0.ssm_norm.weight"));
-  size_t ne_at = at + 8 + std::strlen("blk.0.ssm_norm.weight") + 4;
-  uint64_t ne = 16;
-  std::memcpy(&b[ne_at], &ne, 8);
+  PatchTensorEntry<uint64_t>(b, "blk.0.ssm_norm.weight", 4, 16);
   WriteBytes(p, b);
   ExpectError(p, {p, "'blk.0.ssm_norm.weight'", "shape [16]", "expected [32]"});
 }
@@ -95,10 +100,7 @@ TEST(CorruptGguf, UnsupportedTensorType) {
   std::string p = FreshGguf("type.gguf");
   Bytes b = ReadBytes(p);
   // attn_gate {128, 128}: after name, n_dims (4) and two ne (16) comes the u32 ggml type.
-  size_t at = ReplaceOnce(b, GgufString("blk.0.attn_gate.weight"), GgufString("blk.0.attn_gate.weight"));
-  size_t type_at = at + 8 + std::strlen("blk.0.attn_gate.weight") + 4 + 16;
-  uint32_t q4_0 = 2;
-  std::memcpy(&b[type_at], &q4_0, 4);
+  PatchTensorEntry<uint32_t>(b, "blk.0.attn_gate.weight", 4 + 16, 2);  // Q4_0
   WriteBytes(p, b);
   ExpectError(p, {p, "'blk.0.attn_gate.weight'", "Q4_0"});
 }
