@@ -33,8 +33,8 @@ Status CopyWithMtpBlock(const GgufFile& g, const std::string& out, int64_t layer
         if (v.elem_type == GgufType::kString) {
           w.AddStringArray(key, *g.GetStringArray(key));
         } else if (v.elem_type == GgufType::kInt32) {
-          std::vector<int32_t> x;
-          for (int64_t e : *g.GetIntArray(key)) x.push_back(static_cast<int32_t>(e));
+          const std::vector<int64_t> values = *g.GetIntArray(key);
+          std::vector<int32_t> x(values.begin(), values.end());
           w.AddInt32Array(key, x);
         } else {
           return Internal("unexpected array type in " + key);
