@@ -113,10 +113,10 @@ TEST(ChatTemplates, EmbeddedTextsAreThePublishedOnes) {
   EXPECT_EQ(ChatTemplateFor(Arch::kQwen3), Slurp(q3));
 }
 
-// The real 0.8B dimensions (cut to its first 4 layers and a small vocabulary
-// to stay fast) keep activations O(1) with the chosen scales.
-TEST(RandomModel, RealQwen35DimensionsStaySane) {
-  auto spec = LookupShape(Arch::kQwen3_5, "qwen3.5-0.8b", 2048);
+// The real dimensions (cut to their first 4 layers and a small vocabulary to
+// stay fast) keep activations O(1) with the chosen scales.
+void ExpectRealDimensionsSane(Arch arch, const char* shape) {
+  auto spec = LookupShape(arch, shape, 2048);
   ASSERT_TRUE(spec.ok());
   spec->config.num_layers = 4;
   spec->config.layer_kinds.resize(4);
@@ -126,16 +126,19 @@ TEST(RandomModel, RealQwen35DimensionsStaySane) {
   auto logits = ReferenceForward(**m, testing_util::SomeTokens(3, 2048), &trace);
   ASSERT_TRUE(logits.ok());
   for (double rms : trace.layer_rms) {
-    EXPECT_GT(rms, 0.05);
-    EXPECT_LT(rms, 10.0);
+    EXPECT_GT(rms, 0.05) << shape;
+    EXPECT_LT(rms, 10.0) << shape;
   }
   for (const auto& row : *logits) {
     double mx = -1e300, z = 0;
     for (double x : row) mx = std::max(mx, x);
     for (double x : row) z += std::exp(x - mx);
-    EXPECT_LT(1.0 / z, 0.9);
+    EXPECT_LT(1.0 / z, 0.9) << shape;
   }
 }
+
+TEST(RandomModel, RealQwen35DimensionsStaySane) { ExpectRealDimensionsSane(Arch::kQwen3_5, "qwen3.5-0.8b"); }
+TEST(RandomModel, RealQwen3DimensionsStaySane) { ExpectRealDimensionsSane(Arch::kQwen3, "qwen3-0.6b"); }
 
 }  // namespace
 }  // namespace lineage::model
