@@ -68,7 +68,8 @@ Result Run(DType dt, const Shape& s, int64_t T, ThreadPool& pool, bool quick) {
   // Enough copies that one pass over them exceeds the last-level cache.
   const int64_t copies = T == 1 ? std::max<int64_t>(1, (int64_t{600} << 20) / bytes + 1) : 1;
   std::vector<std::vector<uint8_t>> weights;
-  for (int64_t c = 0; c < copies; ++c) weights.push_back(FillWeights(dt, s.rows, s.cols));
+  weights.push_back(FillWeights(dt, s.rows, s.cols));
+  for (int64_t c = 1; c < copies; ++c) weights.push_back(weights.front());
   std::vector<float> x(static_cast<size_t>(T * s.cols));
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 113) / 113.0f - 0.5f;
   std::vector<float> y(static_cast<size_t>(T * s.rows));

@@ -47,7 +47,9 @@ static void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
   }
 }
 
+#define LINEAGE_ROW_TOKENS_6 0
 #include "core/gemm_rows.inc"
+#undef LINEAGE_ROW_TOKENS_6
 #include "core/gemm_tiles.inc"
 
 #undef LINEAGE_SIMD_ATTR

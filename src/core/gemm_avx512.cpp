@@ -17,7 +17,9 @@ constexpr int kTileTokens = 12;  // 24 accumulators + 2 weight vectors of 32 reg
 LINEAGE_SIMD_ATTR void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
                                   const QuantizedActivations& qx, float* Y, int64_t ldy, int64_t T);
 
+#define LINEAGE_ROW_TOKENS_6 1
 #include "core/gemm_rows.inc"
+#undef LINEAGE_ROW_TOKENS_6
 #include "core/gemm_tiles.inc"
 
 #undef LINEAGE_SIMD_ATTR
