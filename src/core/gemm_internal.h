@@ -54,6 +54,8 @@ struct PackedQ8Activations {
   A void GemmRows(const TensorView& W, int64_t row_begin, int64_t row_end, const float* X,     \
                   int64_t ldx, const QuantizedActivations* qx, float* Y, int64_t ldy, int64_t T); \
   A int64_t TileTokens();                                                                       \
+  /* Row `row` of W decoded to fp32: out[W.cols()]. */                                        \
+  A void DecodeRowF32(const TensorView& W, int64_t row, float* out);                          \
   A int64_t TileRows();                                                                         \
   /* Y for rows [row_begin, row_end) (a multiple of TileRows() apart, except at the end). */    \
   A void GemmTiles(const TensorView& W, int64_t row_begin, int64_t row_end,                    \
