@@ -22,7 +22,7 @@ int64_t TileMinTokens(DType dtype) { return dtype == DType::kQ8_0 ? 4 : 24; }
 
 // Rows per parallel work item in the row regime: big enough that a range
 // split lands on a 4-row group boundary and dispatch stays negligible.
-constexpr int64_t kRowGroup = 16;
+constexpr int64_t kRowsPerItem = 16;
 
 template <typename Fn>
 void ForRanges(ThreadPool* pool, int64_t n, int64_t grain, const Fn& fn) {
@@ -137,9 +137,9 @@ void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ld
     thread_local QuantizedActivations qx_storage;
     QuantizedActivations& qx = qx_storage;
     if (W.dtype == DType::kQ8_0) QuantizeActivations(X, ldx, T, cols, &qx);
-    const int64_t groups = (rows + kRowGroup - 1) / kRowGroup;
+    const int64_t groups = (rows + kRowsPerItem - 1) / kRowsPerItem;
     ForRanges(pool, groups, 4, [&](int64_t g0, int64_t g1) {
-      const int64_t r0 = g0 * kRowGroup, r1 = std::min(rows, g1 * kRowGroup);
+      const int64_t r0 = g0 * kRowsPerItem, r1 = std::min(rows, g1 * kRowsPerItem);
       if (wide) {
         avx512::GemmRows(W, r0, r1, X, ldx, &qx, Y, ldy, T);
       } else {

@@ -17,6 +17,15 @@
 
 namespace lineage::kernels {
 
+// The row kernels take four weight rows at a time. Points rows[0..4) at rows
+// r0.. of W (repeating r0 past row_end, so a short group reads valid memory)
+// and returns how many are real.
+inline int64_t RowGroup(const TensorView& W, int64_t r0, int64_t row_end, const uint8_t* rows[4]) {
+  const int64_t nr = row_end - r0 < 4 ? row_end - r0 : 4;
+  for (int k = 0; k < 4; ++k) rows[k] = W.row_ptr(r0 + (k < nr ? k : 0));
+  return nr;
+}
+
 // Activations quantised like Q8_0 (block of 32, scale d = max|x| / 127,
 // q = round(x / d)) for the integer dot-product paths. Scales stay fp32.
 struct QuantizedActivations {

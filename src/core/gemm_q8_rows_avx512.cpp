@@ -79,9 +79,8 @@ LINEAGE_AVX512 void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t r
   const __m512i perm = PermIndex();
   const __m512i scale_offsets = _mm512_mullo_epi32(perm, _mm512_set1_epi32(kBlockBytes));
   for (int64_t r0 = row_begin; r0 < row_end; r0 += 4) {
-    const int64_t nr = row_end - r0 < 4 ? row_end - r0 : 4;
     const uint8_t* rows[4];
-    for (int k = 0; k < 4; ++k) rows[k] = W.row_ptr(r0 + (k < nr ? k : 0));
+    const int64_t nr = RowGroup(W, r0, row_end, rows);
     for (int64_t t = 0; t < T; ++t) {
       const int8_t* xq = qx.row(t);
       const float* xd = qx.row_scale(t);
