@@ -3,7 +3,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
+#include <limits>
 #include <cstring>
 
 #include "core/gemm_internal.h"
@@ -130,6 +132,12 @@ void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ld
           ThreadPool* pool) {
   const int64_t rows = W.rows(), cols = W.cols();
   if (rows <= 0 || T <= 0) return;
+  if (W.dtype != DType::kF32 && W.dtype != DType::kF16 && W.dtype != DType::kBF16 && W.dtype != DType::kQ8_0) {
+    assert(false && "Gemm: unsupported weight dtype");
+    for (int64_t t = 0; t < T; ++t)  // visible, never silently stale
+      std::fill(Y + t * ldy, Y + t * ldy + rows, std::numeric_limits<float>::quiet_NaN());
+    return;
+  }
   const bool wide = ActiveIsa() == Isa::kAvx512;
   if (T < TileMinTokens(W.dtype)) {
     // A lambda body naming a thread_local would see the worker's own copy:

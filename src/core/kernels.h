@@ -5,6 +5,9 @@
 //
 // Layouts: activations are fp32, row-major, one row per token. Weights are
 // TensorViews [out, in] in any supported dtype. `pool` may be null (one thread).
+// Thread-safety: every function may run on several threads at once (scratch
+// space is per thread); a call given a pool uses that pool until it returns.
+// The ISA is chosen per call from ActiveIsa() (see isa.h).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +20,9 @@ namespace lineage::kernels {
 
 // Y[t, o] = sum_i W[o, i] * X[t, i]  for t < T, o < W.rows().
 // X: [T, ldx] with ldx >= W.cols(); Y: [T, ldy] with ldy >= W.rows().
-// Supported W dtypes: F32, F16, BF16, Q8_0 (cols a multiple of 32).
+// X and Y must not overlap. Supported W dtypes: F32, F16, BF16, Q8_0 (cols
+// a multiple of 32); any other dtype asserts in debug builds and fills Y
+// with NaN, so a caller that skipped the dtype check sees it at once.
 // Accuracy: fp32 summation error (at most about cols * 2^-24 of
 // sum_i |W[o,i] X[t,i]|), and for Q8_0 only, X is quantised to int8 per
 // block of 32 with scale d = max|X_block| / 127 (error <= d/2 per element),
