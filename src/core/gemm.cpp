@@ -35,24 +35,22 @@ void ForRanges(ThreadPool* pool, int64_t n, int64_t grain, const Fn& fn) {
   }
 }
 
-void PackActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, int64_t tile_tokens,
-                     ThreadPool* pool, PackedActivations* out) {
+void PackActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, bool wide, ThreadPool* pool,
+                     PackedActivations* out) {
+  const int64_t tile = wide ? avx512::TileTokens() : avx2::TileTokens();
   out->num_tokens = T;
   out->cols = cols;
-  out->tile_tokens = tile_tokens;
-  const int64_t num_tiles = (T + tile_tokens - 1) / tile_tokens;
-  out->data.resize(static_cast<size_t>(num_tiles * cols * tile_tokens));
+  out->tile_tokens = tile;
+  const int64_t num_tiles = (T + tile - 1) / tile;
+  out->data.resize(static_cast<size_t>(num_tiles * cols * tile));
   ForRanges(pool, num_tiles, 1, [&](int64_t j0, int64_t j1) {
     for (int64_t j = j0; j < j1; ++j) {
-      float* dst = out->data.data() + j * cols * tile_tokens;
-      for (int64_t u = 0; u < tile_tokens; ++u) {
-        const int64_t t = j * tile_tokens + u;
-        if (t < T) {
-          const float* x = X + t * ldx;
-          for (int64_t i = 0; i < cols; ++i) dst[i * tile_tokens + u] = x[i];
-        } else {
-          for (int64_t i = 0; i < cols; ++i) dst[i * tile_tokens + u] = 0.0f;
-        }
+      const int64_t nt = std::min(tile, T - j * tile);
+      float* dst = out->data.data() + j * cols * tile;
+      if (wide) {
+        avx512::PackTokenTile(X + j * tile * ldx, ldx, nt, cols, dst);
+      } else {
+        avx2::PackTokenTile(X + j * tile * ldx, ldx, nt, cols, dst);
       }
     }
   });
@@ -169,7 +167,7 @@ void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ld
   thread_local PackedActivations px_storage;
   PackedActivations& px = px_storage;
   const int64_t tile_rows = wide ? avx512::TileRows() : avx2::TileRows();
-  PackActivations(X, ldx, T, cols, wide ? avx512::TileTokens() : avx2::TileTokens(), pool, &px);
+  PackActivations(X, ldx, T, cols, wide, pool, &px);
   const int64_t panels = (rows + tile_rows - 1) / tile_rows;
   ForRanges(pool, panels, 1, [&](int64_t p0, int64_t p1) {
     const int64_t r0 = p0 * tile_rows, r1 = std::min(rows, p1 * tile_rows);

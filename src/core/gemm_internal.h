@@ -63,6 +63,8 @@ struct PackedQ8Activations {
   A void GemmRows(const TensorView& W, int64_t row_begin, int64_t row_end, const float* X,     \
                   int64_t ldx, const QuantizedActivations* qx, float* Y, int64_t ldy, int64_t T); \
   A int64_t TileTokens();                                                                       \
+  /* Tokens [0, nt) of X (nt <= TileTokens()) as one tile of PackedActivations. */              \
+  A void PackTokenTile(const float* X, int64_t ldx, int64_t nt, int64_t cols, float* tile);     \
   /* Row `row` of W decoded to fp32: out[W.cols()]. */                                        \
   A void DecodeRowF32(const TensorView& W, int64_t row, float* out);                          \
   A int64_t TileRows();                                                                         \

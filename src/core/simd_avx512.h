@@ -65,6 +65,10 @@ LINEAGE_SIMD512_FN VecI StrideIndex(int64_t stride) {
                             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
 }
 LINEAGE_SIMD512_FN VecF Gather(const float* p, VecI idx) { return _mm512_i32gather_ps(idx, p, 4); }
+// Lanes [0, n) gathered, the others zero (and not read).
+LINEAGE_SIMD512_FN VecF GatherPartial(const float* p, VecI idx, int64_t n) {
+  return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), TailMask(n), idx, p, 4);
+}
 
 // 16 stored bf16 / fp16 values widened exactly to fp32.
 LINEAGE_SIMD512_FN VecF LoadBf16(const uint16_t* p) {
