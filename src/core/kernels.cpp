@@ -1,13 +1,8 @@
 // Dispatch of the kernels.h entry points to the AVX2 or AVX-512 versions.
 #include "core/kernels.h"
 
-#include <algorithm>
-#include <cmath>
-#include <vector>
-
 #include "core/delta_rule_internal.h"
 #include "core/gemm_internal.h"
-#include "core/kernels_naive.h"
 #include "core/vector_ops.h"
 
 namespace lineage::kernels {
