@@ -17,13 +17,21 @@
 
 namespace lineage::kernels {
 
+// The row kernels take four weight rows at a time. Points rows[0..4) at rows
+// r0.. of W (repeating r0 past row_end, so a short group reads valid memory)
+// and returns how many are real.
+inline int64_t RowGroup(const TensorView& W, int64_t r0, int64_t row_end, const uint8_t* rows[4]) {
+  const int64_t nr = row_end - r0 < 4 ? row_end - r0 : 4;
+  for (int k = 0; k < 4; ++k) rows[k] = W.row_ptr(r0 + (k < nr ? k : 0));
+  return nr;
+}
+
 // Activations quantised like Q8_0 (block of 32, scale d = max|x| / 127,
 // q = round(x / d)) for the integer dot-product paths. Scales stay fp32.
 struct QuantizedActivations {
   int64_t num_tokens = 0, cols = 0;
   std::vector<int8_t> q;     // [num_tokens, cols]
   std::vector<float> scale;  // [num_tokens, cols / 32]
-  std::vector<int32_t> sum;  // [num_tokens, cols / 32]: sum of q in the block
   const int8_t* row(int64_t t) const { return q.data() + t * cols; }
   const float* row_scale(int64_t t) const { return scale.data() + t * (cols / 32); }
 };
@@ -39,11 +47,26 @@ struct PackedActivations {
   const float* tile(int64_t j) const { return data.data() + j * cols * tile_tokens; }
 };
 
+// Activations for the AVX-512 Q8_0 tile kernel: quantised as above, stored
+// as unsigned q + 128 (vpdpbusd multiplies unsigned by signed bytes) and
+// grouped [tile][block][4-byte group][tile_tokens][4], scales [tile][block][tile_tokens].
+struct PackedQ8Activations {
+  int64_t num_tokens = 0, num_blocks = 0, tile_tokens = 0;
+  std::vector<uint8_t> q;
+  std::vector<float> scale;
+  const uint8_t* tile(int64_t j) const { return q.data() + j * num_blocks * 32 * tile_tokens; }
+  const float* tile_scale(int64_t j) const { return scale.data() + j * num_blocks * tile_tokens; }
+};
+
 #define LINEAGE_DECLARE_GEMM_KERNELS(A)                                                        \
   /* Y[t, o] for o in [row_begin, row_end), t < T; qx is set for Q8_0. */                      \
   A void GemmRows(const TensorView& W, int64_t row_begin, int64_t row_end, const float* X,     \
                   int64_t ldx, const QuantizedActivations* qx, float* Y, int64_t ldy, int64_t T); \
   A int64_t TileTokens();                                                                       \
+  /* Tokens [0, nt) of X (nt <= TileTokens()) as one tile of PackedActivations. */              \
+  A void PackTokenTile(const float* X, int64_t ldx, int64_t nt, int64_t cols, float* tile);     \
+  /* Row `row` of W decoded to fp32: out[W.cols()]. */                                        \
+  A void DecodeRowF32(const TensorView& W, int64_t row, float* out);                          \
   A int64_t TileRows();                                                                         \
   /* Y for rows [row_begin, row_end) (a multiple of TileRows() apart, except at the end). */    \
   A void GemmTiles(const TensorView& W, int64_t row_begin, int64_t row_end,                    \
@@ -54,6 +77,11 @@ LINEAGE_DECLARE_GEMM_KERNELS()
 }
 namespace avx512 {
 LINEAGE_DECLARE_GEMM_KERNELS(LINEAGE_AVX512)
+// Q8_0 weights against PackedQ8Activations, integer dot products (VNNI).
+// Panels of kQ8TileRows rows; px.tile_tokens must be kQ8TileTokens.
+constexpr int64_t kQ8TileRows = 16, kQ8TileTokens = 12;
+LINEAGE_AVX512 void GemmTilesQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
+                                const PackedQ8Activations& px, float* Y, int64_t ldy);
 }
 #undef LINEAGE_DECLARE_GEMM_KERNELS
 

@@ -1,21 +1,18 @@
-// First, simple versions: correct and parallel, not yet tuned.
+// Dispatch of the kernels.h entry points to the AVX2 or AVX-512 versions.
 #include "core/kernels.h"
 
-#include <algorithm>
-#include <cmath>
-#include <vector>
-
-#include "core/kernels_naive.h"
+#include "core/delta_rule_internal.h"
+#include "core/gemm_internal.h"
 #include "core/vector_ops.h"
 
 namespace lineage::kernels {
 
-void EmbeddingRow(const TensorView& table, int64_t id, float* out) {
-  DecodeToFloat(table, id * table.cols(), table.cols(), out);
-}
-
 #define LINEAGE_DISPATCH(fn, ...) \
   (ActiveIsa() == Isa::kAvx512 ? avx512::fn(__VA_ARGS__) : avx2::fn(__VA_ARGS__))
+
+void EmbeddingRow(const TensorView& table, int64_t id, float* out) {
+  LINEAGE_DISPATCH(DecodeRowF32, table, id, out);
+}
 
 void RmsNorm(const float* x, const float* w, float eps, int64_t rows, int64_t n, float* y) {
   LINEAGE_DISPATCH(RmsNorm, x, w, eps, rows, n, y);
@@ -24,13 +21,13 @@ void RmsNorm(const float* x, const float* w, float eps, int64_t rows, int64_t n,
 void DeltaRuleRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,
                         const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,
                         int64_t dv, float* S, float* o, int64_t ldo) {
-  naive::DeltaRuleRecurrent(q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo);
+  LINEAGE_DISPATCH(DeltaRuleRecurrent, q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo);
 }
 
 void DeltaRuleChunked(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,
                       const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,
                       int64_t dv, float* S, float* o, int64_t ldo, int64_t chunk) {
-  naive::DeltaRuleChunked(q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo, chunk);
+  LINEAGE_DISPATCH(DeltaRuleChunked, q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo, chunk);
 }
 
 float Dot(const float* a, const float* b, int64_t n) { return LINEAGE_DISPATCH(Dot, a, b, n); }
