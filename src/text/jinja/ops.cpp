@@ -21,9 +21,8 @@ bool IsIntLike(const Value& v) { return v.kind() == Kind::kInt || v.kind() == Ki
   Fail(ErrorKind::kType, "unsupported operand type(s) for " + op + ": '" + a.TypeName() + "' and '" + b.TypeName() + "'");
 }
 
-int64_t CheckedInt(bool overflow, int64_t v) {
+void CheckOverflow(bool overflow) {
   if (overflow) Fail(ErrorKind::kType, "integer overflow");
-  return v;
 }
 
 double FloorDiv(double a, double b) {
@@ -67,9 +66,9 @@ Value Arith(const std::string& op, const Value& a, const Value& b) {
   if (!a.is_number() || !b.is_number()) FailOperands(op, a, b);
   if (IsIntLike(a) && IsIntLike(b)) {
     int64_t x = a.as_int(), y = b.as_int(), r = 0;
-    if (op == "+") return Value::Int(CheckedInt(__builtin_add_overflow(x, y, &r), r));
-    if (op == "-") return Value::Int(CheckedInt(__builtin_sub_overflow(x, y, &r), r));
-    if (op == "*") return Value::Int(CheckedInt(__builtin_mul_overflow(x, y, &r), r));
+    if (op == "+") { CheckOverflow(__builtin_add_overflow(x, y, &r)); return Value::Int(r); }
+    if (op == "-") { CheckOverflow(__builtin_sub_overflow(x, y, &r)); return Value::Int(r); }
+    if (op == "*") { CheckOverflow(__builtin_mul_overflow(x, y, &r)); return Value::Int(r); }
     if (op == "/") {
       if (y == 0) Fail(ErrorKind::kType, "division by zero");
       return Value::Float(static_cast<double>(x) / static_cast<double>(y));
@@ -84,7 +83,8 @@ Value Arith(const std::string& op, const Value& a, const Value& b) {
       if (y < 0) return Value::Float(std::pow(static_cast<double>(x), static_cast<double>(y)));
       int64_t result = 1;
       for (int64_t k = 0; k < y; ++k) {
-        result = CheckedInt(__builtin_mul_overflow(result, x, &r), r);
+        CheckOverflow(__builtin_mul_overflow(result, x, &r));
+        result = r;
         if (result == 0 || result == 1) break;
       }
       return Value::Int(result);
