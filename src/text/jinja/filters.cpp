@@ -49,6 +49,8 @@ Value FAbs(Interpreter&, const Value& v, CallArgs& a) {
 Value FAttr(Interpreter& in, const Value& v, CallArgs& a) {
   ArgBinder b("attr", a, {"name"});
   if (!b.Get(0) || !b.Get(0)->is_string()) Fail(ErrorKind::kType, "attr() requires a name");
+  // Attributes only: unlike `.name`, attr() does not fall back to dict items.
+  if (v.is_dict() && !HasMethod(v, b.Get(0)->str())) return Value::Undefined("'dict object' has no attribute '" + b.Get(0)->str() + "'");
   return in.GetAttr(v, b.Get(0)->str());
 }
 
