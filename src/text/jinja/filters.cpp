@@ -212,6 +212,7 @@ Value FJoin(Interpreter& in, const Value& v, CallArgs& a) {
     first = false;
     if (attribute && !attribute->is_none()) GetAttribute(in, item, *attribute).AppendStr(out);
     else item.AppendStr(out);
+    CheckStringSize(out.size());
   }
   return Value::String(std::move(out));
 }
@@ -324,7 +325,10 @@ Value FReplace(Interpreter&, const Value& v, CallArgs& a) {
   ArgBinder b("replace", a, {"old", "new", "count"});
   if (!b.Get(0) || !b.Get(1)) Fail(ErrorKind::kType, "replace() missing required arguments");
   Value count = b.GetOr(2, Value::None());
-  return Value::String(PyReplace(Str(v), b.Get(0)->ToStr(), b.Get(1)->ToStr(), count.is_none() ? -1 : count.as_int()));
+  auto out = PyReplace(Str(v), b.Get(0)->ToStr(), b.Get(1)->ToStr(), count.is_none() ? -1 : count.as_int(),
+                       kMaxStringBytes);
+  if (!out) CheckStringSize(kMaxStringBytes + 1);
+  return Value::String(std::move(*out));
 }
 
 Value FReverse(Interpreter&, const Value& v, CallArgs& a) {

@@ -11,6 +11,10 @@ void FailUndefined(const Value& undefined) {
   Fail(ErrorKind::kUndefined, undefined.str().empty() ? "value is undefined" : undefined.str());
 }
 
+void CheckStringSize(size_t bytes) {
+  if (bytes > kMaxStringBytes) Fail(ErrorKind::kLimit, "string too large (over " + std::to_string(kMaxStringBytes) + " bytes)");
+}
+
 namespace {
 
 bool IsIntLike(const Value& v) { return v.kind() == Kind::kInt || v.kind() == Kind::kBool; }
@@ -49,15 +53,15 @@ Value Repeat(const Value& seq, int64_t times) {
   if (seq.is_string()) {
     std::string out;
     for (int64_t k = 0; k < times; ++k) {
+      CheckStringSize(out.size() + seq.str().size());
       out += seq.str();
-      if (out.size() > (64u << 20)) Fail(ErrorKind::kLimit, "string repetition too large");
     }
     return Value::String(std::move(out));
   }
   List out;
   for (int64_t k = 0; k < times; ++k) {
+    if (out.size() + seq.list().size() > (1u << 22)) Fail(ErrorKind::kLimit, "list repetition too large");
     out.insert(out.end(), seq.list().begin(), seq.list().end());
-    if (out.size() > (1u << 22)) Fail(ErrorKind::kLimit, "list repetition too large");
   }
   return Value::MakeList(std::move(out), seq.is_tuple());
 }
@@ -177,6 +181,7 @@ bool PyContains(const Value& container, const Value& item) {
 
 Value BinaryOp(const std::string& op, const Value& a, const Value& b) {
   if (op == "~") {
+    if (a.is_string() && b.is_string()) CheckStringSize(a.str().size() + b.str().size());
     std::string s;
     a.AppendStr(s);
     b.AppendStr(s);
@@ -184,6 +189,7 @@ Value BinaryOp(const std::string& op, const Value& a, const Value& b) {
   }
   if (op == "+") {
     if (a.is_string() && b.is_string()) {
+      CheckStringSize(a.str().size() + b.str().size());
       if (a.is_markup() == b.is_markup()) return Value::String(a.str() + b.str(), a.is_markup());
       // markupsafe escapes the plain operand of Markup + str.
       if (a.is_markup()) return Value::String(a.str() + HtmlEscape(b.str()), true);
