@@ -44,7 +44,8 @@ Result<std::string> ChatTemplate::Apply(const ChatRequest& request) const {
 }
 
 Result<PrefixText> ChatTemplate::RenderPrefix(const nlohmann::ordered_json& messages,
-                                              const nlohmann::ordered_json& tools) const {
+                                              const nlohmann::ordered_json& tools,
+                                              const nlohmann::ordered_json& extra) const {
   if (!messages.is_array()) return InvalidArgument("messages must be an array");
   nlohmann::ordered_json head = nlohmann::ordered_json::array();
   for (const auto& m : messages) {
@@ -55,6 +56,7 @@ Result<PrefixText> ChatTemplate::RenderPrefix(const nlohmann::ordered_json& mess
     ChatRequest r;
     r.messages = head;
     r.tools = tools;
+    r.extra = extra;
     r.add_generation_prompt = false;
     for (const auto& [role, content] : turns) r.messages.push_back({{"role", role}, {"content", content}});
     return r;
@@ -85,6 +87,7 @@ Result<PrefixText> ChatTemplate::RenderPrefix(const nlohmann::ordered_json& mess
   ChatRequest alone;
   alone.messages = head;
   alone.tools = tools;
+  alone.extra = extra;
   alone.add_generation_prompt = false;
   auto r = head.empty() && tools.is_null() ? Result<std::string>(InvalidArgument("nothing to render")) : Apply(alone);
   if (r.ok()) {

@@ -50,8 +50,11 @@ double FloatMod(double a, double b) {
 }
 
 Value Repeat(const Value& seq, int64_t times) {
+  if (times <= 0) return seq.is_string() ? Value::String("") : Value::MakeList({}, seq.is_tuple());
   if (seq.is_string()) {
+    if (seq.str().size() > kMaxStringBytes / static_cast<uint64_t>(times)) CheckStringSize(kMaxStringBytes + 1);
     std::string out;
+    out.reserve(seq.str().size() * static_cast<size_t>(times));
     for (int64_t k = 0; k < times; ++k) {
       CheckStringSize(out.size() + seq.str().size());
       out += seq.str();
