@@ -40,7 +40,22 @@ nlohmann::ordered_json ChatTemplate::Context(const ChatRequest& request) const {
 Result<std::string> ChatTemplate::Apply(const ChatRequest& request) const {
   if (!request.messages.is_array()) return InvalidArgument("messages must be an array");
   if (!request.tools.is_null() && !request.tools.is_array()) return InvalidArgument("tools must be null or an array");
-  return template_.Render(Context(request), options_);
+  if (!request.extra.is_object()) return InvalidArgument("extra template variables must be an object");
+  // Converted directly (not through Context()) to avoid a deep copy of the conversation.
+  try {
+    using jinja::Value;
+    auto vars = std::make_shared<jinja::Dict>();
+    vars->Set("messages", Value::FromJson(request.messages));
+    vars->Set("tools", Value::FromJson(request.tools));
+    vars->Set("documents", Value::None());
+    vars->Set("add_generation_prompt", Value::Bool(request.add_generation_prompt));
+    vars->Set("bos_token", Value::String(bos_token_));
+    vars->Set("eos_token", Value::String(eos_token_));
+    for (auto it = request.extra.begin(); it != request.extra.end(); ++it) vars->Set(it.key(), Value::FromJson(it.value()));
+    return template_.Render(Value::MakeDict(std::move(vars)), options_);
+  } catch (const jinja::RenderError& e) {
+    return OutOfRange(std::string("chat request: ") + e.what());
+  }
 }
 
 Result<PrefixText> ChatTemplate::RenderPrefix(const nlohmann::ordered_json& messages,

@@ -183,7 +183,9 @@ TEST(ChatTemplate, HistoryEndIsWhereTheGenerationPromptStarts) {
     EXPECT_LE(*end, without->size()) << name;
     EXPECT_EQ(with->compare(0, *end, *without, 0, *end), 0) << name;
     // Maximal: the next characters differ (or one rendering ends there).
-    if (*end < with->size() && *end < without->size()) EXPECT_NE((*with)[*end], (*without)[*end]) << name;
+    if (*end < with->size() && *end < without->size()) {
+      EXPECT_NE((*with)[*end], (*without)[*end]) << name;
+    }
   }
 }
 
