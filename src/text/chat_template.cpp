@@ -104,7 +104,7 @@ Result<PrefixText> ChatTemplate::RenderPrefix(const nlohmann::ordered_json& mess
   alone.tools = tools;
   alone.extra = extra;
   alone.add_generation_prompt = false;
-  auto r = head.empty() && tools.is_null() ? Result<std::string>(InvalidArgument("nothing to render")) : Apply(alone);
+  auto r = Apply(alone);
   if (r.ok()) {
     out.text = std::move(r).value();
     if (texts.size() == 1) shared = texts[0].size();

@@ -58,7 +58,9 @@ class ChatTemplate {
   // leading system messages and tools followed by three probe conversations
   // (two single user turns whose texts differ from their first character,
   // and a user/assistant/user exchange) and taking their longest common
-  // prefix; templates that put tools next to the last user message, or
+  // prefix, cut further to what the system-and-tools-only rendering shares
+  // with them when the template can render that (so that per-message
+  // details such as a user's `name` stay outside the anchor); templates that put tools next to the last user message, or
   // demand a user turn, are handled because the probes are real
   // conversations. `extra` are the request's other template variables
   // (enable_thinking changes some system blocks). Fails only when no probe

@@ -1,7 +1,9 @@
 // ChatTemplate: the anchor prefix and the history-end capture point.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -187,6 +189,37 @@ TEST(ChatTemplate, HistoryEndIsWhereTheGenerationPromptStarts) {
       EXPECT_NE((*with)[*end], (*without)[*end]) << name;
     }
   }
+}
+
+// One ChatTemplate rendered from several threads at once gives the same
+// text as alone (a Template is immutable after parsing).
+TEST(ChatTemplate, ConcurrentRendersAgree) {
+  std::string source = Qwen35();
+  if (source.empty()) GTEST_SKIP() << "Qwen3.5-4B.jinja not found";
+  auto ct = ChatTemplate::Create(source, "<s>", "</s>");
+  ASSERT_TRUE(ct.ok());
+  auto cases = testing::MakeChatCases();
+  std::vector<std::string> expected;
+  for (const auto& c : cases) {
+    auto r = ct->Apply(c.request);
+    expected.push_back(r.ok() ? *r : "error: " + r.status().ToString());
+  }
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 3; ++round) {
+        for (size_t k = 0; k < cases.size(); ++k) {
+          size_t i = (k + static_cast<size_t>(t) * 7) % cases.size();
+          auto r = ct->Apply(cases[i].request);
+          std::string got = r.ok() ? *r : "error: " + r.status().ToString();
+          if (got != expected[i]) ++mismatches;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST(ChatTemplate, RejectsMalformedRequests) {
