@@ -1,5 +1,9 @@
 #include "chat_cases.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 namespace lineage::testing {
 namespace {
 
@@ -151,6 +155,22 @@ J SampleTools() {
           {"required", {"query"}},
           {"additionalProperties", false}}}}}};
   return J::array({weather, search});
+}
+
+std::string RealTemplateDir() { return std::string(LINEAGE_SHARED_DATA) + "/templates"; }
+
+std::map<std::string, std::string> LoadRealTemplates() {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> out;
+  if (!fs::is_directory(RealTemplateDir())) return out;
+  for (const auto& e : fs::directory_iterator(RealTemplateDir())) {
+    if (e.path().extension() != ".jinja") continue;
+    std::ifstream f(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    out[e.path().stem().string()] = ss.str();
+  }
+  return out;
 }
 
 std::tm FixedNow() {

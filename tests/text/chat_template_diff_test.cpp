@@ -6,10 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <sstream>
 
 #include "chat_cases.h"
 #include "jinja_reference.h"
@@ -18,26 +14,10 @@
 namespace lineage {
 namespace {
 
-namespace fs = std::filesystem;
 using J = nlohmann::ordered_json;
 
 const char kBos[] = "<s>";
 const char kEos[] = "</s>";
-
-fs::path TemplateDir() { return fs::path(LINEAGE_SHARED_DATA) / "templates"; }
-
-std::map<std::string, std::string> LoadTemplates() {
-  std::map<std::string, std::string> out;
-  if (!fs::is_directory(TemplateDir())) return out;
-  for (const auto& e : fs::directory_iterator(TemplateDir())) {
-    if (e.path().extension() != ".jinja") continue;
-    std::ifstream f(e.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    out[e.path().stem().string()] = ss.str();
-  }
-  return out;
-}
 
 struct Reference {
   bool available = false;
@@ -48,9 +28,9 @@ struct Reference {
 const Reference& GetReference() {
   static const Reference ref = [] {
     Reference r;
-    auto templates = LoadTemplates();
+    auto templates = testing::LoadRealTemplates();
     if (templates.empty()) {
-      r.why_not = "no templates under " + TemplateDir().string();
+      r.why_not = "no templates under " + testing::RealTemplateDir();
       return r;
     }
     r.why_not = testing::ReferenceUnavailableReason();
@@ -95,7 +75,7 @@ TEST_P(TemplateDiff, MatchesPythonJinja2) {
   const Reference& ref = GetReference();
   if (!ref.available) GTEST_SKIP() << ref.why_not;
   const std::string name = GetParam();
-  auto templates = LoadTemplates();
+  auto templates = testing::LoadRealTemplates();
   auto ct = ChatTemplate::Create(templates.at(name), kBos, kEos);
   const J& expected = ref.results.at(name);
   int passed = 0, total = 0, ref_errors = 0;
@@ -136,7 +116,7 @@ TEST_P(TemplateDiff, MatchesPythonJinja2) {
 
 std::vector<std::string> TemplateNames() {
   std::vector<std::string> names;
-  for (const auto& [name, src] : LoadTemplates()) names.push_back(name);
+  for (const auto& [name, src] : testing::LoadRealTemplates()) names.push_back(name);
   if (names.empty()) names.push_back("none-found");
   return names;
 }

@@ -6,7 +6,6 @@
 #include <thread>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 #include "chat_cases.h"
 #include "text/chat_template.h"
@@ -14,22 +13,7 @@
 namespace lineage {
 namespace {
 
-namespace fs = std::filesystem;
 using J = nlohmann::ordered_json;
-
-std::map<std::string, std::string> LoadTemplates() {
-  std::map<std::string, std::string> out;
-  fs::path dir = fs::path(LINEAGE_SHARED_DATA) / "templates";
-  if (!fs::is_directory(dir)) return out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().extension() != ".jinja") continue;
-    std::ifstream f(e.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    out[e.path().stem().string()] = ss.str();
-  }
-  return out;
-}
 
 J Msg(const char* role, const char* content) { return J{{"role", role}, {"content", content}}; }
 
@@ -46,7 +30,7 @@ TEST(CommonPrefixBytes, StopsOnCharacterBoundary) {
 // conversation with that setup renders text that starts with the anchor's
 // shared characters.
 TEST(ChatTemplate, AnchorPrefixIsSharedByEveryConversation) {
-  auto templates = LoadTemplates();
+  auto templates = testing::LoadRealTemplates();
   if (templates.empty()) GTEST_SKIP() << "no templates under " << LINEAGE_SHARED_DATA;
   const J tools = testing::SampleTools();
   struct Setup {
@@ -101,7 +85,7 @@ TEST(ChatTemplate, AnchorPrefixIsSharedByEveryConversation) {
 }
 
 std::string Qwen35() {
-  auto templates = LoadTemplates();
+  auto templates = testing::LoadRealTemplates();
   auto it = templates.find("Qwen3.5-4B");
   return it == templates.end() ? std::string() : it->second;
 }
@@ -166,7 +150,7 @@ TEST(ChatTemplate, Qwen35NextTurnStartsWithHistoryEnd) {
 }
 
 TEST(ChatTemplate, HistoryEndIsWhereTheGenerationPromptStarts) {
-  auto templates = LoadTemplates();
+  auto templates = testing::LoadRealTemplates();
   if (templates.empty()) GTEST_SKIP() << "no templates";
   ChatRequest r;
   r.messages = J::array({Msg("system", "S"), Msg("user", "U")});

@@ -2,10 +2,7 @@
 // templates never crash.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "chat_cases.h"
 #include "text/chat_template.h"
@@ -113,16 +110,9 @@ TEST(JinjaErrors, LimitsStopRunawayTemplates) {
 // Random edits of the real templates (deleted, duplicated and inserted
 // characters) must parse or fail cleanly, and render or fail cleanly.
 TEST(JinjaErrors, MutatedRealTemplatesNeverCrash) {
-  namespace fs = std::filesystem;
-  fs::path dir = fs::path(LINEAGE_SHARED_DATA) / "templates";
-  if (!fs::is_directory(dir)) GTEST_SKIP() << "no templates under " << dir;
   std::vector<std::string> sources;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::ifstream f(e.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    sources.push_back(ss.str());
-  }
+  for (const auto& [name, src] : lineage::testing::LoadRealTemplates()) sources.push_back(src);
+  if (sources.empty()) GTEST_SKIP() << "no templates under " << lineage::testing::RealTemplateDir();
   auto cases = lineage::testing::MakeChatCases();
   std::mt19937 rng(1234);
   const char kAlphabet[] = "{}%#-+()[]|.,:'\"~=<>!*/ \n\tabcxyz019_";

@@ -220,6 +220,15 @@ class Parser {
     return params;
   }
 
+  // A macro's or caller's body: break and continue cannot reach a loop outside it.
+  Body ParseCallableBody(const char* end, const Token& opener) {
+    int saved = loop_depth_;
+    loop_depth_ = 0;
+    Body body = ParseStatements({end}, true, opener);
+    loop_depth_ = saved;
+    return body;
+  }
+
   StmtPtr ParseMacro() {
     const Token& opener = Cur();
     auto s = std::make_unique<Stmt>();
@@ -228,10 +237,7 @@ class Parser {
     Next();
     s->name = ExpectName();
     s->params = ParseSignature();
-    int saved = loop_depth_;
-    loop_depth_ = 0;
-    s->body = ParseStatements({"endmacro"}, true, opener);
-    loop_depth_ = saved;
+    s->body = ParseCallableBody("endmacro", opener);
     return s;
   }
 
@@ -244,10 +250,7 @@ class Parser {
     if (IsOp("(")) s->params = ParseSignature();
     s->expr = ParseExpression(true);
     if (s->expr->kind != ExprKind::kCall) Error(s->expr->pos, "expected call");
-    int saved = loop_depth_;
-    loop_depth_ = 0;
-    s->body = ParseStatements({"endcall"}, true, opener);
-    loop_depth_ = saved;
+    s->body = ParseCallableBody("endcall", opener);
     return s;
   }
 
@@ -349,24 +352,25 @@ class Parser {
     return e;
   }
 
-  ExprPtr ParseOr() {
-    ExprPtr left = ParseAnd();
-    while (IsName("or")) {
+  // One left-associative level: operand (op operand)*.
+  template <typename IsOpFn, typename OperandFn>
+  ExprPtr ParseLeftAssoc(IsOpFn is_op, OperandFn operand) {
+    ExprPtr left = operand();
+    while (is_op()) {
+      std::string op = Cur().text;
       Pos pos = Cur().pos;
       Next();
-      left = Binary("or", pos, std::move(left), ParseAnd());
+      left = Binary(op, pos, std::move(left), operand());
     }
     return left;
   }
 
+  ExprPtr ParseOr() {
+    return ParseLeftAssoc([&] { return IsName("or"); }, [&] { return ParseAnd(); });
+  }
+
   ExprPtr ParseAnd() {
-    ExprPtr left = ParseNot();
-    while (IsName("and")) {
-      Pos pos = Cur().pos;
-      Next();
-      left = Binary("and", pos, std::move(left), ParseNot());
-    }
-    return left;
+    return ParseLeftAssoc([&] { return IsName("and"); }, [&] { return ParseNot(); });
   }
 
   ExprPtr ParseNot() {
@@ -412,45 +416,20 @@ class Parser {
   }
 
   ExprPtr ParseMath1() {
-    ExprPtr left = ParseConcat();
-    while (IsOp("+") || IsOp("-")) {
-      std::string op = Cur().text;
-      Pos pos = Cur().pos;
-      Next();
-      left = Binary(op, pos, std::move(left), ParseConcat());
-    }
-    return left;
+    return ParseLeftAssoc([&] { return IsOp("+") || IsOp("-"); }, [&] { return ParseConcat(); });
   }
 
   ExprPtr ParseConcat() {
-    ExprPtr left = ParseMath2();
-    while (IsOp("~")) {
-      Pos pos = Cur().pos;
-      Next();
-      left = Binary("~", pos, std::move(left), ParseMath2());
-    }
-    return left;
+    return ParseLeftAssoc([&] { return IsOp("~"); }, [&] { return ParseMath2(); });
   }
 
   ExprPtr ParseMath2() {
-    ExprPtr left = ParsePow();
-    while (IsOp("*") || IsOp("/") || IsOp("//") || IsOp("%")) {
-      std::string op = Cur().text;
-      Pos pos = Cur().pos;
-      Next();
-      left = Binary(op, pos, std::move(left), ParsePow());
-    }
-    return left;
+    return ParseLeftAssoc([&] { return IsOp("*") || IsOp("/") || IsOp("//") || IsOp("%"); },
+                          [&] { return ParsePow(); });
   }
 
   ExprPtr ParsePow() {
-    ExprPtr left = ParseUnary(true);
-    while (IsOp("**")) {
-      Pos pos = Cur().pos;
-      Next();
-      left = Binary("**", pos, std::move(left), ParseUnary(true));
-    }
-    return left;
+    return ParseLeftAssoc([&] { return IsOp("**"); }, [&] { return ParseUnary(true); });
   }
 
   ExprPtr ParseUnary(bool with_filter) {
