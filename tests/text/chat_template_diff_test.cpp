@@ -25,41 +25,34 @@ struct Reference {
   J results;  // template -> case -> {"ok": text} | {"error": message}
 };
 
-const Reference& GetReference() {
-  static const Reference ref = [] {
-    Reference r;
-    auto templates = testing::LoadRealTemplates();
-    if (templates.empty()) {
-      r.why_not = "no templates under " + testing::RealTemplateDir();
-      return r;
-    }
-    r.why_not = testing::ReferenceUnavailableReason();
-    if (!r.why_not.empty()) return r;
-    J request;
-    std::tm now = testing::FixedNow();
-    request["now"] = {now.tm_year + 1900, now.tm_mon + 1, now.tm_mday, now.tm_hour, now.tm_min, now.tm_sec};
-    request["templates"] = J::object();
-    for (const auto& [name, src] : templates) request["templates"][name] = src;
-    request["cases"] = J::array();
-    for (const auto& c : testing::MakeChatCases()) {
-      request["cases"].push_back({{"name", c.name},
-                                  {"messages", c.request.messages},
-                                  {"tools", c.request.tools},
-                                  {"add_generation_prompt", c.request.add_generation_prompt},
-                                  {"bos_token", kBos},
-                                  {"eos_token", kEos},
-                                  {"extra", c.request.extra}});
-    }
-    auto out = testing::RunReference(request);
-    if (!out.ok()) {
-      r.why_not = out.status().ToString();
-      return r;
-    }
-    r.results = std::move(out).value();
-    r.available = true;
+// The reference renders only the template under test: ctest runs each test
+// in its own process, so one batch per template keeps the suite fast.
+Reference GetReference(const std::string& name, const std::string& source) {
+  Reference r;
+  r.why_not = testing::ReferenceUnavailableReason();
+  if (!r.why_not.empty()) return r;
+  J request;
+  std::tm now = testing::FixedNow();
+  request["now"] = {now.tm_year + 1900, now.tm_mon + 1, now.tm_mday, now.tm_hour, now.tm_min, now.tm_sec};
+  request["templates"] = {{name, source}};
+  request["cases"] = J::array();
+  for (const auto& c : testing::MakeChatCases()) {
+    request["cases"].push_back({{"name", c.name},
+                                {"messages", c.request.messages},
+                                {"tools", c.request.tools},
+                                {"add_generation_prompt", c.request.add_generation_prompt},
+                                {"bos_token", kBos},
+                                {"eos_token", kEos},
+                                {"extra", c.request.extra}});
+  }
+  auto out = testing::RunReference(request);
+  if (!out.ok()) {
+    r.why_not = out.status().ToString();
     return r;
-  }();
-  return ref;
+  }
+  r.results = std::move(out).value();
+  r.available = true;
+  return r;
 }
 
 std::string ShowDiff(const std::string& want, const std::string& got) {
@@ -72,10 +65,11 @@ std::string ShowDiff(const std::string& want, const std::string& got) {
 class TemplateDiff : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TemplateDiff, MatchesPythonJinja2) {
-  const Reference& ref = GetReference();
-  if (!ref.available) GTEST_SKIP() << ref.why_not;
   const std::string name = GetParam();
   auto templates = testing::LoadRealTemplates();
+  if (templates.empty()) GTEST_SKIP() << "no templates under " << testing::RealTemplateDir();
+  const Reference ref = GetReference(name, templates.at(name));
+  if (!ref.available) GTEST_SKIP() << ref.why_not;
   auto ct = ChatTemplate::Create(templates.at(name), kBos, kEos);
   const J& expected = ref.results.at(name);
   int passed = 0, total = 0, ref_errors = 0;
