@@ -38,6 +38,7 @@ const Snippet kSnippets[] = {
     {"{{- '  x  ' -}}  \n  {{ 'y' }}\n", "{}"},
     {"{% raw %}{{ not parsed }}{% endraw %}\n  {% raw -%}  x  {%- endraw %}", "{}"},
     {"a\r\nb\rc\n", "{}"},
+    {"x\u00a0 {%- if t -%} \u2003\u00a0y {%- endif %}\u00a0z", "{}"},
     {"{% for i in l %}\n  {{ i }}\n{% endfor %}\n", "{}"},
     // Printing Python values.
     {"{{ n }} {{ f }} {{ neg }} {{ big }} {{ t }} {{ z }} {{ l }} {{ d }} {{ undefined_name }}|", "{}"},
