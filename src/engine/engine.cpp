@@ -73,7 +73,7 @@ Status Engine::CheckTokens(const Sequence& seq, std::span<const int32_t> tokens)
 void Engine::Step(const Batch& batch, float* logits) {
   ws_.Ensure(config(), batch.num_rows);
   for (const Segment& s : batch.segments) s.seq->kv().Reserve(s.num_tokens);
-  const StepContext ctx{config(), batch, ws_, pool_.get()};
+  const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens};
   if (config().arch == model::Arch::kQwen3_5) {
     ForwardQwen35(*model_, ctx, logits);
   } else {

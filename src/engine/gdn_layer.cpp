@@ -15,10 +15,6 @@
 namespace lineage::engine {
 namespace {
 
-// Runs shorter than this use the recurrence directly; the chunked form pays
-// off once a run fills a good part of a chunk.
-constexpr int64_t kChunkedMinTokens = 16;
-
 float Softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 
 // Causal depthwise conv + SiLU over channels [c0, c1) of one segment's T raw
@@ -110,7 +106,7 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
       float* o = core + s.row_begin * value_dim + h * dv;
       const float* gh = g + s.row_begin * Hv + h;
       const float* bh = beta + s.row_begin * Hv + h;
-      if (s.num_tokens >= kChunkedMinTokens) {
+      if (s.num_tokens >= ctx.delta_chunked_min_tokens) {
         kernels::DeltaRuleChunked(q, k, conv_dim, v, conv_dim, gh, bh, Hv, s.num_tokens, dk, dv, S, o, value_dim);
       } else {
         kernels::DeltaRuleRecurrent(q, k, conv_dim, v, conv_dim, gh, bh, Hv, s.num_tokens, dk, dv, S, o, value_dim);

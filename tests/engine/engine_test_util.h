@@ -24,9 +24,11 @@ inline std::shared_ptr<const model::Model> TinyModel(model::Arch arch, DType dty
   return *m;
 }
 
-inline std::unique_ptr<Engine> MakeEngine(std::shared_ptr<const model::Model> m, int threads = 2) {
+inline std::unique_ptr<Engine> MakeEngine(std::shared_ptr<const model::Model> m, int threads = 2,
+                                          int64_t delta_chunked_min_tokens = 16) {
   EngineOptions o;
   o.num_threads = threads;
+  o.delta_chunked_min_tokens = delta_chunked_min_tokens;
   auto e = Engine::Create(std::move(m), o);
   EXPECT_TRUE(e.ok()) << e.status().ToString();
   return std::move(*e);
