@@ -1,7 +1,10 @@
 // Gemm: chooses the regime and ISA, prepares activations once per call and
 // splits output rows over the pool. See gemm_internal.h for the kernels.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/gemm_internal.h"
 #include "core/kernels.h"
@@ -49,6 +52,60 @@ void PackActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, int64
   });
 }
 
+// q = round(x / d) for 32 values, d = max|x| / 127 (returned); AVX2 is the
+// baseline, and this runs once per token and block, beside T x rows work.
+float QuantizeBlock32(const float* x, __m256i* q) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 v[4], amax = _mm256_setzero_ps();
+  for (int k = 0; k < 4; ++k) {
+    v[k] = _mm256_loadu_ps(x + 8 * k);
+    amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[k]));
+  }
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  const float max_abs = _mm_cvtss_f32(m);
+  const float d = max_abs / 127.0f;
+  const __m256 inv = _mm256_set1_ps(d > 0 ? 1.0f / d : 0.0f);
+  __m256i i[4];
+  for (int k = 0; k < 4; ++k) i[k] = _mm256_cvtps_epi32(_mm256_mul_ps(v[k], inv));  // nearest even
+  // |q| <= 127 so the saturating packs are exact; they interleave 128-bit
+  // lanes, which the final permute undoes.
+  __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(i[0], i[1]), _mm256_packs_epi32(i[2], i[3]));
+  *q = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  return d;
+}
+
+// Quantises X and lays it out for avx512::GemmTilesQ8.
+void PackQ8Activations(const float* X, int64_t ldx, int64_t T, int64_t cols, ThreadPool* pool,
+                       PackedQ8Activations* out) {
+  const int64_t tile = avx512::kQ8TileTokens, num_blocks = cols / 32;
+  const int64_t num_tiles = (T + tile - 1) / tile;
+  out->num_tokens = T;
+  out->num_blocks = num_blocks;
+  out->tile_tokens = tile;
+  out->q.assign(static_cast<size_t>(num_tiles * num_blocks * 32 * tile), 128);  // q = 0
+  out->scale.assign(static_cast<size_t>(num_tiles * num_blocks * tile), 0.0f);
+  ForRanges(pool, num_tiles, 1, [&](int64_t j0, int64_t j1) {
+    const __m256i to_unsigned = _mm256_set1_epi8(static_cast<char>(0x80));
+    alignas(32) int32_t groups[8];
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t t0 = j * tile, nt = std::min(tile, T - t0);
+      uint8_t* dst = out->q.data() + j * num_blocks * 32 * tile;
+      float* dst_scale = out->scale.data() + j * num_blocks * tile;
+      for (int64_t u = 0; u < nt; ++u) {
+        for (int64_t b = 0; b < num_blocks; ++b) {
+          __m256i q;
+          dst_scale[b * tile + u] = QuantizeBlock32(X + (t0 + u) * ldx + b * 32, &q);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(groups), _mm256_xor_si256(q, to_unsigned));
+          for (int g = 0; g < 8; ++g)  // [block][group][token][4]
+            std::memcpy(dst + (b * 32 + g * 4) * tile + u * 4, &groups[g], 4);
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, QuantizedActivations* out) {
@@ -56,24 +113,11 @@ void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, Q
   out->cols = cols;
   out->q.resize(static_cast<size_t>(T * cols));
   out->scale.resize(static_cast<size_t>(T * (cols / 32)));
-  out->sum.resize(out->scale.size());
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t b = 0; b < cols / 32; ++b) {
-      const float* x = X + t * ldx + b * 32;
-      float amax = 0;
-      for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[i]));
-      const float d = amax / 127.0f;
-      const float inv = d > 0 ? 1.0f / d : 0.0f;
-      int8_t* q = out->q.data() + t * cols + b * 32;
-      int32_t sum = 0;
-      for (int i = 0; i < 32; ++i) {
-        // |x * inv| <= 127 up to rounding; the clamp keeps -128 out of range.
-        float v = std::min(127.0f, std::max(-127.0f, std::nearbyint(x[i] * inv)));
-        q[i] = static_cast<int8_t>(v);
-        sum += q[i];
-      }
-      out->scale[t * (cols / 32) + b] = d;
-      out->sum[t * (cols / 32) + b] = sum;
+      __m256i q;
+      out->scale[t * (cols / 32) + b] = QuantizeBlock32(X + t * ldx + b * 32, &q);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out->q.data() + t * cols + b * 32), q);
     }
   }
 }
@@ -97,6 +141,16 @@ void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ld
       } else {
         avx2::GemmRows(W, r0, r1, X, ldx, &qx, Y, ldy, T);
       }
+    });
+    return;
+  }
+  if (wide && W.dtype == DType::kQ8_0) {
+    thread_local PackedQ8Activations pq_storage;
+    PackedQ8Activations& pq = pq_storage;
+    PackQ8Activations(X, ldx, T, cols, pool, &pq);
+    const int64_t tile_rows = avx512::kQ8TileRows;
+    ForRanges(pool, (rows + tile_rows - 1) / tile_rows, 1, [&](int64_t p0, int64_t p1) {
+      avx512::GemmTilesQ8(W, p0 * tile_rows, std::min(rows, p1 * tile_rows), pq, Y, ldy);
     });
     return;
   }

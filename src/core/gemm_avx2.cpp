@@ -1,5 +1,6 @@
 // AVX2+FMA GEMM kernels: the shared row and tile kernels (gemm_rows.inc,
 // gemm_tiles.inc) plus the Q8_0 integer dot product without VNNI.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 

@@ -23,7 +23,6 @@ struct QuantizedActivations {
   int64_t num_tokens = 0, cols = 0;
   std::vector<int8_t> q;     // [num_tokens, cols]
   std::vector<float> scale;  // [num_tokens, cols / 32]
-  std::vector<int32_t> sum;  // [num_tokens, cols / 32]: sum of q in the block
   const int8_t* row(int64_t t) const { return q.data() + t * cols; }
   const float* row_scale(int64_t t) const { return scale.data() + t * (cols / 32); }
 };
@@ -37,6 +36,17 @@ struct PackedActivations {
   int64_t num_tokens = 0, cols = 0, tile_tokens = 0;
   std::vector<float> data;
   const float* tile(int64_t j) const { return data.data() + j * cols * tile_tokens; }
+};
+
+// Activations for the AVX-512 Q8_0 tile kernel: quantised as above, stored
+// as unsigned q + 128 (vpdpbusd multiplies unsigned by signed bytes) and
+// grouped [tile][block][4-byte group][tile_tokens][4], scales [tile][block][tile_tokens].
+struct PackedQ8Activations {
+  int64_t num_tokens = 0, num_blocks = 0, tile_tokens = 0;
+  std::vector<uint8_t> q;
+  std::vector<float> scale;
+  const uint8_t* tile(int64_t j) const { return q.data() + j * num_blocks * 32 * tile_tokens; }
+  const float* tile_scale(int64_t j) const { return scale.data() + j * num_blocks * tile_tokens; }
 };
 
 #define LINEAGE_DECLARE_GEMM_KERNELS(A)                                                        \
@@ -54,6 +64,11 @@ LINEAGE_DECLARE_GEMM_KERNELS()
 }
 namespace avx512 {
 LINEAGE_DECLARE_GEMM_KERNELS(LINEAGE_AVX512)
+// Q8_0 weights against PackedQ8Activations, integer dot products (VNNI).
+// Panels of kQ8TileRows rows; px.tile_tokens must be kQ8TileTokens.
+constexpr int64_t kQ8TileRows = 16, kQ8TileTokens = 12;
+LINEAGE_AVX512 void GemmTilesQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
+                                const PackedQ8Activations& px, float* Y, int64_t ldy);
 }
 #undef LINEAGE_DECLARE_GEMM_KERNELS
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/delta_rule_internal.h"
 #include "core/kernels_naive.h"
 #include "core/vector_ops.h"
 
@@ -24,13 +25,13 @@ void RmsNorm(const float* x, const float* w, float eps, int64_t rows, int64_t n,
 void DeltaRuleRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,
                         const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,
                         int64_t dv, float* S, float* o, int64_t ldo) {
-  naive::DeltaRuleRecurrent(q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo);
+  LINEAGE_DISPATCH(DeltaRuleRecurrent, q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo);
 }
 
 void DeltaRuleChunked(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,
                       const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,
                       int64_t dv, float* S, float* o, int64_t ldo, int64_t chunk) {
-  naive::DeltaRuleChunked(q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo, chunk);
+  LINEAGE_DISPATCH(DeltaRuleChunked, q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo, chunk);
 }
 
 float Dot(const float* a, const float* b, int64_t n) { return LINEAGE_DISPATCH(Dot, a, b, n); }

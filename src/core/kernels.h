@@ -18,16 +18,10 @@ namespace lineage::kernels {
 // Y[t, o] = sum_i W[o, i] * X[t, i]  for t < T, o < W.rows().
 // X: [T, ldx] with ldx >= W.cols(); Y: [T, ldy] with ldy >= W.rows().
 // Supported W dtypes: F32, F16, BF16, Q8_0 (cols a multiple of 32).
-// Accuracy, besides fp32 summation error (at most about cols * 2^-24 of
-// sum_i |W[o,i] X[t,i]|):
-//  - BF16 with T >= kGemmBf16ActivationMinTokens rounds X to bf16 (relative
-//    error 2^-9 per element) to use the bf16 dot-product instructions;
-//  - Q8_0 with T >= kGemmQ8ActivationMinTokens quantises X to int8 per block
-//    of 32 with scale d = max|X_block| / 127 (error <= d/2 per element), as
-//    GGML does, to use integer dot products.
-// Smaller T keeps X in fp32. The test oracle is naive::Gemm.
-inline constexpr int64_t kGemmBf16ActivationMinTokens = 16;
-inline constexpr int64_t kGemmQ8ActivationMinTokens = 1;
+// Accuracy: fp32 summation error (at most about cols * 2^-24 of
+// sum_i |W[o,i] X[t,i]|), and for Q8_0 only, X is quantised to int8 per
+// block of 32 with scale d = max|X_block| / 127 (error <= d/2 per element),
+// as GGML does, to use integer dot products. The test oracle is naive::Gemm.
 void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ldy, int64_t T,
           ThreadPool* pool);
 

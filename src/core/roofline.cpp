@@ -11,6 +11,7 @@
 
 #include "core/isa.h"
 #include "core/kernels.h"
+#include "core/simd_avx512.h"  // also silences GCC 12 intrinsic-header warnings
 #include "core/tensor_view.h"
 
 namespace lineage {
@@ -32,14 +33,20 @@ AlignedBuffer AllocAligned(size_t bytes) {
 }
 
 constexpr int kFmaChains = 12;  // > FMA latency x ports, so the loop is throughput-bound
-constexpr int64_t kFmaIterations = 20'000'000;
+// Short bursts, best of many: on a shared machine a long loop measures the
+// scheduler's share, a short one can land in an undisturbed time slice.
+constexpr int64_t kFmaIterations = 200'000;
+constexpr int kFmaBursts = 200;
+constexpr int kCopyRepetitions = 15;
 
 float FmaLoopAvx2(int64_t iterations) {
   __m256 acc[kFmaChains];
   for (int c = 0; c < kFmaChains; ++c) acc[c] = _mm256_set1_ps(static_cast<float>(c));
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  for (int64_t i = 0; i < iterations; ++i)
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 16  // keeps acc[] in registers
     for (int c = 0; c < kFmaChains; ++c) acc[c] = _mm256_fmadd_ps(acc[c], a, b);
+  }
   __m256 s = acc[0];
   for (int c = 1; c < kFmaChains; ++c) s = _mm256_add_ps(s, acc[c]);
   return _mm256_cvtss_f32(s);
@@ -49,8 +56,10 @@ LINEAGE_AVX512 float FmaLoopAvx512(int64_t iterations) {
   __m512 acc[kFmaChains];
   for (int c = 0; c < kFmaChains; ++c) acc[c] = _mm512_set1_ps(static_cast<float>(c));
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (int64_t i = 0; i < iterations; ++i)
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 16  // keeps acc[] in registers
     for (int c = 0; c < kFmaChains; ++c) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
+  }
   __m512 s = acc[0];
   for (int c = 1; c < kFmaChains; ++c) s = _mm512_add_ps(s, acc[c]);
   return _mm_cvtss_f32(_mm512_castps512_ps128(s));
@@ -70,7 +79,7 @@ double MeasureCopyBandwidth(ThreadPool& pool) {
     std::memset(dst + lo, 0, static_cast<size_t>(hi - lo));
   });
   double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
+  for (int rep = 0; rep < kCopyRepetitions; ++rep) {
     auto t0 = Clock::now();
     pool.parallel_for(n, [&](int64_t lo, int64_t hi, int) {
       std::memcpy(dst + lo, src + lo, static_cast<size_t>(hi - lo));
@@ -101,7 +110,7 @@ double MeasureFmaPeakFlops(ThreadPool& pool) {
   const int lanes = wide ? 16 : 8;
   std::vector<float> sink(static_cast<size_t>(pool.size()));
   double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
+  for (int rep = 0; rep < kFmaBursts; ++rep) {
     auto t0 = Clock::now();
     pool.parallel_for(pool.size(), [&](int64_t lo, int64_t hi, int) {
       for (int64_t i = lo; i < hi; ++i)

@@ -45,6 +45,12 @@ LINEAGE_SIMD256_FN float HMax(VecF v) {
   return _mm_cvtss_f32(q);
 }
 
+using VecI = __m256i;
+LINEAGE_SIMD256_FN VecI StrideIndex(int64_t stride) {
+  return _mm256_mullo_epi32(_mm256_set1_epi32(static_cast<int>(stride)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+LINEAGE_SIMD256_FN VecF Gather(const float* p, VecI idx) { return _mm256_i32gather_ps(p, idx, 4); }
+
 LINEAGE_SIMD256_FN VecF LoadBf16(const uint16_t* p) {
   __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));

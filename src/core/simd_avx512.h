@@ -58,6 +58,14 @@ LINEAGE_SIMD512_FN float HMax(VecF v) {
   return _mm_cvtss_f32(q);
 }
 
+// p[idx[l]] for each lane l: the 16 elements of a column of a row-major block.
+using VecI = __m512i;
+LINEAGE_SIMD512_FN VecI StrideIndex(int64_t stride) {
+  return _mm512_mullo_epi32(_mm512_set1_epi32(static_cast<int>(stride)),
+                            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+LINEAGE_SIMD512_FN VecF Gather(const float* p, VecI idx) { return _mm512_i32gather_ps(idx, p, 4); }
+
 // 16 stored bf16 / fp16 values widened exactly to fp32.
 LINEAGE_SIMD512_FN VecF LoadBf16(const uint16_t* p) {
   __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));

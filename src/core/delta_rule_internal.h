@@ -1,0 +1,27 @@
+// Per-ISA entry points of the gated delta rule; kernels.cpp dispatches to
+// them. Same contracts as DeltaRuleRecurrent / DeltaRuleChunked in kernels.h.
+#pragma once
+
+#include <cstdint>
+
+#include "core/isa.h"
+
+namespace lineage::kernels {
+
+#define LINEAGE_DECLARE_DELTA_RULE(A)                                                              \
+  A void DeltaRuleRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv, \
+                            const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,   \
+                            int64_t dv, float* S, float* o, int64_t ldo);                             \
+  A void DeltaRuleChunked(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,   \
+                          const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,     \
+                          int64_t dv, float* S, float* o, int64_t ldo, int64_t chunk);
+
+namespace avx2 {
+LINEAGE_DECLARE_DELTA_RULE()
+}
+namespace avx512 {
+LINEAGE_DECLARE_DELTA_RULE(LINEAGE_AVX512)
+}
+#undef LINEAGE_DECLARE_DELTA_RULE
+
+}  // namespace lineage::kernels
