@@ -35,7 +35,7 @@ struct EngineOptions {
   // GDN runs of at least this many tokens use the chunked (WY) delta rule,
   // shorter ones the token-by-token recurrence; both give the same result up
   // to rounding. Set from measurement of the two kernels (docs/engine.md).
-  int64_t delta_chunked_min_tokens = 64;
+  int64_t delta_chunked_min_tokens = 8;
 };
 
 struct PrefillOptions {

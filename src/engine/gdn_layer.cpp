@@ -22,16 +22,23 @@ float Softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 // first), then slides the window to the segment's last K-1 raw rows.
 void CausalConv(const float* weight, int64_t K, int64_t conv_dim, int64_t c0, int64_t c1, float* window,
                 const float* in, int64_t ld, int64_t T, float* y) {
-  const int64_t keep = K - 1;
+  const int64_t keep = K - 1, n = c1 - c0;
+  // Tap-major copy of this block's weights, so the channel loop is contiguous.
+  thread_local std::vector<float> taps;
+  taps.resize(static_cast<size_t>(K * n));
+  for (int64_t c = 0; c < n; ++c) {
+    for (int64_t j = 0; j < K; ++j) taps[j * n + c] = weight[(c0 + c) * K + j];
+  }
   for (int64_t t = 0; t < T; ++t) {
-    float* yrow = y + t * ld;
-    for (int64_t c = c0; c < c1; ++c) yrow[c] = 0.0f;
+    float* yrow = y + t * ld + c0;
+    for (int64_t c = 0; c < n; ++c) yrow[c] = 0.0f;
     for (int64_t j = 0; j < K; ++j) {
       const int64_t u = t - keep + j;  // input row; negative rows come from the window
-      const float* xrow = u < 0 ? window + (keep + u) * conv_dim : in + u * ld;
-      for (int64_t c = c0; c < c1; ++c) yrow[c] += weight[c * K + j] * xrow[c];
+      const float* xrow = (u < 0 ? window + (keep + u) * conv_dim : in + u * ld) + c0;
+      const float* w = taps.data() + j * n;
+      for (int64_t c = 0; c < n; ++c) yrow[c] += w[c] * xrow[c];
     }
-    kernels::Silu(yrow + c0, yrow + c0, c1 - c0);
+    kernels::Silu(yrow, yrow, n);
   }
   // New window = last K-1 rows of [window ; in].
   for (int64_t i = 0; i < keep; ++i) {
