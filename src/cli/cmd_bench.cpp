@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/model_options.h"
 #include "engine/bench_workload.h"
 #include "engine/model_source.h"
 
@@ -39,11 +40,7 @@ Status Run(const BenchArgs& a) {
 
 Register reg{{"bench", "Measure prefill and decode speed against the machine's rooflines", [](CLI::App& sub) {
                 auto a = std::make_shared<BenchArgs>();
-                sub.add_option("--model", a->source.path, "model file (.gguf) or Hugging Face directory");
-                sub.add_option("--shape", a->source.shape, "instead of --model: a random-weight model built in memory");
-                sub.add_option("--arch", a->source.arch, "with --shape: qwen3_5 or qwen3")->capture_default_str();
-                sub.add_option("--dtype", a->source.dtype, "with --shape: f32, f16, bf16 or q8_0")->capture_default_str();
-                sub.add_option("--vocab", a->source.vocab, "with --shape: vocabulary size override");
+                AddModelOptions(sub, a->source);
                 sub.add_option("--prompt", a->options.prompt_tokens, "prompt tokens")->capture_default_str();
                 sub.add_option("--gen", a->options.gen_tokens, "decoded tokens")->capture_default_str();
                 sub.add_option("--threads", a->threads, "threads")->capture_default_str();
@@ -52,12 +49,7 @@ Register reg{{"bench", "Measure prefill and decode speed against the machine's r
                     ->capture_default_str();
                 sub.add_flag("--json", a->json, "print JSON instead of a table");
                 return std::function<int()>([a] {
-                  Status st = Run(*a);
-                  if (!st.ok()) {
-                    std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
-                    return 1;
-                  }
-                  return 0;
+                  return ExitCode(Run(*a));
                 });
               }}};
 

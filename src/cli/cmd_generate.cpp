@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/model_options.h"
 #include "engine/engine.h"
 #include "engine/model_source.h"
 #include "engine/sampler.h"
@@ -142,14 +143,6 @@ Status Run(const GenerateArgs& a) {
   return Status::Ok();
 }
 
-void AddModelOptions(CLI::App& sub, engine::ModelSource& s) {
-  sub.add_option("--model", s.path, "model file (.gguf) or Hugging Face directory");
-  sub.add_option("--shape", s.shape, "instead of --model: a random-weight model of this shape, built in memory");
-  sub.add_option("--arch", s.arch, "with --shape: qwen3_5 or qwen3")->capture_default_str();
-  sub.add_option("--dtype", s.dtype, "with --shape: f32, f16, bf16 or q8_0")->capture_default_str();
-  sub.add_option("--vocab", s.vocab, "with --shape: vocabulary size override");
-}
-
 Register reg{{"generate", "Generate a continuation of a prompt", [](CLI::App& sub) {
                 auto a = std::make_shared<GenerateArgs>();
                 AddModelOptions(sub, a->source);
@@ -169,12 +162,7 @@ Register reg{{"generate", "Generate a continuation of a prompt", [](CLI::App& su
                     std::fprintf(stderr, "error: give --prompt or --prompt-ids\n");
                     return 2;
                   }
-                  Status st = Run(*a);
-                  if (!st.ok()) {
-                    std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
-                    return 1;
-                  }
-                  return 0;
+                  return ExitCode(Run(*a));
                 });
               }}};
 

@@ -23,39 +23,39 @@ void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, in
   }
   auto query = [&](int64_t t, int64_t g) { return q + t * ldq + (first_head + g) * hd; };
   auto score_row = [&](int64_t t, int64_t g) { return scores.data() + ((t - row_begin) * group + g) * max_keys; };
-  // The first row that sees key `key` (rows before it are causally masked).
-  auto first_row = [&](int64_t key) { return std::max(row_begin, key - run.start_pos); };
 
-  for (int64_t p = 0; p * page_tokens < max_keys; ++p) {
-    const float* keys = run.kv->page(p).k(run.layer, kv_head);
-    const int64_t n = std::min(page_tokens, max_keys - p * page_tokens);
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t key = p * page_tokens + j;
-      const float* krow = keys + j * hd;
-      for (int64_t t = first_row(key); t < row_end; ++t) {
-        for (int64_t g = 0; g < group; ++g) score_row(t, g)[key] = kernels::Dot(query(t, g), krow, hd) * run.scale;
+  // Calls fn(key, row, first_row) for every K (or V) row the block sees, in
+  // page order, where rows [first_row, row_end) are the queries that see it.
+  auto for_each_key = [&](bool values, auto&& fn) {
+    for (int64_t p = 0; p * page_tokens < max_keys; ++p) {
+      const cache::KvPage& page = run.kv->page(p);
+      const float* rows = values ? page.v(run.layer, kv_head) : page.k(run.layer, kv_head);
+      const int64_t n = std::min(page_tokens, max_keys - p * page_tokens);
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t key = p * page_tokens + j;
+        fn(key, rows + j * hd, std::max(row_begin, key - run.start_pos));
       }
     }
-  }
+  };
+
+  for_each_key(false, [&](int64_t key, const float* krow, int64_t t0) {
+    for (int64_t t = t0; t < row_end; ++t) {
+      for (int64_t g = 0; g < group; ++g) score_row(t, g)[key] = kernels::Dot(query(t, g), krow, hd) * run.scale;
+    }
+  });
   for (int64_t t = row_begin; t < row_end; ++t) {
     for (int64_t g = 0; g < group; ++g) {
       kernels::Softmax(score_row(t, g), run.start_pos + t + 1);
       std::memset(out + t * ldo + (first_head + g) * hd, 0, static_cast<size_t>(hd) * 4);
     }
   }
-  for (int64_t p = 0; p * page_tokens < max_keys; ++p) {
-    const float* values = run.kv->page(p).v(run.layer, kv_head);
-    const int64_t n = std::min(page_tokens, max_keys - p * page_tokens);
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t key = p * page_tokens + j;
-      const float* vrow = values + j * hd;
-      for (int64_t t = first_row(key); t < row_end; ++t) {
-        for (int64_t g = 0; g < group; ++g) {
-          kernels::Axpy(score_row(t, g)[key], vrow, out + t * ldo + (first_head + g) * hd, hd);
-        }
+  for_each_key(true, [&](int64_t key, const float* vrow, int64_t t0) {
+    for (int64_t t = t0; t < row_end; ++t) {
+      for (int64_t g = 0; g < group; ++g) {
+        kernels::Axpy(score_row(t, g)[key], vrow, out + t * ldo + (first_head + g) * hd, hd);
       }
     }
-  }
+  });
 }
 
 }  // namespace lineage::engine

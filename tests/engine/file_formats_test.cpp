@@ -12,7 +12,6 @@
 #include "engine/sampler.h"
 #include "engine_test_util.h"
 #include "model/load_model.h"
-#include "model/reference_forward.h"
 #include "model/test_util.h"
 
 namespace lineage::engine {
@@ -21,7 +20,7 @@ namespace {
 using model::testing_util::Write;
 using testing::MakeEngine;
 using testing::MaxRelError;
-using testing::Tokens;
+using testing::WorstErrorAgainstReference;
 
 struct FileCase {
   model::Arch arch;
@@ -40,22 +39,7 @@ TEST_P(FileFormats, LoadedModelMatchesReference) {
   auto m = model::LoadModel(path);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
 
-  const std::vector<int32_t> tokens = Tokens(40, spec->config.vocab, 3);
-  auto ref = model::ReferenceForward(**m, tokens);
-  ASSERT_TRUE(ref.ok());
-  auto engine = MakeEngine(*m);
-  Sequence seq = engine->NewSequence();
-  PrefillResult r;
-  ASSERT_TRUE(engine->Prefill(seq, std::span(tokens).first(30), {}, &r).ok());
-  double worst = MaxRelError(r.logits, (*ref)[29]);
-  std::vector<float> logits;
-  for (size_t t = 30; t < tokens.size(); ++t) {
-    Sequence* one[] = {&seq};
-    ASSERT_TRUE(engine->Decode(one, std::span(tokens).subspan(t, 1), &logits).ok());
-    worst = std::max(worst, MaxRelError(logits, (*ref)[t]));
-  }
-  std::printf("  %s: max relative logit error %.3g\n", name.c_str(), worst);
-  EXPECT_LT(worst, 1e-4);
+  EXPECT_LT(WorstErrorAgainstReference(*m, 40, 30), 1e-4) << name;
 }
 
 INSTANTIATE_TEST_SUITE_P(
