@@ -6,6 +6,8 @@
 //   K, V rows  -> the sequence's pages at their positions
 //   a          = causal GQA softmax attention over the pages
 //   out        = o_proj( a * sigmoid(gate) )   (gate only for qwen3_5)
+#include <immintrin.h>
+
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -108,7 +110,9 @@ void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, con
 
   if (gated) {
     kernels::Sigmoid(gate, gate, R * q_dim);
-    for (int64_t i = 0; i < R * q_dim; ++i) att[i] *= gate[i];
+    for (int64_t i = 0; i < R * q_dim; i += 8) {  // q_dim is a multiple of 8 (head_dim 64/128/256)
+      _mm256_storeu_ps(att + i, _mm256_mul_ps(_mm256_loadu_ps(att + i), _mm256_loadu_ps(gate + i)));
+    }
   }
   kernels::Gemm(w.o_proj, att, q_dim, out, H, R, ctx.pool);
 }

@@ -36,6 +36,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Mode
   if (c.num_linear_layers() > 0 && (c.lin_num_k_heads <= 0 || c.lin_num_v_heads % c.lin_num_k_heads != 0)) {
     return Unsupported("GDN value heads must be a multiple of key heads");
   }
+  if (c.head_dim <= 0 || c.head_dim % 8 != 0) return Unsupported("attention head_dim must be a multiple of 8");
   if (c.rope_dims <= 0 || c.rope_dims % 2 != 0 || c.rope_dims > c.head_dim) {
     return Unsupported("rotary dims must be even and at most head_dim");
   }
