@@ -60,6 +60,10 @@ class KvPage {
   std::shared_ptr<KvPage> CopyRows(int64_t num_rows) const;
 
   PageId id() const { return id_; }
+  // The whole page, layout_.page_floats() values in the order above: what a
+  // disk tier writes and reads back into a fresh page (before sharing it).
+  const float* data() const { return data_; }
+  float* mutable_data() { return data_; }
   // K rows of (layer, kv_head): [page_tokens, head_dim]. V likewise.
   float* k(int64_t layer, int64_t head) { return data_ + Offset(layer, 0, head); }
   float* v(int64_t layer, int64_t head) { return data_ + Offset(layer, 1, head); }

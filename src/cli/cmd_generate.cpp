@@ -1,21 +1,27 @@
 // `lineage generate`: prefill a prompt, then sample a continuation, printing
-// it the way llama-completion does (text as it comes, timings on stderr),
-// plus the continuation's token ids on a final `ids:` line.
+// it the way llama-completion does (the prompt text, then the continuation as
+// it comes, timings on stderr), plus the continuation's token ids on a final
+// `ids:` line. Stops at an end-of-generation token unless --ignore-eos.
 // --logits-out writes the last prompt position's logits as raw little-endian
 // float32 [vocab], for comparison with other implementations.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/model_options.h"
 #include "engine/engine.h"
 #include "engine/model_source.h"
 #include "engine/sampler.h"
+#include "text/stream_decoder.h"
+#include "text/tokenizer.h"
 
 namespace lineage::cli {
 namespace {
@@ -65,11 +71,26 @@ double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::ti
 }
 
 Status Run(const GenerateArgs& a) {
+  // The tokenizer is optional with --prompt-ids (an in-memory model has none):
+  // without it only ids are printed.
+  std::optional<text::Tokenizer> tokenizer;
+  if (!a.source.path.empty()) {
+    auto t = text::LoadTokenizer(a.source.path);
+    if (t.ok()) {
+      tokenizer = std::move(*t);
+    } else if (!a.prompt.empty()) {
+      return t.status().With("--prompt needs the model's tokenizer");
+    }
+  } else if (!a.prompt.empty()) {
+    return InvalidArgument("--prompt needs a model file with a tokenizer (--model); use --prompt-ids");
+  }
   std::vector<int32_t> prompt;
   if (!a.prompt.empty()) {
-    return Unsupported("--prompt needs the tokenizer, which is not available in this build; use --prompt-ids");
+    prompt = tokenizer->Encode(a.prompt, {.parse_special = true, .add_special = true});
+    if (prompt.empty()) return InvalidArgument("--prompt encodes to no tokens");
+  } else {
+    LINEAGE_ASSIGN_OR_RETURN(prompt, ParseIds(a.prompt_ids));
   }
-  LINEAGE_ASSIGN_OR_RETURN(prompt, ParseIds(a.prompt_ids));
   LINEAGE_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> m, engine::OpenModel(a.source));
   engine::EngineOptions options;
   options.num_threads = a.threads;
@@ -83,6 +104,11 @@ Status Run(const GenerateArgs& a) {
   const auto t1 = Clock::now();
   if (!a.logits_out.empty()) LINEAGE_RETURN_IF_ERROR(WriteLogits(a.logits_out, pre.logits));
 
+  std::optional<text::StreamDecoder> text_out;
+  if (tokenizer) {
+    std::printf("%s", tokenizer->Decode(prompt).c_str());
+    text_out.emplace(*tokenizer);
+  }
   engine::Sampler sampler({a.temp, a.top_k, a.top_p, a.seed});
   const std::vector<int64_t>& eos = m->config.eos_token_ids;
   std::vector<int32_t> out;
@@ -90,13 +116,20 @@ Status Run(const GenerateArgs& a) {
   for (int64_t i = 0; i < a.n; ++i) {
     const int32_t tok = sampler.Next(logits);
     out.push_back(tok);
-    if (!a.ignore_eos && std::find(eos.begin(), eos.end(), tok) != eos.end()) break;
+    if (text_out) {
+      std::printf("%s", text_out->Push(tok).c_str());
+      std::fflush(stdout);
+    }
+    const bool end_of_generation = std::find(eos.begin(), eos.end(), tok) != eos.end() ||
+                                   (tokenizer && tokenizer->IsEndOfGeneration(tok));
+    if (!a.ignore_eos && end_of_generation) break;
     if (i + 1 == a.n) break;
     engine::Sequence* one[] = {&seq};
     LINEAGE_RETURN_IF_ERROR(eng->Decode(one, std::span(&out.back(), 1), &logits));
   }
   const auto t2 = Clock::now();
 
+  if (text_out) std::printf("%s\n", text_out->Flush().c_str());
   std::printf("ids:");
   for (int32_t t : out) std::printf(" %d", t);
   std::printf("\n");
@@ -108,14 +141,6 @@ Status Run(const GenerateArgs& a) {
   std::fprintf(stderr, "       eval time = %10.2f ms / %5.0f runs   (%8.2f ms per token, %8.2f tokens per second)\n",
                gen_ms, gen_evals, gen_evals > 0 ? gen_ms / gen_evals : 0.0, gen_evals > 0 ? 1e3 * gen_evals / gen_ms : 0.0);
   return Status::Ok();
-}
-
-void AddModelOptions(CLI::App& sub, engine::ModelSource& s) {
-  sub.add_option("--model", s.path, "model file (.gguf) or Hugging Face directory");
-  sub.add_option("--shape", s.shape, "instead of --model: a random-weight model of this shape, built in memory");
-  sub.add_option("--arch", s.arch, "with --shape: qwen3_5 or qwen3")->capture_default_str();
-  sub.add_option("--dtype", s.dtype, "with --shape: f32, f16, bf16 or q8_0")->capture_default_str();
-  sub.add_option("--vocab", s.vocab, "with --shape: vocabulary size override");
 }
 
 Register reg{{"generate", "Generate a continuation of a prompt", [](CLI::App& sub) {
@@ -137,12 +162,7 @@ Register reg{{"generate", "Generate a continuation of a prompt", [](CLI::App& su
                     std::fprintf(stderr, "error: give --prompt or --prompt-ids\n");
                     return 2;
                   }
-                  Status st = Run(*a);
-                  if (!st.ok()) {
-                    std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
-                    return 1;
-                  }
-                  return 0;
+                  return ExitCode(Run(*a));
                 });
               }}};
 

@@ -6,6 +6,8 @@
 //   K, V rows  -> the sequence's pages at their positions
 //   a          = causal GQA softmax attention over the pages
 //   out        = o_proj( a * sigmoid(gate) )   (gate only for qwen3_5)
+#include <immintrin.h>
+
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -18,8 +20,8 @@
 namespace lineage::engine {
 namespace {
 
-// Query rows per attention task: small enough to spread a prefill chunk's
-// heads over the threads, large enough to amortise the task.
+// Query rows per attention task: enough rows share each key row read, and a
+// prefill chunk still splits into many tasks for the threads.
 constexpr int64_t kRowsPerTask = 32;
 
 void WriteKv(const float* k, const float* v, int64_t attn_index, const Segment& s, int64_t num_kv_heads,
@@ -78,15 +80,21 @@ void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, con
     WriteKv(k, v, attn_index, s, nkv, hd);
   }
 
-  // Tasks: (segment, head, block of kRowsPerTask query rows).
+  // Tasks: (segment, kv head, block of kRowsPerTask query rows). The pool
+  // hands each thread a contiguous range of tasks, and a causal block costs
+  // in proportion to its last row, so blocks are dealt cheap and dear
+  // alternately to even the ranges out.
   struct Task {
-    int64_t seg, head, row0, row1;
+    int64_t seg, kv_head, row0, row1;
   };
   std::vector<Task> tasks;
   for (int64_t si = 0; si < static_cast<int64_t>(segs.size()); ++si) {
-    for (int64_t h = 0; h < nh; ++h) {
-      for (int64_t r0 = 0; r0 < segs[si].num_tokens; r0 += kRowsPerTask) {
-        tasks.push_back({si, h, r0, std::min(segs[si].num_tokens, r0 + kRowsPerTask)});
+    const int64_t T = segs[si].num_tokens;
+    const int64_t blocks = (T + kRowsPerTask - 1) / kRowsPerTask;
+    for (int64_t i = 0; i < blocks; ++i) {
+      const int64_t b = i % 2 == 0 ? i / 2 : blocks - 1 - i / 2;
+      for (int64_t h = 0; h < nkv; ++h) {
+        tasks.push_back({si, h, b * kRowsPerTask, std::min(T, (b + 1) * kRowsPerTask)});
       }
     }
   }
@@ -96,13 +104,15 @@ void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, con
       const Task& t = tasks[i];
       const Segment& s = segs[t.seg];
       const AttentionRun run{&s.seq->kv(), attn_index, s.start_pos(), nh, scale};
-      AttendRows(run, t.head, t.row0, t.row1, q + s.row_begin * q_dim, q_dim, att + s.row_begin * q_dim, q_dim);
+      AttendGroup(run, t.kv_head, t.row0, t.row1, q + s.row_begin * q_dim, q_dim, att + s.row_begin * q_dim, q_dim);
     }
   });
 
   if (gated) {
     kernels::Sigmoid(gate, gate, R * q_dim);
-    for (int64_t i = 0; i < R * q_dim; ++i) att[i] *= gate[i];
+    for (int64_t i = 0; i < R * q_dim; i += 8) {  // q_dim is a multiple of 8 (head_dim 64/128/256)
+      _mm256_storeu_ps(att + i, _mm256_mul_ps(_mm256_loadu_ps(att + i), _mm256_loadu_ps(gate + i)));
+    }
   }
   kernels::Gemm(w.o_proj, att, q_dim, out, H, R, ctx.pool);
 }

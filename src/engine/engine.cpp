@@ -5,7 +5,29 @@
 
 #include "engine/forward.h"
 
+#include <xmmintrin.h>
+
 namespace lineage::engine {
+namespace {
+
+// Flush-to-zero and denormals-are-zero for the calling thread. Decays of the
+// delta rule (exp of sums of log-decays over a chunk) reach the denormal
+// range on strongly decaying heads, where every multiply is ~100x slower;
+// values below 1e-38 are zero for every purpose here.
+constexpr unsigned kFtzDaz = 0x8040;  // MXCSR bits 15 (FTZ) and 6 (DAZ)
+
+class ScopedFlushDenormals {
+ public:
+  ScopedFlushDenormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | kFtzDaz); }
+  ~ScopedFlushDenormals() { _mm_setcsr(saved_); }
+  ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
+  ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;
+
+ private:
+  unsigned saved_;
+};
+
+}  // namespace
 
 Engine::Engine(std::shared_ptr<const model::Model> model, const EngineOptions& options)
     : model_(std::move(model)), options_(options) {
@@ -16,6 +38,9 @@ Engine::Engine(std::shared_ptr<const model::Model> model, const EngineOptions& o
   kv_layout_.page_tokens = options.page_tokens;
   rec_layout_ = RecurrentLayout::For(c);
   pool_ = std::make_unique<ThreadPool>(std::max(1, options.num_threads));
+  // The workers run only this engine's kernels: flush denormals there for
+  // good (one part per thread); the calling thread does it per step.
+  pool_->parallel_for(pool_->size(), [](int64_t, int64_t, int) { _mm_setcsr(_mm_getcsr() | kFtzDaz); });
 }
 
 Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Model> model,
@@ -36,6 +61,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Mode
   if (c.num_linear_layers() > 0 && (c.lin_num_k_heads <= 0 || c.lin_num_v_heads % c.lin_num_k_heads != 0)) {
     return Unsupported("GDN value heads must be a multiple of key heads");
   }
+  if (c.head_dim <= 0 || c.head_dim % 8 != 0) return Unsupported("attention head_dim must be a multiple of 8");
   if (c.rope_dims <= 0 || c.rope_dims % 2 != 0 || c.rope_dims > c.head_dim) {
     return Unsupported("rotary dims must be even and at most head_dim");
   }
@@ -71,9 +97,10 @@ Status Engine::CheckTokens(const Sequence& seq, std::span<const int32_t> tokens)
 }
 
 void Engine::Step(const Batch& batch, float* logits) {
+  const ScopedFlushDenormals flush;
   ws_.Ensure(config(), batch.num_rows);
   for (const Segment& s : batch.segments) s.seq->kv().Reserve(s.num_tokens);
-  const StepContext ctx{config(), batch, ws_, pool_.get()};
+  const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens};
   if (config().arch == model::Arch::kQwen3_5) {
     ForwardQwen35(*model_, ctx, logits);
   } else {

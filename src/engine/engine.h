@@ -32,6 +32,10 @@ struct EngineOptions {
   int num_threads = 2;
   int64_t prefill_chunk_tokens = 512;  // rows per prefill step (activation memory ~ rows x 30 KiB at 0.8B)
   int64_t page_tokens = 64;
+  // GDN runs of at least this many tokens use the chunked (WY) delta rule,
+  // shorter ones the token-by-token recurrence; both give the same result up
+  // to rounding. Set from measurement of the two kernels (docs/engine.md).
+  int64_t delta_chunked_min_tokens = 8;
 };
 
 struct PrefillOptions {

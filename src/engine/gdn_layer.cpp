@@ -5,6 +5,8 @@
 //   beta  = sigmoid(in_proj_b xn);  g = ssm_a * softplus(in_proj_a xn + dt_bias)
 //   o     = delta rule per value head, from and into the sequence's state
 //   out   = out_proj( rmsnorm_dv(o) * norm_w * silu(in_proj_z xn) )
+#include <immintrin.h>
+
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -15,27 +17,39 @@
 namespace lineage::engine {
 namespace {
 
-// Runs shorter than this use the recurrence directly; the chunked form pays
-// off once a run fills a good part of a chunk.
-constexpr int64_t kChunkedMinTokens = 16;
-
 float Softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+
+// y[c] += w[c] * x[c]. Written with AVX2 (the build's baseline) because -O2
+// leaves loops of unknown length scalar.
+void MulAdd(const float* w, const float* x, float* y, int64_t n) {
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    _mm256_storeu_ps(y + c, _mm256_fmadd_ps(_mm256_loadu_ps(w + c), _mm256_loadu_ps(x + c), _mm256_loadu_ps(y + c)));
+  }
+  for (; c < n; ++c) y[c] += w[c] * x[c];
+}
 
 // Causal depthwise conv + SiLU over channels [c0, c1) of one segment's T raw
 // rows `in` (stride ld), continuing from `window` [K-1, conv_dim] (oldest
 // first), then slides the window to the segment's last K-1 raw rows.
 void CausalConv(const float* weight, int64_t K, int64_t conv_dim, int64_t c0, int64_t c1, float* window,
                 const float* in, int64_t ld, int64_t T, float* y) {
-  const int64_t keep = K - 1;
+  const int64_t keep = K - 1, n = c1 - c0;
+  // Tap-major copy of this block's weights, so the channel loop is contiguous.
+  thread_local std::vector<float> taps;
+  taps.resize(static_cast<size_t>(K * n));
+  for (int64_t c = 0; c < n; ++c) {
+    for (int64_t j = 0; j < K; ++j) taps[j * n + c] = weight[(c0 + c) * K + j];
+  }
   for (int64_t t = 0; t < T; ++t) {
-    float* yrow = y + t * ld;
-    for (int64_t c = c0; c < c1; ++c) yrow[c] = 0.0f;
+    float* yrow = y + t * ld + c0;
+    for (int64_t c = 0; c < n; ++c) yrow[c] = 0.0f;
     for (int64_t j = 0; j < K; ++j) {
       const int64_t u = t - keep + j;  // input row; negative rows come from the window
-      const float* xrow = u < 0 ? window + (keep + u) * conv_dim : in + u * ld;
-      for (int64_t c = c0; c < c1; ++c) yrow[c] += weight[c * K + j] * xrow[c];
+      const float* xrow = (u < 0 ? window + (keep + u) * conv_dim : in + u * ld) + c0;
+      MulAdd(taps.data() + j * n, xrow, yrow, n);
     }
-    kernels::Silu(yrow + c0, yrow + c0, c1 - c0);
+    kernels::Silu(yrow, yrow, n);
   }
   // New window = last K-1 rows of [window ; in].
   for (int64_t i = 0; i < keep; ++i) {
@@ -110,7 +124,7 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
       float* o = core + s.row_begin * value_dim + h * dv;
       const float* gh = g + s.row_begin * Hv + h;
       const float* bh = beta + s.row_begin * Hv + h;
-      if (s.num_tokens >= kChunkedMinTokens) {
+      if (s.num_tokens >= ctx.delta_chunked_min_tokens) {
         kernels::DeltaRuleChunked(q, k, conv_dim, v, conv_dim, gh, bh, Hv, s.num_tokens, dk, dv, S, o, value_dim);
       } else {
         kernels::DeltaRuleRecurrent(q, k, conv_dim, v, conv_dim, gh, bh, Hv, s.num_tokens, dk, dv, S, o, value_dim);

@@ -20,6 +20,9 @@ struct StepContext {
   const Batch& batch;
   Workspace& ws;
   ThreadPool* pool;
+  // GDN runs of at least this many tokens use the chunked delta rule, shorter
+  // ones the recurrence (EngineOptions::delta_chunked_min_tokens).
+  int64_t delta_chunked_min_tokens;
 };
 
 // x[r] = embed[token of row r].

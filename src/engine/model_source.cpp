@@ -2,15 +2,14 @@
 
 #include <cstdio>
 
+#include "model/load_model.h"
 #include "model/random_model.h"
 #include "model/shapes.h"
 
 namespace lineage::engine {
 
 Result<std::shared_ptr<const model::Model>> OpenModel(const ModelSource& source) {
-  if (!source.path.empty()) {
-    return Unsupported("loading model files is not available in this build: " + source.path);
-  }
+  if (!source.path.empty()) return model::LoadModel(source.path);
   if (source.shape.empty()) return InvalidArgument("give a model path or a shape");
   LINEAGE_ASSIGN_OR_RETURN(model::Arch arch, model::ParseArch(source.arch));
   LINEAGE_ASSIGN_OR_RETURN(model::ModelSpec spec, model::LookupShape(arch, source.shape, source.vocab));

@@ -8,33 +8,54 @@
 
 namespace lineage::engine {
 
-void AttendRows(const AttentionRun& run, int64_t head, int64_t row_begin, int64_t row_end, const float* q,
-                int64_t ldq, float* out, int64_t ldo) {
+void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
+                 int64_t ldq, float* out, int64_t ldo) {
   const cache::KvLayout& layout = run.kv->layout();
-  const int64_t hd = layout.head_dim;
-  const int64_t page_tokens = layout.page_tokens;
-  const int64_t kv_head = head / (run.num_heads / layout.num_kv_heads);
+  const int64_t hd = layout.head_dim, page_tokens = layout.page_tokens;
+  const int64_t group = run.num_heads / layout.num_kv_heads;
+  const int64_t first_head = kv_head * group;
+  const int64_t num_queries = (row_end - row_begin) * group;
+  const int64_t max_keys = run.start_pos + row_end;  // keys the last row sees
+  // scores[(t - row_begin) * group + g][key], row stride max_keys.
   thread_local std::vector<float> scores;
-  for (int64_t t = row_begin; t < row_end; ++t) {
-    const int64_t num_keys = run.start_pos + t + 1;
-    if (static_cast<int64_t>(scores.size()) < num_keys) scores.resize(static_cast<size_t>(num_keys));
-    const float* qrow = q + t * ldq + head * hd;
-    float* orow = out + t * ldo + head * hd;
-    for (int64_t p = 0; p * page_tokens < num_keys; ++p) {
-      const float* keys = run.kv->page(p).k(run.layer, kv_head);
-      const int64_t n = std::min(page_tokens, num_keys - p * page_tokens);
-      float* s = scores.data() + p * page_tokens;
-      for (int64_t j = 0; j < n; ++j) s[j] = kernels::Dot(qrow, keys + j * hd, hd) * run.scale;
+  if (static_cast<int64_t>(scores.size()) < num_queries * max_keys) {
+    scores.resize(static_cast<size_t>(num_queries * max_keys));
+  }
+  auto query = [&](int64_t t, int64_t g) { return q + t * ldq + (first_head + g) * hd; };
+  auto score_row = [&](int64_t t, int64_t g) { return scores.data() + ((t - row_begin) * group + g) * max_keys; };
+
+  // Calls fn(key, row, first_row) for every K (or V) row the block sees, in
+  // page order, where rows [first_row, row_end) are the queries that see it.
+  auto for_each_key = [&](bool values, auto&& fn) {
+    for (int64_t p = 0; p * page_tokens < max_keys; ++p) {
+      const cache::KvPage& page = run.kv->page(p);
+      const float* rows = values ? page.v(run.layer, kv_head) : page.k(run.layer, kv_head);
+      const int64_t n = std::min(page_tokens, max_keys - p * page_tokens);
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t key = p * page_tokens + j;
+        fn(key, rows + j * hd, std::max(row_begin, key - run.start_pos));
+      }
     }
-    kernels::Softmax(scores.data(), num_keys);
-    std::memset(orow, 0, static_cast<size_t>(hd) * 4);
-    for (int64_t p = 0; p * page_tokens < num_keys; ++p) {
-      const float* values = run.kv->page(p).v(run.layer, kv_head);
-      const int64_t n = std::min(page_tokens, num_keys - p * page_tokens);
-      const float* s = scores.data() + p * page_tokens;
-      for (int64_t j = 0; j < n; ++j) kernels::Axpy(s[j], values + j * hd, orow, hd);
+  };
+
+  for_each_key(false, [&](int64_t key, const float* krow, int64_t t0) {
+    for (int64_t t = t0; t < row_end; ++t) {
+      for (int64_t g = 0; g < group; ++g) score_row(t, g)[key] = kernels::Dot(query(t, g), krow, hd) * run.scale;
+    }
+  });
+  for (int64_t t = row_begin; t < row_end; ++t) {
+    for (int64_t g = 0; g < group; ++g) {
+      kernels::Softmax(score_row(t, g), run.start_pos + t + 1);
+      std::memset(out + t * ldo + (first_head + g) * hd, 0, static_cast<size_t>(hd) * 4);
     }
   }
+  for_each_key(true, [&](int64_t key, const float* vrow, int64_t t0) {
+    for (int64_t t = t0; t < row_end; ++t) {
+      for (int64_t g = 0; g < group; ++g) {
+        kernels::Axpy(score_row(t, g)[key], vrow, out + t * ldo + (first_head + g) * hd, hd);
+      }
+    }
+  });
 }
 
 }  // namespace lineage::engine

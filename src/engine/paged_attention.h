@@ -5,6 +5,10 @@
 // attends to keys [0, p0 + t] — the cached rows and the run's own rows up to
 // itself, which the caller has already written into the pages. Query head h
 // reads kv head h / (num_heads / num_kv_heads). Scores and softmax in fp32.
+//
+// One call serves every query head of one kv head for a block of rows, so
+// each key and value row is read from memory once for all of them (GQA
+// groups and neighbouring rows share it) rather than once per query.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +25,10 @@ struct AttentionRun {
   float scale = 1.0f;       // 1 / sqrt(head_dim)
 };
 
-// Query rows [row_begin, row_end) of the run, head `head`. q row t of head h
-// is q + t * ldq + h * head_dim; the output likewise in `out` with ldo.
-void AttendRows(const AttentionRun& run, int64_t head, int64_t row_begin, int64_t row_end, const float* q,
-                int64_t ldq, float* out, int64_t ldo);
+// Query rows [row_begin, row_end) of the run, every query head of `kv_head`.
+// q row t of head h is q + t * ldq + h * head_dim; the output likewise in
+// `out` with ldo.
+void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
+                 int64_t ldq, float* out, int64_t ldo);
 
 }  // namespace lineage::engine

@@ -50,6 +50,11 @@ class RecurrentState final : public cache::RecurrentBlob {
 
   bool SameLayout(const RecurrentLayout& other) const;
 
+  // Every value, layout().total_floats() of them, layer after layer: what a
+  // disk tier writes and reads back.
+  const float* data() const { return data_.data(); }
+  float* mutable_data() { return data_.data(); }
+
  private:
   RecurrentLayout layout_;
   std::vector<float> data_;

@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 #include <memory>
 #include <vector>
 
 #include "engine/engine.h"
 #include "model/random_model.h"
+#include "model/reference_forward.h"
 #include "model/shapes.h"
 
 namespace lineage::engine::testing {
@@ -24,9 +27,11 @@ inline std::shared_ptr<const model::Model> TinyModel(model::Arch arch, DType dty
   return *m;
 }
 
-inline std::unique_ptr<Engine> MakeEngine(std::shared_ptr<const model::Model> m, int threads = 2) {
+inline std::unique_ptr<Engine> MakeEngine(std::shared_ptr<const model::Model> m, int threads = 2,
+                                          int64_t delta_chunked_min_tokens = 16) {
   EngineOptions o;
   o.num_threads = threads;
+  o.delta_chunked_min_tokens = delta_chunked_min_tokens;
   auto e = Engine::Create(std::move(m), o);
   EXPECT_TRUE(e.ok()) << e.status().ToString();
   return std::move(*e);
@@ -60,6 +65,28 @@ inline std::vector<float> ColdPrefill(Engine& e, const std::vector<int32_t>& tok
   Status st = e.Prefill(seq, tokens, {}, &r);
   EXPECT_TRUE(st.ok()) << st.ToString();
   return r.logits;
+}
+
+// Prefills the first `prefill` tokens, decodes the rest one by one, and
+// returns the worst relative error against the reference over all of them.
+inline double WorstErrorAgainstReference(std::shared_ptr<const model::Model> m, int64_t num_tokens, int64_t prefill) {
+  const std::vector<int32_t> tokens = Tokens(num_tokens, m->config.vocab);
+  auto ref = model::ReferenceForward(*m, tokens);
+  EXPECT_TRUE(ref.ok()) << ref.status().ToString();
+  auto engine = MakeEngine(m);
+  Sequence seq = engine->NewSequence();
+  PrefillResult r;
+  EXPECT_TRUE(engine->Prefill(seq, std::span(tokens).first(prefill), {}, &r).ok());
+  double worst = MaxRelError(r.logits, (*ref)[prefill - 1]);
+  std::vector<float> logits;
+  for (int64_t t = prefill; t < num_tokens; ++t) {
+    Sequence* one[] = {&seq};
+    EXPECT_TRUE(engine->Decode(one, std::span(tokens).subspan(t, 1), &logits).ok());
+    worst = std::max(worst, MaxRelError(logits, (*ref)[t]));
+  }
+  std::printf("  %s %s: max relative logit error %.3g\n", model::ArchName(m->config.arch),
+              std::string(Info(m->weights.embed.dtype).name).c_str(), worst);
+  return worst;
 }
 
 }  // namespace lineage::engine::testing

@@ -9,41 +9,13 @@
 //   wrong computation measures ~1).
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <string>
-
 #include "engine_test_util.h"
-#include "model/reference_forward.h"
 
 namespace lineage::engine {
 namespace {
 
-using testing::MakeEngine;
-using testing::MaxRelError;
-using testing::Tokens;
 using testing::TinyModel;
-
-// Prefills the first `prefill` tokens, decodes the rest one by one, and
-// returns the worst relative error against the reference over all of them.
-double WorstErrorAgainstReference(std::shared_ptr<const model::Model> m, int64_t num_tokens, int64_t prefill) {
-  const std::vector<int32_t> tokens = Tokens(num_tokens, m->config.vocab);
-  auto ref = model::ReferenceForward(*m, tokens);
-  EXPECT_TRUE(ref.ok()) << ref.status().ToString();
-  auto engine = MakeEngine(m);
-  Sequence seq = engine->NewSequence();
-  PrefillResult r;
-  EXPECT_TRUE(engine->Prefill(seq, std::span(tokens).first(prefill), {}, &r).ok());
-  double worst = MaxRelError(r.logits, (*ref)[prefill - 1]);
-  std::vector<float> logits;
-  for (int64_t t = prefill; t < num_tokens; ++t) {
-    Sequence* one[] = {&seq};
-    EXPECT_TRUE(engine->Decode(one, std::span(tokens).subspan(t, 1), &logits).ok());
-    worst = std::max(worst, MaxRelError(logits, (*ref)[t]));
-  }
-  std::printf("  %s %s: max relative logit error %.3g\n", model::ArchName(m->config.arch),
-              std::string(Info(m->weights.embed.dtype).name).c_str(), worst);
-  return worst;
-}
+using testing::WorstErrorAgainstReference;
 
 TEST(ReferenceEquivalence, Qwen35F32) {
   // 70 prompt tokens: crosses a KV page boundary and a delta-rule chunk.

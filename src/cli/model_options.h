@@ -1,0 +1,29 @@
+// Options and exit handling shared by the commands that run a model
+// (`generate`, `bench`): where the model comes from, and turning a Status
+// into an exit code with the error on stderr.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "core/status.h"
+#include "engine/model_source.h"
+
+namespace lineage::cli {
+
+inline void AddModelOptions(CLI::App& sub, engine::ModelSource& s) {
+  sub.add_option("--model", s.path, "model file (.gguf) or Hugging Face directory");
+  sub.add_option("--shape", s.shape, "instead of --model: a random-weight model of this shape, built in memory");
+  sub.add_option("--arch", s.arch, "with --shape: qwen3_5 or qwen3")->capture_default_str();
+  sub.add_option("--dtype", s.dtype, "with --shape: f32, f16, bf16 or q8_0")->capture_default_str();
+  sub.add_option("--vocab", s.vocab, "with --shape: vocabulary size override");
+}
+
+inline int ExitCode(const Status& st) {
+  if (st.ok()) return 0;
+  std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
+  return 1;
+}
+
+}  // namespace lineage::cli
