@@ -1,0 +1,195 @@
+// Loading from Hugging Face tokenizer.json: a JSON built from the GPT-2 GGUF
+// must reproduce llama.cpp's oracle ids too, a Qwen-style JSON must encode
+// exactly like the same vocabulary loaded from VocabData, and bad files are
+// errors, never crashes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model/gguf_file.h"
+#include "text/pretokenizer.h"
+#include "text/synthetic_vocab.h"
+#include "text/tokenizer.h"
+#include "tokenizer_test_util.h"
+
+namespace lineage::text {
+namespace {
+
+using nlohmann::json;
+using testing::RandomText;
+using testing::VocabPath;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// tokenizer.json for a VocabData; merges alternate between the "a b" and
+// ["a", "b"] spellings so both parse paths are used.
+json JsonFromVocab(const model::VocabData& v, json pre_tokenizer, json normalizer) {
+  json vocab = json::object(), added = json::array(), merges = json::array();
+  for (size_t i = 0; i < v.tokens.size(); ++i) {
+    auto t = v.token_types[i];
+    if (t == model::TokenType::kControl || t == model::TokenType::kUserDefined) {
+      added.push_back({{"id", i}, {"content", v.tokens[i]}, {"special", t == model::TokenType::kControl},
+                       {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"single_word", false}});
+    } else {
+      vocab[v.tokens[i]] = i;
+    }
+  }
+  for (size_t r = 0; r < v.merges.size(); ++r) {
+    const std::string& m = v.merges[r];
+    size_t sp = m.find(' ', 1);
+    if (r % 2) merges.push_back(m);
+    else merges.push_back(json::array({m.substr(0, sp), m.substr(sp + 1)}));
+  }
+  return {{"version", "1.0"},
+          {"added_tokens", added},
+          {"normalizer", normalizer},
+          {"pre_tokenizer", pre_tokenizer},
+          {"post_processor", nullptr},
+          {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}},
+          {"model",
+           {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"byte_fallback", false},
+            {"ignore_merges", false}, {"vocab", vocab}, {"merges", merges}}}};
+}
+
+TEST(TokenizerJson, Gpt2JsonReproducesTheOracle) {
+  std::string path = VocabPath("gpt-2");
+  if (!std::filesystem::exists(path + ".out")) GTEST_SKIP() << "shared data absent: " << path;
+  auto gguf = model::GgufFile::Open(path);
+  ASSERT_TRUE(gguf.ok());
+  model::VocabData v;
+  auto tokens = gguf->GetStringArray("tokenizer.ggml.tokens");
+  auto types = gguf->GetIntArray("tokenizer.ggml.token_type");
+  auto merges = gguf->GetStringArray("tokenizer.ggml.merges");
+  ASSERT_TRUE(tokens.ok() && types.ok() && merges.ok());
+  v.tokens = *tokens;
+  for (int64_t t : *types) v.token_types.push_back(model::TokenType(t));
+  v.merges = *merges;
+  json j = JsonFromVocab(v, {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}, nullptr);
+  auto tok = Tokenizer::FromHfJson(j.dump());
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+
+  std::string raw = Slurp(path + ".inp");
+  std::istringstream out(Slurp(path + ".out"));
+  const std::string sep = "\n__ggml_vocab_test__\n";
+  size_t pos = 0, n = 0;
+  std::string line;
+  while (pos < raw.size() && std::getline(out, line)) {
+    size_t next = raw.find(sep, pos);
+    std::string input = raw.substr(pos, next - pos);
+    pos = next == std::string::npos ? raw.size() : next + sep.size();
+    std::vector<TokenId> want;
+    std::istringstream ls(line);
+    for (long id; ls >> id;) want.push_back(static_cast<TokenId>(id));
+    EXPECT_EQ(tok->Encode(input), want) << input;
+    ++n;
+  }
+  EXPECT_GT(n, 40u);
+}
+
+json QwenPreTokenizer() {
+  return {{"type", "Sequence"},
+          {"pretokenizers",
+           {{{"type", "Split"}, {"pattern", {{"Regex", PresetForName("qwen35").patterns[0]}}}, {"behavior", "Isolated"},
+             {"invert", false}},
+            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}}}};
+}
+
+TEST(TokenizerJson, QwenStyleJsonMatchesTheGgufStylePath) {
+  model::VocabData v = MakeSyntheticVocab(12000, VocabFlavour::kQwen35, 4);
+  json j = JsonFromVocab(v, QwenPreTokenizer(), {{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}}}});
+  json cfg = {{"eos_token", "<|im_end|>"}, {"pad_token", "<|endoftext|>"}, {"bos_token", nullptr},
+              {"add_bos_token", false}, {"chat_template", "{{ messages }}"}};
+  auto from_json = Tokenizer::FromHfJson(j.dump(), cfg.dump());
+  ASSERT_TRUE(from_json.ok()) << from_json.status().ToString();
+  auto from_vocab = Tokenizer::FromVocabData(v);
+  ASSERT_TRUE(from_vocab.ok());
+  EXPECT_EQ(from_json->eos_id(), from_vocab->eos_id());
+  EXPECT_EQ(from_json->chat_template(), "{{ messages }}");
+  EXPECT_EQ(from_json->bos_id(), kNoToken);
+  std::mt19937 rng(5);
+  for (int i = 0; i < 200; ++i) {
+    std::string s = RandomText(rng, 1 + rng() % 30);
+    if (i % 3 == 0) s += "<|im_start|>user\n<think>x</think><|im_end|>";
+    for (bool special : {false, true}) {
+      ASSERT_EQ(from_json->Encode(s, {.parse_special = special}), from_vocab->Encode(s, {.parse_special = special}))
+          << s;
+    }
+  }
+}
+
+TEST(TokenizerJson, SpecialTokensAreParsedOnlyWhenAsked) {
+  model::VocabData v = MakeSyntheticVocab(6000, VocabFlavour::kQwen3, 4);
+  auto tok = Tokenizer::FromHfJson(JsonFromVocab(v, QwenPreTokenizer(), {{"type", "NFC"}}).dump());
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  const TokenId im_start = tok->TextToId("<|im_start|>");
+  const TokenId think = tok->TextToId("<think>");
+  ASSERT_NE(im_start, kNoToken);
+  std::vector<TokenId> plain = tok->Encode("<|im_start|>");
+  EXPECT_GT(plain.size(), 1u);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), im_start), 0);
+  EXPECT_EQ(tok->Decode(plain), "<|im_start|>");
+  EXPECT_EQ(tok->Encode("<|im_start|>", {.parse_special = true}), std::vector<TokenId>{im_start});
+  // Non-special added tokens are matched either way.
+  EXPECT_EQ(tok->Encode("<think>"), std::vector<TokenId>{think});
+  // Control tokens can be left out of decoded text.
+  EXPECT_EQ(tok->Decode(std::vector<TokenId>{im_start, think}, {.render_special = false}), "<think>");
+}
+
+TEST(TokenizerJson, LstripAndRstripSwallowWhitespace) {
+  model::VocabData v = MakeSyntheticVocab(3000, VocabFlavour::kQwen3, 4);
+  json j = JsonFromVocab(v, QwenPreTokenizer(), nullptr);
+  for (json& a : j["added_tokens"]) {
+    if (a["content"] == "<|im_end|>") a["lstrip"] = a["rstrip"] = true;
+  }
+  auto tok = Tokenizer::FromHfJson(j.dump());
+  ASSERT_TRUE(tok.ok());
+  EXPECT_EQ(tok->Encode("hi  <|im_end|> \n yo", {.parse_special = true}),
+            tok->Encode("hi<|im_end|>yo", {.parse_special = true}));
+}
+
+TEST(TokenizerJson, BadFilesAreErrors) {
+  EXPECT_FALSE(Tokenizer::FromHfJson("not json").ok());
+  EXPECT_FALSE(Tokenizer::FromHfJson("[1, 2]").ok());
+  EXPECT_FALSE(Tokenizer::FromHfJson(R"({"model": {"type": "WordPiece", "vocab": {"a": 0}}})").ok());
+  EXPECT_FALSE(Tokenizer::FromHfJson(R"({"model": {"type": "BPE", "vocab": {"a": "zero"}, "merges": []}})").ok());
+  EXPECT_FALSE(Tokenizer::FromHfJson(R"({"model": {"type": "BPE", "vocab": {}, "merges": []}})").ok());
+  EXPECT_FALSE(Tokenizer::FromHfJson(
+                   R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+                       "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(("}, "behavior": "Isolated"}})")
+                   .ok());
+  EXPECT_FALSE(Tokenizer::FromHfJson(
+                   R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "normalizer": {"type": "Lowercase"}})")
+                   .ok());
+  EXPECT_FALSE(
+      Tokenizer::FromHfJson(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "byte_fallback": true}})").ok());
+}
+
+TEST(LoadTokenizer, DirectoryGgufAndErrors) {
+  auto dir = std::filesystem::temp_directory_path() / ("lineage_tok_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  model::VocabData v = MakeSyntheticVocab(2000, VocabFlavour::kQwen35, 4);
+  std::ofstream(dir / "tokenizer.json") << JsonFromVocab(v, QwenPreTokenizer(), {{"type", "NFC"}}).dump();
+  std::ofstream(dir / "tokenizer_config.json") << json{{"eos_token", {{"content", "<|im_end|>"}}}}.dump();
+  auto tok = LoadTokenizer(dir.string());
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  EXPECT_EQ(tok->eos_id(), tok->TextToId("<|im_end|>"));
+  EXPECT_EQ(tok->Decode(tok->Encode("hello world")), "hello world");
+  std::filesystem::remove_all(dir);
+
+  EXPECT_EQ(LoadTokenizer("/no/such/model").status().code(), StatusCode::kNotFound);
+  std::string spm = VocabPath("llama-spm");
+  if (std::filesystem::exists(spm)) {
+    EXPECT_EQ(LoadTokenizer(spm).status().code(), StatusCode::kUnsupported);
+  }
+}
+
+}  // namespace
+}  // namespace lineage::text
