@@ -27,7 +27,7 @@ struct Tokenizer::Impl {
   bool add_bos = false;
   TokenId bos = kNoToken, eos = kNoToken, eot = kNoToken, pad = kNoToken;
   std::string chat_template;
-  mutable WordCache cache;
+  uint32_t cache_owner = WordCache::NewOwner();
 
   TokenId Lookup(std::string_view text) const {
     auto it = text_to_id.find(text);
@@ -141,10 +141,10 @@ void Tokenizer::Impl::EncodeWord(std::string_view word, std::vector<TokenId>* ou
       return;
     }
   }
-  if (cache.Lookup(word, out)) return;
+  if (WordCache::Lookup(cache_owner, word, out)) return;
   size_t start = out->size();
   bpe.EncodeWord(word, out);
-  cache.Insert(word, out->data() + start, out->size() - start);
+  WordCache::Insert(cache_owner, word, out->data() + start, out->size() - start);
 }
 
 void Tokenizer::Impl::EncodeRaw(std::string_view text, std::vector<TokenId>* out) const {

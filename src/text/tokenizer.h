@@ -9,8 +9,7 @@
 // unless NFC changed it.
 //
 // A Tokenizer is an immutable handle to shared tables: copying is cheap,
-// and every method is const and thread-safe (the word cache inside is
-// synchronized).
+// and every method is const and thread-safe (the word cache is per thread).
 #pragma once
 
 #include <memory>
