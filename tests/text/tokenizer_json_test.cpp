@@ -22,13 +22,6 @@ using nlohmann::json;
 using testing::RandomText;
 using testing::VocabPath;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // tokenizer.json for a VocabData; merges alternate between the "a b" and
 // ["a", "b"] spellings so both parse paths are used.
 json JsonFromVocab(const model::VocabData& v, json pre_tokenizer, json normalizer) {
@@ -76,19 +69,9 @@ TEST(TokenizerJson, Gpt2JsonReproducesTheOracle) {
   auto tok = Tokenizer::FromHfJson(j.dump());
   ASSERT_TRUE(tok.ok()) << tok.status().ToString();
 
-  std::string raw = Slurp(path + ".inp");
-  std::istringstream out(Slurp(path + ".out"));
-  const std::string sep = "\n__ggml_vocab_test__\n";
-  size_t pos = 0, n = 0;
-  std::string line;
-  while (pos < raw.size() && std::getline(out, line)) {
-    size_t next = raw.find(sep, pos);
-    std::string input = raw.substr(pos, next - pos);
-    pos = next == std::string::npos ? raw.size() : next + sep.size();
-    std::vector<TokenId> want;
-    std::istringstream ls(line);
-    for (long id; ls >> id;) want.push_back(static_cast<TokenId>(id));
-    EXPECT_EQ(tok->Encode(input), want) << input;
+  size_t n = 0;
+  for (const testing::OracleCase& c : testing::ReadOracleCases(path)) {
+    EXPECT_EQ(tok->Encode(c.text), c.ids) << c.text;
     ++n;
   }
   EXPECT_GT(n, 40u);
