@@ -96,7 +96,7 @@ Result<TokenizerSpec> ParseSpec(std::string_view tokenizer_json, std::string_vie
   const json added = j.value("added_tokens", json::array());
   for (const json& a : added) max_id = std::max<int64_t>(max_id, a.at("id").get<int64_t>());
   if (max_id < 0) return InvalidArgument("tokenizer.json has an empty vocabulary");
-  if (max_id > (int64_t{1} << 24)) return InvalidArgument("token id " + std::to_string(max_id) + " is implausible");
+  if (max_id >= (int64_t{1} << 21)) return InvalidArgument("token id " + std::to_string(max_id) + " is implausible");
   spec.tokens.assign(max_id + 1, "");
   spec.types.assign(max_id + 1, model::TokenType::kUnused);  // holes stay unused
   for (const auto& [text, id] : model.at("vocab").items()) {

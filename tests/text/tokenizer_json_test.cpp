@@ -176,3 +176,37 @@ TEST(LoadTokenizer, DirectoryGgufAndErrors) {
 
 }  // namespace
 }  // namespace lineage::text
+
+namespace lineage::text {
+namespace {
+
+// Random byte edits of a valid tokenizer.json: each must load or fail with
+// a status, never crash or allocate without bound.
+TEST(TokenizerJson, MutatedFilesNeverCrash) {
+  model::VocabData v = MakeSyntheticVocab(400, VocabFlavour::kQwen35, 4);
+  const std::string good = JsonFromVocab(v, QwenPreTokenizer(), {{"type", "NFC"}}).dump();
+  ASSERT_TRUE(Tokenizer::FromHfJson(good).ok());
+  std::mt19937 rng(17);
+  const char kBytes[] = "{}[]\":,0123456789-eE \\abn";
+  int loaded = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::string s = good;
+    for (int k = 0, n = 1 + rng() % 4; k < n; ++k) {
+      size_t at = rng() % s.size();
+      switch (rng() % 3) {
+        case 0: s[at] = kBytes[rng() % (sizeof(kBytes) - 1)]; break;
+        case 1: s.erase(at, 1 + rng() % 8); break;
+        default: s.insert(at, 1, kBytes[rng() % (sizeof(kBytes) - 1)]); break;
+      }
+    }
+    auto t = Tokenizer::FromHfJson(s);
+    if (t.ok()) {
+      ++loaded;
+      (void)t->Encode("hello <|im_start|> world", {.parse_special = true});
+    }
+  }
+  EXPECT_LT(loaded, 300);  // the edits do break files
+}
+
+}  // namespace
+}  // namespace lineage::text
