@@ -1,0 +1,58 @@
+// ApiRequest: one generation request from any of the three HTTP APIs
+// (OpenAI chat completions, OpenAI completions, Anthropic messages), in the
+// one shape the rest of the server and the backend understand.
+//
+// Invariants after a successful parse (openai_request.h, anthropic_request.h):
+//   - chat requests: `messages` is a non-empty JSON array in the Hugging Face
+//     chat-template shape: {"role": system|user|assistant|tool, "content":
+//     string, optional "tool_calls": [{"id", "type": "function", "function":
+//     {"name", "arguments": object}}], optional "reasoning_content": string,
+//     optional "tool_call_id": string}. Content is always a string.
+//   - `tools` is a JSON array (possibly empty) in OpenAI function form:
+//     {"type": "function", "function": {"name", "description", "parameters"}}.
+//   - completion requests: `messages` is empty and `prompt` holds the text.
+// A plain value type; no thread-safety concerns.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lineage::server {
+
+enum class ApiKind { kOpenAiChat, kOpenAiCompletion, kAnthropicMessages };
+
+enum class ToolChoice { kAuto, kNone, kRequired, kNamed };
+
+struct SamplingParams {
+  int64_t max_tokens = -1;        // -1: until end of sequence or the context is full
+  float temperature = 1.0f;       // 0 means greedy
+  float top_p = 1.0f;             // 1 disables nucleus sampling
+  int32_t top_k = 0;              // 0 disables top-k
+  std::optional<uint64_t> seed;   // absent: a fresh seed per request
+};
+
+struct ApiRequest {
+  ApiKind api = ApiKind::kOpenAiChat;
+  std::string model;
+  nlohmann::json messages = nlohmann::json::array();
+  nlohmann::json tools = nlohmann::json::array();
+  ToolChoice tool_choice = ToolChoice::kAuto;
+  std::string tool_choice_name;   // set when tool_choice == kNamed
+  std::string prompt;             // completions only
+  SamplingParams sampling;
+  std::vector<std::string> stop;  // stop strings, matched on the decoded text
+  bool stream = false;
+  bool include_usage = false;     // OpenAI stream_options.include_usage
+  // Extra variables for the chat template (e.g. enable_thinking); an object.
+  nlohmann::json template_kwargs = nlohmann::json::object();
+
+  bool is_chat() const { return api != ApiKind::kOpenAiCompletion; }
+  // Whether tool calls in the output are parsed into structured calls.
+  bool parse_tool_calls() const { return is_chat() && tool_choice != ToolChoice::kNone && !tools.empty(); }
+};
+
+}  // namespace lineage::server

@@ -1,0 +1,225 @@
+#include "server/openai_request.h"
+
+#include "server/json_fields.h"
+#include "server/request_common.h"
+
+namespace lineage::server {
+namespace {
+
+using nlohmann::json;
+
+// OpenAI content: a string, null, or an array of parts {"type": "text", "text"}.
+// Templates get the parts joined into one string.
+Status ContentToString(const json& content, const std::string& path, std::string* out) {
+  out->clear();
+  if (content.is_null()) return Status::Ok();
+  if (content.is_string()) {
+    *out = content.get<std::string>();
+    return Status::Ok();
+  }
+  if (!content.is_array()) return TypeError(path, "a string or an array of content parts", content);
+  for (size_t i = 0; i < content.size(); ++i) {
+    const json& part = content[i];
+    std::string part_path = path + "[" + std::to_string(i) + "]";
+    if (!part.is_object()) return TypeError(part_path, "an object", part);
+    std::string type;
+    LINEAGE_RETURN_IF_ERROR(GetString(part, "type", part_path, &type, true));
+    if (type == "text") {
+      std::string text;
+      LINEAGE_RETURN_IF_ERROR(GetString(part, "text", part_path, &text, true));
+      *out += text;
+    } else if (type == "image_url" || type == "input_audio" || type == "file") {
+      return Unsupported("'" + part_path + "': content parts of type '" + type + "' are not supported");
+    } else {
+      return InvalidArgument("'" + part_path + ".type' has unknown value '" + type + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseToolCalls(const json& calls, const std::string& path, json* out) {
+  if (!calls.is_array()) return TypeError(path, "an array", calls);
+  *out = json::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const json& c = calls[i];
+    std::string cpath = path + "[" + std::to_string(i) + "]";
+    if (!c.is_object()) return TypeError(cpath, "an object", c);
+    std::string id, type = "function";
+    LINEAGE_RETURN_IF_ERROR(GetString(c, "id", cpath, &id));
+    LINEAGE_RETURN_IF_ERROR(GetString(c, "type", cpath, &type));
+    if (type != "function") return InvalidArgument("'" + cpath + ".type' must be 'function'");
+    if (!Has(c, "function")) return InvalidArgument("missing required field '" + cpath + ".function'");
+    const json& f = c.at("function");
+    if (!f.is_object()) return TypeError(cpath + ".function", "an object", f);
+    std::string name;
+    LINEAGE_RETURN_IF_ERROR(GetString(f, "name", cpath + ".function", &name, true));
+    json arguments = json::object();
+    if (Has(f, "arguments")) {
+      const json& a = f.at("arguments");
+      if (a.is_string()) {
+        arguments = ArgumentsFromString(a.get<std::string>());
+      } else if (a.is_object()) {
+        arguments = a;
+      } else {
+        return TypeError(cpath + ".function.arguments", "a string", a);
+      }
+    }
+    out->push_back(MakeToolCall(id, name, std::move(arguments)));
+  }
+  return Status::Ok();
+}
+
+Status ParseMessage(const json& m, size_t index, json* out) {
+  std::string path = "messages[" + std::to_string(index) + "]";
+  if (!m.is_object()) return TypeError(path, "an object", m);
+  std::string role;
+  LINEAGE_RETURN_IF_ERROR(GetString(m, "role", path, &role, true));
+  if (role == "developer") role = "system";
+  if (role != "system" && role != "user" && role != "assistant" && role != "tool")
+    return InvalidArgument("'" + path + ".role' has unknown value '" + role + "'");
+  json msg = {{"role", role}};
+  std::string content;
+  if (m.contains("content")) {
+    LINEAGE_RETURN_IF_ERROR(ContentToString(m.at("content"), path + ".content", &content));
+  } else if (role != "assistant") {
+    return InvalidArgument("missing required field '" + path + ".content'");
+  }
+  msg["content"] = content;
+  if (role == "assistant") {
+    if (Has(m, "tool_calls")) {
+      json calls;
+      LINEAGE_RETURN_IF_ERROR(ParseToolCalls(m.at("tool_calls"), path + ".tool_calls", &calls));
+      if (!calls.empty()) msg["tool_calls"] = std::move(calls);
+    }
+    std::string reasoning;
+    LINEAGE_RETURN_IF_ERROR(GetString(m, "reasoning_content", path, &reasoning));
+    if (Has(m, "reasoning_content")) msg["reasoning_content"] = reasoning;
+  }
+  if (role == "tool") {
+    std::string id;
+    LINEAGE_RETURN_IF_ERROR(GetString(m, "tool_call_id", path, &id));
+    if (!id.empty()) msg["tool_call_id"] = id;
+  }
+  std::string name;
+  LINEAGE_RETURN_IF_ERROR(GetString(m, "name", path, &name));
+  if (!name.empty()) msg["name"] = name;
+  *out = std::move(msg);
+  return Status::Ok();
+}
+
+Status ParseTools(const json& body, ApiRequest* req) {
+  if (!Has(body, "tools")) return Status::Ok();
+  const json& tools = body.at("tools");
+  if (!tools.is_array()) return TypeError("tools", "an array", tools);
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const json& t = tools[i];
+    std::string path = "tools[" + std::to_string(i) + "]";
+    if (!t.is_object()) return TypeError(path, "an object", t);
+    std::string type = "function";
+    LINEAGE_RETURN_IF_ERROR(GetString(t, "type", path, &type));
+    if (type != "function") return InvalidArgument("'" + path + ".type' must be 'function'");
+    if (!Has(t, "function")) return InvalidArgument("missing required field '" + path + ".function'");
+    const json& f = t.at("function");
+    if (!f.is_object()) return TypeError(path + ".function", "an object", f);
+    std::string name, description;
+    LINEAGE_RETURN_IF_ERROR(GetString(f, "name", path + ".function", &name, true));
+    LINEAGE_RETURN_IF_ERROR(GetString(f, "description", path + ".function", &description));
+    json parameters = json::object();
+    if (Has(f, "parameters")) {
+      parameters = f.at("parameters");
+      if (!parameters.is_object()) return TypeError(path + ".function.parameters", "an object", parameters);
+    }
+    req->tools.push_back(MakeTool(name, description, Has(f, "description"), std::move(parameters)));
+  }
+  return Status::Ok();
+}
+
+Status ParseToolChoice(const json& body, ApiRequest* req) {
+  if (!Has(body, "tool_choice")) return Status::Ok();
+  const json& tc = body.at("tool_choice");
+  if (tc.is_string()) {
+    std::string s = tc.get<std::string>();
+    if (s == "auto") req->tool_choice = ToolChoice::kAuto;
+    else if (s == "none") req->tool_choice = ToolChoice::kNone;
+    else if (s == "required") req->tool_choice = ToolChoice::kRequired;
+    else return InvalidArgument("'tool_choice' has unknown value '" + s + "'");
+    return Status::Ok();
+  }
+  if (!tc.is_object()) return TypeError("tool_choice", "a string or an object", tc);
+  if (!Has(tc, "function") || !tc.at("function").is_object())
+    return InvalidArgument("'tool_choice' object needs a 'function' object");
+  req->tool_choice = ToolChoice::kNamed;
+  return GetString(tc.at("function"), "name", "tool_choice.function", &req->tool_choice_name, true);
+}
+
+// Fields shared by both OpenAI endpoints.
+Status ParseSamplingAndStream(const json& body, ApiRequest* req) {
+  LINEAGE_RETURN_IF_ERROR(GetString(body, "model", "", &req->model));
+  LINEAGE_RETURN_IF_ERROR(ParseSampling(body, &req->sampling));
+  int64_t max_tokens = req->sampling.max_tokens;
+  LINEAGE_RETURN_IF_ERROR(GetInt(body, "max_tokens", "", &max_tokens, 0, kMaxTokensLimit));
+  LINEAGE_RETURN_IF_ERROR(GetInt(body, "max_completion_tokens", "", &max_tokens, 0, kMaxTokensLimit));
+  req->sampling.max_tokens = max_tokens;
+  LINEAGE_RETURN_IF_ERROR(GetStringList(body, "stop", "", &req->stop));
+  LINEAGE_RETURN_IF_ERROR(GetBool(body, "stream", "", &req->stream));
+  if (Has(body, "stream_options")) {
+    const json& so = body.at("stream_options");
+    if (!so.is_object()) return TypeError("stream_options", "an object", so);
+    LINEAGE_RETURN_IF_ERROR(GetBool(so, "include_usage", "stream_options", &req->include_usage));
+  }
+  int64_t n = 1;
+  LINEAGE_RETURN_IF_ERROR(GetInt(body, "n", "", &n, 1, 128));
+  if (n != 1) return Unsupported("'n' greater than 1 is not supported");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ApiRequest> ParseOpenAiChatRequest(const std::string& body_text) {
+  LINEAGE_ASSIGN_OR_RETURN(json body, ParseBodyObject(body_text));
+  ApiRequest req;
+  req.api = ApiKind::kOpenAiChat;
+  if (!Has(body, "messages")) return InvalidArgument("missing required field 'messages'");
+  const json& messages = body.at("messages");
+  if (!messages.is_array()) return TypeError("messages", "an array", messages);
+  if (messages.empty()) return InvalidArgument("'messages' must not be empty");
+  for (size_t i = 0; i < messages.size(); ++i) {
+    json msg;
+    LINEAGE_RETURN_IF_ERROR(ParseMessage(messages[i], i, &msg));
+    req.messages.push_back(std::move(msg));
+  }
+  LINEAGE_RETURN_IF_ERROR(ParseTools(body, &req));
+  LINEAGE_RETURN_IF_ERROR(ParseToolChoice(body, &req));
+  LINEAGE_RETURN_IF_ERROR(ParseSamplingAndStream(body, &req));
+  if (Has(body, "chat_template_kwargs")) {
+    const json& kw = body.at("chat_template_kwargs");
+    if (!kw.is_object()) return TypeError("chat_template_kwargs", "an object", kw);
+    req.template_kwargs = kw;
+  }
+  return req;
+}
+
+Result<ApiRequest> ParseOpenAiCompletionRequest(const std::string& body_text) {
+  LINEAGE_ASSIGN_OR_RETURN(json body, ParseBodyObject(body_text));
+  ApiRequest req;
+  req.api = ApiKind::kOpenAiCompletion;
+  req.sampling.max_tokens = 16;  // OpenAI's documented default for this endpoint
+  if (!Has(body, "prompt")) return InvalidArgument("missing required field 'prompt'");
+  const json& prompt = body.at("prompt");
+  if (prompt.is_string()) {
+    req.prompt = prompt.get<std::string>();
+  } else if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
+    req.prompt = prompt[0].get<std::string>();
+  } else if (prompt.is_array()) {
+    return Unsupported("'prompt' must be one string; batches and token arrays are not supported");
+  } else {
+    return TypeError("prompt", "a string", prompt);
+  }
+  bool echo = false;
+  LINEAGE_RETURN_IF_ERROR(GetBool(body, "echo", "", &echo));
+  if (echo) return Unsupported("'echo' is not supported");
+  LINEAGE_RETURN_IF_ERROR(ParseSamplingAndStream(body, &req));
+  return req;
+}
+
+}  // namespace lineage::server

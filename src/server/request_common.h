@@ -1,0 +1,33 @@
+// Pieces of request parsing shared by the OpenAI and Anthropic parsers: the
+// sampling fields both APIs spell the same way, and builders of the HF
+// chat-template shapes for tools and tool calls (api_request.h).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "server/api_request.h"
+
+namespace lineage::server {
+
+// Upper bound accepted for max_tokens; the backend caps by the context.
+inline constexpr int64_t kMaxTokensLimit = int64_t{1} << 30;
+
+// temperature, top_p, top_k, seed.
+Status ParseSampling(const nlohmann::json& body, SamplingParams* out);
+
+// {"type": "function", "function": {"name", ["description"], "parameters"}}.
+nlohmann::json MakeTool(const std::string& name, const std::string& description, bool has_description,
+                        nlohmann::json parameters);
+
+// {"id", "type": "function", "function": {"name", "arguments": object}}.
+nlohmann::json MakeToolCall(const std::string& id, const std::string& name, nlohmann::json arguments);
+
+// OpenAI sends arguments as a JSON string; templates iterate them as a
+// mapping. A string that is not a JSON object stays a string (the template
+// decides whether it can render it).
+nlohmann::json ArgumentsFromString(const std::string& arguments);
+
+}  // namespace lineage::server
