@@ -1,6 +1,12 @@
 // `lineage tokenize`: shows how a model's tokenizer splits some text.
-//   lineage tokenize --model PATH (--text STR | --file F) [--special] [--ids-only]
+//   lineage tokenize --model PATH (--text STR | --file F | --chat FILE.json)
+//                    [--template FILE.jinja] [--special] [--ids-only]
 // PATH is a model directory (tokenizer.json), a tokenizer.json or a .gguf.
+// --chat renders a conversation with the model's chat template (or
+// --template) first: the file holds an array of messages or an object with
+// "messages", optional "tools", "add_generation_prompt" (default true) and
+// any other template variables (enable_thinking, ...). The rendered text is
+// encoded with its control tokens parsed.
 // Prints one line per token (index, id, piece) then the ids on one line.
 #include <CLI/CLI.hpp>
 
@@ -10,6 +16,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "text/chat_template.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
 
@@ -51,34 +58,70 @@ struct Options {
   std::string model;
   std::string text;
   std::string file;
+  std::string chat;
+  std::string template_file;
   bool special = false;
   bool ids_only = false;
 };
 
-int Run(const Options& o) {
-  std::string input = o.text;
-  if (!o.file.empty()) {
-    std::ifstream in(o.file, std::ios::binary);
-    if (!in) {
-      std::fprintf(stderr, "tokenize: cannot open %s\n", o.file.c_str());
-      return 2;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    input = ss.str();
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot open " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The chat file rendered with the template.
+Result<std::string> RenderChat(const Options& o, const text::Tokenizer& tok) {
+  LINEAGE_ASSIGN_OR_RETURN(std::string chat_json, ReadFile(o.chat));
+  std::string source = tok.chat_template();
+  if (!o.template_file.empty()) {
+    LINEAGE_ASSIGN_OR_RETURN(source, ReadFile(o.template_file));
   }
+  if (source.empty()) return NotFound("the model has no chat template; give --template");
+  auto j = nlohmann::ordered_json::parse(chat_json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgument(o.chat + " is not JSON");
+  ChatRequest req;
+  if (j.is_array()) {
+    req.messages = j;
+  } else if (j.is_object() && j.contains("messages") && j["messages"].is_array()) {
+    for (auto& [key, value] : j.items()) {
+      if (key == "messages") req.messages = value;
+      else if (key == "tools") req.tools = value;
+      else if (key == "add_generation_prompt" && value.is_boolean()) req.add_generation_prompt = value.get<bool>();
+      else req.extra[key] = value;
+    }
+  } else {
+    return InvalidArgument(o.chat + ": expected an array of messages or an object with \"messages\"");
+  }
+  auto token_text = [&tok](text::TokenId id) { return std::string(id >= 0 ? tok.TokenText(id) : ""); };
+  LINEAGE_ASSIGN_OR_RETURN(ChatTemplate tmpl, ChatTemplate::Create(source, token_text(tok.bos_id()), token_text(tok.eos_id())));
+  return tmpl.Apply(req);
+}
+
+int Run(const Options& o) {
   auto tok = text::LoadTokenizer(o.model);
   if (!tok.ok()) {
     std::fprintf(stderr, "tokenize: %s\n", tok.status().ToString().c_str());
     return 2;
   }
-  std::vector<text::TokenId> ids = tok->Encode(input, {.parse_special = o.special, .add_special = false});
+  Result<std::string> input = o.text;
+  if (!o.file.empty()) input = ReadFile(o.file);
+  if (!o.chat.empty()) input = RenderChat(o, *tok);
+  if (!input.ok()) {
+    std::fprintf(stderr, "tokenize: %s\n", input.status().ToString().c_str());
+    return 2;
+  }
+  // A rendered chat is full of control tokens that must be parsed as such.
+  const bool parse_special = o.special || !o.chat.empty();
+  std::vector<text::TokenId> ids = tok->Encode(*input, {.parse_special = parse_special, .add_special = false});
   if (!o.ids_only) {
     for (size_t i = 0; i < ids.size(); ++i) {
       std::printf("%6zu %8d  %s%s\n", i, ids[i], Quote(tok->TokenBytes(ids[i])).c_str(),
                   tok->IsControl(ids[i]) ? "  (control)" : "");
     }
-    std::printf("%zu tokens, %zu bytes\n", ids.size(), input.size());
+    std::printf("%zu tokens, %zu bytes\n", ids.size(), input->size());
   }
   for (size_t i = 0; i < ids.size(); ++i) std::printf(i ? " %d" : "%d", ids[i]);
   std::printf("\n");
@@ -90,13 +133,16 @@ Register reg{{"tokenize", "Show the token ids and pieces of a text for a model's
                 sub.add_option("--model", o->model, "Model directory, tokenizer.json or .gguf file")->required();
                 auto* t = sub.add_option("--text", o->text, "Text to tokenize");
                 auto* f = sub.add_option("--file", o->file, "File whose bytes to tokenize");
-                t->excludes(f);
-                f->excludes(t);
+                auto* c = sub.add_option("--chat", o->chat, "JSON conversation to render with the chat template");
+                sub.add_option("--template", o->template_file, "Jinja chat template to use instead of the model's");
+                t->excludes(f)->excludes(c);
+                f->excludes(t)->excludes(c);
+                c->excludes(t)->excludes(f);
                 sub.add_flag("--special", o->special, "Parse control tokens such as <|im_start|> written in the text");
                 sub.add_flag("--ids-only", o->ids_only, "Print only the ids");
                 return std::function<int()>([o] {
-                  if (o->text.empty() && o->file.empty()) {
-                    std::fprintf(stderr, "tokenize: give --text or --file\n");
+                  if (o->text.empty() && o->file.empty() && o->chat.empty()) {
+                    std::fprintf(stderr, "tokenize: give --text, --file or --chat\n");
                     return 2;
                   }
                   return Run(*o);

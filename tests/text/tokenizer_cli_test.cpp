@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <sstream>
 
+#include "text/synthetic_vocab.h"
+#include "text/tokenizer.h"
+#include "tokenizer_json_util.h"
 #include "tokenizer_test_util.h"
 
 namespace lineage::text {
@@ -51,6 +54,42 @@ TEST(TokenizeCli, PrintsTheOracleIds) {
   Output o = RunCli("--model " + path + " --text 'Hello world'");
   EXPECT_EQ(o.status, 0);
   EXPECT_NE(o.text.find("\" world\""), std::string::npos) << o.text;  // the piece column
+}
+
+// --chat renders with the model's template (tokenizer_config.json) and
+// parses the control tokens of the result. The expected text is Qwen3.5's
+// documented shape for one user turn with the generation prompt (spec §6.3).
+TEST(TokenizeCli, ChatIsRenderedWithTheModelTemplate) {
+  std::string tmpl_path = std::string(LINEAGE_SHARED_DATA) + "/templates/Qwen3.5-4B.jinja";
+  if (!std::filesystem::exists(tmpl_path)) GTEST_SKIP() << "shared data absent: " << tmpl_path;
+  auto dir = std::filesystem::temp_directory_path() / ("lineage_chat_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  model::VocabData v = MakeSyntheticVocab(3000, VocabFlavour::kQwen35, 2);
+  std::ofstream(dir / "tokenizer.json") << testing::JsonFromVocab(v, testing::QwenPreTokenizer(), {{"type", "NFC"}}).dump();
+  std::ofstream(dir / "tokenizer_config.json")
+      << nlohmann::json{{"eos_token", "<|im_end|>"}, {"chat_template", testing::Slurp(tmpl_path)}}.dump();
+  std::ofstream(dir / "chat.json") << R"([{"role": "user", "content": "Hello"}])";
+
+  Output o = RunCli("--model " + dir.string() + " --chat " + (dir / "chat.json").string() + " --ids-only");
+  ASSERT_EQ(o.status, 0) << o.text;
+  auto tok = LoadTokenizer(dir.string());
+  ASSERT_TRUE(tok.ok());
+  std::vector<TokenId> want =
+      tok->Encode("<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n<think>\n", {.parse_special = true});
+  ASSERT_EQ(want.front(), tok->TextToId("<|im_start|>"));
+  std::string want_line;
+  for (size_t i = 0; i < want.size(); ++i) want_line += (i ? " " : "") + std::to_string(want[i]);
+  EXPECT_EQ(o.text, want_line + "\n");
+
+  // A model without a template needs --template.
+  std::filesystem::remove(dir / "tokenizer_config.json");
+  o = RunCli("--model " + dir.string() + " --chat " + (dir / "chat.json").string());
+  EXPECT_NE(o.status, 0);
+  EXPECT_NE(o.text.find("--template"), std::string::npos) << o.text;
+  o = RunCli("--model " + dir.string() + " --chat " + (dir / "chat.json").string() + " --template " + tmpl_path +
+             " --ids-only");
+  EXPECT_EQ(o.text, want_line + "\n");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(TokenizeCli, BadModelPathFails) {

@@ -13,44 +13,17 @@
 #include "text/pretokenizer.h"
 #include "text/synthetic_vocab.h"
 #include "text/tokenizer.h"
+#include "tokenizer_json_util.h"
 #include "tokenizer_test_util.h"
 
 namespace lineage::text {
 namespace {
 
 using nlohmann::json;
+using testing::JsonFromVocab;
+using testing::QwenPreTokenizer;
 using testing::RandomText;
 using testing::VocabPath;
-
-// tokenizer.json for a VocabData; merges alternate between the "a b" and
-// ["a", "b"] spellings so both parse paths are used.
-json JsonFromVocab(const model::VocabData& v, json pre_tokenizer, json normalizer) {
-  json vocab = json::object(), added = json::array(), merges = json::array();
-  for (size_t i = 0; i < v.tokens.size(); ++i) {
-    auto t = v.token_types[i];
-    if (t == model::TokenType::kControl || t == model::TokenType::kUserDefined) {
-      added.push_back({{"id", i}, {"content", v.tokens[i]}, {"special", t == model::TokenType::kControl},
-                       {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"single_word", false}});
-    } else {
-      vocab[v.tokens[i]] = i;
-    }
-  }
-  for (size_t r = 0; r < v.merges.size(); ++r) {
-    const std::string& m = v.merges[r];
-    size_t sp = m.find(' ', 1);
-    if (r % 2) merges.push_back(m);
-    else merges.push_back(json::array({m.substr(0, sp), m.substr(sp + 1)}));
-  }
-  return {{"version", "1.0"},
-          {"added_tokens", added},
-          {"normalizer", normalizer},
-          {"pre_tokenizer", pre_tokenizer},
-          {"post_processor", nullptr},
-          {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}},
-          {"model",
-           {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"byte_fallback", false},
-            {"ignore_merges", false}, {"vocab", vocab}, {"merges", merges}}}};
-}
 
 TEST(TokenizerJson, Gpt2JsonReproducesTheOracle) {
   std::string path = VocabPath("gpt-2");
@@ -75,14 +48,6 @@ TEST(TokenizerJson, Gpt2JsonReproducesTheOracle) {
     ++n;
   }
   EXPECT_GT(n, 40u);
-}
-
-json QwenPreTokenizer() {
-  return {{"type", "Sequence"},
-          {"pretokenizers",
-           {{{"type", "Split"}, {"pattern", {{"Regex", PresetForName("qwen35").patterns[0]}}}, {"behavior", "Isolated"},
-             {"invert", false}},
-            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}}}};
 }
 
 TEST(TokenizerJson, QwenStyleJsonMatchesTheGgufStylePath) {
@@ -179,6 +144,9 @@ TEST(LoadTokenizer, DirectoryGgufAndErrors) {
 
 namespace lineage::text {
 namespace {
+
+using testing::JsonFromVocab;
+using testing::QwenPreTokenizer;
 
 // Random byte edits of a valid tokenizer.json: each must load or fail with
 // a status, never crash or allocate without bound.
