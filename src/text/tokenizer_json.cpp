@@ -136,10 +136,18 @@ Result<TokenizerSpec> ParseSpec(std::string_view tokenizer_json, std::string_vie
     }
     return -1;
   };
-  // A post-processor template that starts with a special token adds BOS.
+  // A post-processor template that starts with a special token adds BOS
+  // (Llama 3 nests it in a Sequence after ByteLevel).
+  std::vector<json> processors;
   const json post = j.value("post_processor", json());
-  if (post.is_object() && post.value("type", "") == "TemplateProcessing") {
-    const json single = post.value("single", json::array());
+  if (post.is_object() && post.value("type", "") == "Sequence") {
+    for (const json& p : post.value("processors", json::array())) processors.push_back(p);
+  } else if (post.is_object()) {
+    processors.push_back(post);
+  }
+  for (const json& p : processors) {
+    if (!p.is_object() || p.value("type", "") != "TemplateProcessing") continue;
+    const json single = p.value("single", json::array());
     if (!single.empty() && single[0].contains("SpecialToken")) {
       spec.bos_id = find_id(single[0]["SpecialToken"].value("id", ""));
       spec.add_bos = spec.bos_id >= 0;

@@ -178,3 +178,29 @@ TEST(TokenizerJson, MutatedFilesNeverCrash) {
 
 }  // namespace
 }  // namespace lineage::text
+
+namespace lineage::text {
+namespace {
+
+// Llama 3 style: the BOS comes from a TemplateProcessing nested in a
+// Sequence post-processor, and is added only when asked.
+TEST(TokenizerJson, TemplateProcessingInASequenceAddsBos) {
+  model::VocabData v = MakeSyntheticVocab(1000, VocabFlavour::kQwen3, 4);
+  json j = testing::JsonFromVocab(v, testing::QwenPreTokenizer(), nullptr);
+  j["post_processor"] = json::parse(R"({"type": "Sequence", "processors": [
+      {"type": "ByteLevel", "add_prefix_space": true},
+      {"type": "TemplateProcessing",
+       "single": [{"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}]}]})");
+  auto tok = Tokenizer::FromHfJson(j.dump());
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  const TokenId eot = tok->TextToId("<|endoftext|>");
+  EXPECT_EQ(tok->bos_id(), eot);
+  EXPECT_TRUE(tok->add_bos());
+  std::vector<TokenId> with = tok->Encode("hi", {.add_special = true});
+  ASSERT_FALSE(with.empty());
+  EXPECT_EQ(with.front(), eot);
+  EXPECT_EQ(std::vector<TokenId>(with.begin() + 1, with.end()), tok->Encode("hi"));
+}
+
+}  // namespace
+}  // namespace lineage::text
