@@ -133,9 +133,9 @@ TEST(LoadTokenizer, DirectoryGgufAndErrors) {
   std::filesystem::remove_all(dir);
 
   EXPECT_EQ(LoadTokenizer("/no/such/model").status().code(), StatusCode::kNotFound);
-  std::string spm = VocabPath("llama-spm");
-  if (std::filesystem::exists(spm)) {
-    EXPECT_EQ(LoadTokenizer(spm).status().code(), StatusCode::kUnsupported);
+  std::string bert = VocabPath("bert-bge");
+  if (std::filesystem::exists(bert)) {
+    EXPECT_EQ(LoadTokenizer(bert).status().code(), StatusCode::kUnsupported);
   }
 }
 
