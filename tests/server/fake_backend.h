@@ -19,6 +19,19 @@
 namespace lineage::server::testing {
 
 struct Script {
+  Script() = default;
+  explicit Script(std::vector<std::string> p, FinishReason f = FinishReason::kEndOfSequence)
+      : pieces(std::move(p)), finish(f) {}
+  Script& Reasoning() {
+    reasoning_open = true;
+    return *this;
+  }
+  Script& Tokens(int64_t prompt, int64_t cached) {
+    prompt_tokens = prompt;
+    cached_tokens = cached;
+    return *this;
+  }
+
   std::vector<std::string> pieces;
   FinishReason finish = FinishReason::kEndOfSequence;
   std::chrono::milliseconds delay{0};  // before each piece
@@ -101,7 +114,7 @@ class FakeBackend : public Backend {
  private:
   std::mutex mu_;
   std::deque<Script> scripts_;
-  Script default_{{"Hello", ", ", "world"}};
+  Script default_{std::vector<std::string>{"Hello", ", ", "world"}};
   std::vector<ApiRequest> requests_;
   std::vector<std::thread> threads_;
   std::atomic<int> cancelled_{0};
