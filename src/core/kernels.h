@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "core/isa.h"
 #include "core/tensor_view.h"
 #include "core/thread_pool.h"
 
@@ -16,6 +17,17 @@ namespace lineage::kernels {
 
 // Y[t, o] = sum_i W[o, i] * X[t, i]  for t < T, o < W.rows().
 // X: [T, ldx] with ldx >= W.cols(); Y: [T, ldy] with ldy >= W.rows().
+// Supported W dtypes: F32, F16, BF16, Q8_0 (cols a multiple of 32).
+// Accuracy, besides fp32 summation error (at most about cols * 2^-24 of
+// sum_i |W[o,i] X[t,i]|):
+//  - BF16 with T >= kGemmBf16ActivationMinTokens rounds X to bf16 (relative
+//    error 2^-9 per element) to use the bf16 dot-product instructions;
+//  - Q8_0 with T >= kGemmQ8ActivationMinTokens quantises X to int8 per block
+//    of 32 with scale d = max|X_block| / 127 (error <= d/2 per element), as
+//    GGML does, to use integer dot products.
+// Smaller T keeps X in fp32. The test oracle is naive::Gemm.
+inline constexpr int64_t kGemmBf16ActivationMinTokens = 16;
+inline constexpr int64_t kGemmQ8ActivationMinTokens = 1;
 void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ldy, int64_t T,
           ThreadPool* pool);
 
@@ -23,6 +35,7 @@ void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ld
 void EmbeddingRow(const TensorView& table, int64_t id, float* out);
 
 // y = x * rsqrt(mean(x^2) + eps) * w, for each of `rows` rows of length n.
+// w may be null (no weight); y may alias x.
 void RmsNorm(const float* x, const float* w, float eps, int64_t rows, int64_t n, float* y);
 
 // Causal GQA softmax attention for a run of new queries against a paged KV.
@@ -41,5 +54,17 @@ void DeltaRuleRecurrent(const float* q, const float* k, int64_t ldqk, const floa
 void DeltaRuleChunked(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,
                       const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,
                       int64_t dv, float* S, float* o, int64_t ldo, int64_t chunk = 64);
+
+// Small vector helpers (n elements, no alignment required).
+float Dot(const float* a, const float* b, int64_t n);
+void Axpy(float a, const float* x, float* y, int64_t n);          // y += a * x
+void Scale(float* x, float a, int64_t n);                           // x *= a
+void Add(const float* a, const float* b, float* out, int64_t n);    // out = a + b (may alias)
+void SiluMul(const float* a, const float* b, float* out, int64_t n);  // out = silu(a) * b
+void Silu(const float* x, float* out, int64_t n);                   // out = x * sigmoid(x)
+void Sigmoid(const float* x, float* out, int64_t n);                // out = 1 / (1 + exp(-x))
+void Softmax(float* x, int64_t n);                                  // in place, max-subtracted
+// x *= rsqrt(sum(x^2) + eps), per row of n (the GDN q/k normalisation).
+void L2Normalize(float* x, int64_t rows, int64_t n, float eps);
 
 }  // namespace lineage::kernels

@@ -61,13 +61,15 @@ struct Weights {
   TensorView lm_head;             // [V, H]; the same view as `embed` when tied
 };
 
-// A model ready to run: configuration, bound weights and the mappings that
-// keep the weight bytes alive. Immutable after load; safe to share between
-// threads.
+// A model ready to run: configuration, bound weights and the owners that
+// keep the weight bytes alive (the mapped files of a loaded model, or the
+// heap buffers of an in-memory random model). Immutable after load; safe to
+// share between threads.
 struct Model {
   ModelConfig config;
   Weights weights;
   std::vector<std::shared_ptr<MappedFile>> files;
+  std::vector<std::shared_ptr<const void>> buffers;  // in-memory tensor bytes; empty for files
 };
 
 }  // namespace lineage::model

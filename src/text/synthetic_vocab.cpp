@@ -1,55 +1,160 @@
 #include "text/synthetic_vocab.h"
 
+#include <algorithm>
+#include <map>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
+
+#include "text/bpe_trainer.h"
+#include "text/byte_level.h"
+#include "text/pretokenizer.h"
+#include "text/synthetic_corpus.h"
 
 namespace lineage::text {
 namespace {
 
-// GPT-2's byte -> printable code point map, UTF-8 encoded.
-std::string ByteToken(int b) {
-  int cp = b;
-  bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-  if (!printable) {
-    int n = 0;
-    for (int x = 0; x < b; ++x) {
-      bool p = (x >= 33 && x <= 126) || (x >= 161 && x <= 172) || (x >= 174 && x <= 255);
-      if (!p) ++n;
+struct SpecialToken {
+  const char* text;
+  bool control;  // false: an added token that is not special (matched even in user text)
+};
+
+// Qwen's added tokens in id order. Qwen3.5 appends seven audio tokens.
+constexpr SpecialToken kQwenSpecials[] = {
+    {"<|endoftext|>", true},     {"<|im_start|>", true},      {"<|im_end|>", true},
+    {"<|object_ref_start|>", true}, {"<|object_ref_end|>", true}, {"<|box_start|>", true},
+    {"<|box_end|>", true},       {"<|quad_start|>", true},    {"<|quad_end|>", true},
+    {"<|vision_start|>", true},  {"<|vision_end|>", true},    {"<|vision_pad|>", true},
+    {"<|image_pad|>", true},     {"<|video_pad|>", true},     {"<tool_call>", false},
+    {"</tool_call>", false},     {"<|fim_prefix|>", false},   {"<|fim_middle|>", false},
+    {"<|fim_suffix|>", false},   {"<|fim_pad|>", false},      {"<|repo_name|>", false},
+    {"<|file_sep|>", false},     {"<tool_response>", false},  {"</tool_response>", false},
+    {"<think>", false},          {"</think>", false},
+};
+constexpr SpecialToken kQwen35Audio[] = {
+    {"<|audio_start|>", true}, {"<|audio_end|>", true},  {"<tts_pad>", true},           {"<tts_text_bos>", true},
+    {"<tts_text_eod>", true},  {"<tts_text_bos_single>", true}, {"<|audio_pad|>", true},
+};
+
+constexpr int64_t kQwen35VocabSize = 248320, kQwen35FirstSpecial = 248044;
+constexpr int64_t kQwen3VocabSize = 151936, kQwen3FirstSpecial = 151643;
+
+struct Rng {
+  uint64_t s;
+  uint64_t Next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+};
+
+bool IsLetters(const std::string& bytes, size_t from) {
+  if (from >= bytes.size()) return false;
+  for (size_t i = from; i < bytes.size(); ++i) {
+    auto c = static_cast<unsigned char>(bytes[i]);
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return false;
+  }
+  return true;
+}
+
+std::string PadText(int64_t id) { return "[PAD" + std::to_string(id) + "]"; }
+
+// Word counts of the corpus after the flavour's pre-tokenizer.
+std::vector<std::pair<std::string, int64_t>> CountWords(const std::string& corpus, const char* pre) {
+  auto pretok = Pretokenizer::Create(PresetForName(pre).patterns);
+  std::vector<Span> pieces;
+  if (pretok.ok()) pretok->Split(corpus, Span{0, static_cast<uint32_t>(corpus.size())}, &pieces);
+  std::unordered_map<std::string_view, int64_t> counts;
+  for (Span p : pieces) ++counts[std::string_view(corpus).substr(p.begin, p.end - p.begin)];
+  std::vector<std::pair<std::string, int64_t>> out;
+  out.reserve(counts.size());
+  for (const auto& [w, c] : counts) out.emplace_back(std::string(w), c);
+  std::sort(out.begin(), out.end());  // hash order must not leak into the result
+  return out;
+}
+
+// Extends `bpe` with merges of two existing tokens until it has
+// `num_tokens` tokens. Joins are word-like: a token that starts a word
+// (" the", "str") followed by a letters-only continuation ("ory", "ing").
+// `reserved` holds texts (special tokens, padding) no join may produce.
+void FillWithJoins(TrainedBpe* bpe, size_t num_tokens, uint64_t seed, const std::vector<std::string>& reserved) {
+  std::unordered_set<std::string> seen(bpe->token_bytes.begin(), bpe->token_bytes.end());
+  seen.insert(reserved.begin(), reserved.end());
+  std::vector<int32_t> heads, tails;
+  for (size_t i = 0; i < bpe->token_bytes.size(); ++i) {
+    const std::string& t = bpe->token_bytes[i];
+    if (IsLetters(t, 0) || (t.size() > 1 && t[0] == ' ' && IsLetters(t, 1))) heads.push_back(int32_t(i));
+    if (IsLetters(t, 0)) tails.push_back(int32_t(i));
+  }
+  Rng rng{seed ^ 0x5EEDF111ULL};
+  constexpr size_t kMaxTokenBytes = 24;
+  size_t attempts = 0;
+  while (bpe->token_bytes.size() < num_tokens) {
+    int32_t a, b;
+    if (++attempts > 64 * num_tokens) {  // pools exhausted: join any two tokens
+      a = int32_t(rng.Next() % bpe->token_bytes.size());
+      b = int32_t(rng.Next() % bpe->token_bytes.size());
+    } else {
+      a = heads[rng.Next() % heads.size()];
+      b = tails[rng.Next() % tails.size()];
     }
-    cp = 256 + n;
+    std::string joined = bpe->token_bytes[a] + bpe->token_bytes[b];
+    if (joined.size() > kMaxTokenBytes && attempts <= 64 * num_tokens) continue;
+    if (!seen.insert(joined).second) continue;
+    int32_t id = int32_t(bpe->token_bytes.size());
+    bpe->merges.emplace_back(a, b);
+    bpe->token_bytes.push_back(std::move(joined));
+    const std::string& t = bpe->token_bytes.back();
+    if (t.size() < 12) {  // keep joins short enough to stay plausible
+      heads.push_back(id);
+      if (IsLetters(t, 0)) tails.push_back(id);
+    }
   }
-  std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return s;
 }
 
 }  // namespace
 
-// Minimal version: byte tokens, padding tokens and the special tokens. A
-// vocabulary with learned merges replaces it.
 model::VocabData MakeSyntheticVocab(int64_t vocab_size, VocabFlavour flavour, uint64_t seed) {
-  (void)seed;
-  const std::vector<std::string> specials = {
-      "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>",
-      "<tool_response>", "</tool_response>", "<think>", "</think>"};
+  std::vector<SpecialToken> specials(std::begin(kQwenSpecials), std::end(kQwenSpecials));
+  if (flavour == VocabFlavour::kQwen35) specials.insert(specials.end(), std::begin(kQwen35Audio), std::end(kQwen35Audio));
+  const auto n_special = static_cast<int64_t>(specials.size());
+  vocab_size = std::max<int64_t>(vocab_size, 256 + n_special);
+
+  int64_t first_special = vocab_size - n_special;  // packed at the end
+  if (flavour == VocabFlavour::kQwen35 && vocab_size == kQwen35VocabSize) first_special = kQwen35FirstSpecial;
+  if (flavour == VocabFlavour::kQwen3 && vocab_size == kQwen3VocabSize) first_special = kQwen3FirstSpecial;
+  const auto num_normal = static_cast<size_t>(first_special);
+  const char* pre = flavour == VocabFlavour::kQwen35 ? "qwen35" : "qwen2";
+
+  std::string corpus = SyntheticCorpus(seed);
+  TrainedBpe bpe = TrainBpe(CountWords(corpus, pre), num_normal - 256);
+  std::vector<std::string> reserved;
+  for (const SpecialToken& s : specials) reserved.emplace_back(s.text);
+  for (int64_t i = first_special + n_special; i < vocab_size; ++i) reserved.push_back(PadText(i));
+  FillWithJoins(&bpe, num_normal, seed, reserved);
+
   model::VocabData v;
-  v.pre = flavour == VocabFlavour::kQwen35 ? "qwen35" : "qwen2";
-  for (int b = 0; b < 256; ++b) v.tokens.push_back(ByteToken(b));
-  int64_t n_normal = vocab_size - static_cast<int64_t>(specials.size());
-  for (int64_t i = 256; i < n_normal; ++i) v.tokens.push_back("<|unused_" + std::to_string(i) + "|>");
+  v.model = "gpt2";
+  v.pre = pre;
+  v.tokens.reserve(vocab_size);
+  for (const std::string& b : bpe.token_bytes) v.tokens.push_back(ByteLevelEncode(b));
   v.token_types.assign(v.tokens.size(), model::TokenType::kNormal);
-  for (int64_t i = 256; i < n_normal; ++i) v.token_types[i] = model::TokenType::kUnused;
-  for (const std::string& s : specials) {
-    v.tokens.push_back(s);
-    v.token_types.push_back(model::TokenType::kControl);
+  v.merges.reserve(bpe.merges.size());
+  for (const auto& [a, b] : bpe.merges) v.merges.push_back(v.tokens[a] + " " + v.tokens[b]);
+  for (const SpecialToken& s : specials) {
+    v.tokens.emplace_back(s.text);
+    v.token_types.push_back(s.control ? model::TokenType::kControl : model::TokenType::kUserDefined);
   }
-  v.eos_id = n_normal + 2;  // <|im_end|>
-  v.pad_id = n_normal;      // <|endoftext|>
+  for (int64_t i = static_cast<int64_t>(v.tokens.size()); i < vocab_size; ++i) {
+    v.tokens.push_back(PadText(i));
+    v.token_types.push_back(model::TokenType::kUnused);
+  }
+  v.pad_id = first_special;       // <|endoftext|>
+  v.eos_id = first_special + 2;   // <|im_end|>
+  v.bos_id = -1;
+  v.add_bos = false;
   return v;
 }
 

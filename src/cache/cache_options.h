@@ -1,0 +1,61 @@
+// Every threshold of the lineage cache policy, with the defaults of
+// DESIGN.md §3 and issue 4. Plain values; copied into a LineageCache at
+// construction.
+#pragma once
+
+#include <cstdint>
+
+namespace lineage::cache {
+
+// kLineage is the design of §3; kExact is the previous behaviour kept behind
+// the off switch (§3.5, last point): two whole snapshots per request at
+// m - guard_tokens and m, no checkpoints, no absorption, no anchors, a small
+// LRU of whole snapshots whose KV is charged as private copies.
+enum class CacheMode : uint8_t { kLineage, kExact };
+
+// Which checkpoint thinning drops first when an entry has too many (§3.4).
+enum class ThinOrder : uint8_t {
+  kSeed,    // all guards but the newest, oldest first; then the oldest points
+  kSpread,  // the point closest to a neighbour (0, other points, entry end)
+};
+// How many checkpoints an entry may keep.
+enum class ThinCount : uint8_t {
+  kFixed,  // max_checkpoints
+  kBytes,  // max(max_checkpoints, checkpoint_kv_fraction * entry KV bytes / blob bytes)
+};
+
+struct CacheOptions {
+  CacheMode mode = CacheMode::kLineage;
+  // False for attention-only layouts: any prefix of an entry restores (§3.1).
+  bool recurrent = true;
+
+  // RAM budget (§3.5): every distinct KV page once + every recurrent blob.
+  int64_t ram_budget_bytes = int64_t{48} << 30;
+  int64_t max_anchor_entries = 16;
+  int64_t max_anchor_bytes = int64_t{16} << 30;
+
+  // Capture points (§3.2).
+  int64_t guard_tokens = 16;            // guard at m - guard_tokens ...
+  int64_t guard_min_suffix_tokens = 256;  // ... only when m - r >= this
+  int64_t divergence_min_gain_tokens = 256;
+  int64_t periodic_tokens = 0;          // K; 0 = no periodic checkpoints
+  bool capture_anchor = true;
+  bool capture_history_end = true;
+
+  // Absorb a stored entry whose rendered history (up to its history-end
+  // checkpoint) the new prompt repeats, not only one that is a whole prefix:
+  // with thinking templates the next prompt never repeats the previous
+  // prompt's generation prompt, so without this no such entry is absorbed.
+  bool absorb_past_history_end = true;
+
+  // Thinning (§3.4).
+  int64_t max_checkpoints = 4;
+  ThinOrder thin_order = ThinOrder::kSeed;
+  ThinCount thin_count = ThinCount::kFixed;
+  double checkpoint_kv_fraction = 0.25;  // for ThinCount::kBytes
+
+  // kExact only: at most this many whole snapshots in RAM.
+  int64_t exact_max_entries = 8;
+};
+
+}  // namespace lineage::cache

@@ -1,0 +1,256 @@
+#include "cache/cache_store.h"
+
+#include <algorithm>
+#include <string>
+
+#include "cache/thinning.h"
+
+namespace lineage::cache {
+
+Entry* CacheStore::Find(EntryId id) {
+  auto it = entries_.find(id);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+uint64_t CacheStore::Recency(EntryId id) const {
+  auto it = entries_.find(id);
+  return it == entries_.end() ? 0 : it->second.last_used;
+}
+
+void CacheStore::Charge(ByteLedger& ledger, const Entry& e, bool add) const {
+  if (add) {
+    ledger.AddKv(*e.kv, PrivateKv());
+    ledger.AddBlob(e.state.get());
+    for (const Checkpoint& c : e.checkpoints) ledger.AddBlob(c.state.get());
+  } else {
+    ledger.RemoveKv(*e.kv, PrivateKv());
+    ledger.RemoveBlob(e.state.get());
+    for (const Checkpoint& c : e.checkpoints) ledger.RemoveBlob(c.state.get());
+  }
+}
+
+void CacheStore::Add(Entry entry) {
+  tree_.Insert(entry.tokens, entry.id);
+  for (const Checkpoint& c : entry.checkpoints) tree_.AddPoint(entry.tokens, entry.id, c.n, c.kind);
+  Charge(ram_, entry, true);
+  if (entry.anchor) {
+    Charge(anchor_ledger_, entry, true);
+    ++num_anchors_;
+  }
+  const EntryId id = entry.id;
+  entries_.emplace(id, std::move(entry));
+}
+
+Entry CacheStore::Take(EntryId id) {
+  auto it = entries_.find(id);
+  Entry e = std::move(it->second);
+  entries_.erase(it);
+  tree_.Remove(e.tokens, e.id);
+  Charge(ram_, e, false);
+  if (e.anchor) {
+    Charge(anchor_ledger_, e, false);
+    --num_anchors_;
+  }
+  return e;
+}
+
+void CacheStore::Evict(EntryId id, CommitExplanation* ex) {
+  Entry e = Take(id);
+  ++counters_.evictions;
+  if (ex) {
+    const bool on_disk = disk_ && disk_->Contains(id);
+    ex->evicted.push_back({id, e.num_tokens(), e.anchor, on_disk ? Tier::kDisk : Tier::kNone});
+  }
+}
+
+EntryId CacheStore::LruVictim(bool anchors_only, bool allow_anchors) const {
+  EntryId victim = kNoEntry;
+  uint64_t oldest = UINT64_MAX;
+  for (const auto& [id, e] : entries_) {
+    if (e.leases > 0) continue;
+    if (anchors_only && !e.anchor) continue;
+    if (!allow_anchors && e.anchor) continue;
+    if (e.last_used < oldest) {
+      oldest = e.last_used;
+      victim = id;
+    }
+  }
+  return victim;
+}
+
+void CacheStore::EnforceBudgets(CommitExplanation* ex) {
+  EvictOverBudget(ex);
+  // The peak is taken once a call is done: inside a commit the new entry is
+  // charged before older ones make room for it.
+  counters_.peak_ram_bytes = std::max(counters_.peak_ram_bytes, ram_.total_bytes());
+}
+
+void CacheStore::EvictOverBudget(CommitExplanation* ex) {
+  while (num_anchors_ > o_.max_anchor_entries || anchor_ledger_.total_bytes() > o_.max_anchor_bytes) {
+    const EntryId v = LruVictim(/*anchors_only=*/true, true);
+    if (v == kNoEntry) break;
+    Evict(v, ex);
+  }
+  if (o_.mode == CacheMode::kExact) {
+    while (static_cast<int64_t>(entries_.size()) > o_.exact_max_entries) {
+      const EntryId v = LruVictim(false, true);
+      if (v == kNoEntry) break;
+      Evict(v, ex);
+    }
+  }
+  // Conversations leave first; anchors only when nothing else is left.
+  while (ram_.total_bytes() > o_.ram_budget_bytes) {
+    EntryId v = LruVictim(false, /*allow_anchors=*/false);
+    if (v == kNoEntry) v = LruVictim(true, true);
+    if (v == kNoEntry) break;  // only leased entries remain
+    Evict(v, ex);
+  }
+}
+
+namespace {
+
+// Which of two checkpoints at one length keeps its label: a turn boundary
+// says the most about the lineage; a periodic point the least.
+int KeepRank(PointKind kind) {
+  switch (kind) {
+    case PointKind::kFinal: return 0;
+    case PointKind::kHistoryEnd: return 1;
+    case PointKind::kDivergence: return 2;
+    case PointKind::kAnchor: return 3;
+    case PointKind::kGuard: return 4;
+    default: return 5;
+  }
+}
+
+}  // namespace
+
+void CacheStore::NormalizeAndThin(Entry& e, CommitExplanation* ex) {
+  auto& cps = e.checkpoints;
+  const int64_t len = e.num_tokens();
+  cps.erase(std::remove_if(cps.begin(), cps.end(),
+                           [&](const Checkpoint& c) { return c.n <= 0 || c.n >= len || !c.state; }),
+            cps.end());
+  std::stable_sort(cps.begin(), cps.end(), [](const Checkpoint& a, const Checkpoint& b) {
+    return a.n != b.n ? a.n < b.n : KeepRank(a.kind) < KeepRank(b.kind);
+  });
+  cps.erase(std::unique(cps.begin(), cps.end(), [](const Checkpoint& a, const Checkpoint& b) { return a.n == b.n; }),
+            cps.end());
+  const int64_t kv_bytes = static_cast<int64_t>(e.kv->page_ids().size()) * e.kv->page_bytes();
+  const int64_t blob_bytes = cps.empty() ? 0 : cps.front().state->bytes();
+  const int64_t limit = CheckpointLimit(o_, kv_bytes, blob_bytes);
+  for (const Checkpoint& c : ThinCheckpoints(cps, len, limit, o_.thin_order)) {
+    ++counters_.thinned;
+    if (ex) ex->thinned.push_back({e.id, c.n, c.kind});
+  }
+}
+
+void CacheStore::PutToDisk(const Entry& e) {
+  if (!disk_) return;
+  DiskRecord rec;
+  rec.id = e.id;
+  rec.tokens = e.tokens;
+  rec.kv = e.kv;
+  rec.state = e.state;
+  rec.checkpoints = e.checkpoints;
+  rec.anchor = e.anchor;
+  rec.whole_snapshot = PrivateKv();
+  // A failed write leaves the entry in RAM only; the disk tier reports it.
+  (void)disk_->Put(rec);
+}
+
+EntryId CacheStore::AnchorAt(TokenSpan prompt, int64_t n) const {
+  EntryId found = kNoEntry;
+  tree_.Walk(prompt.first(static_cast<size_t>(n)), n, [&](const TreePoint& p) {
+    if (p.kind == PointKind::kEntryEnd && p.n == n && entries_.at(p.entry).anchor) found = p.entry;
+  });
+  return found;
+}
+
+EntryId CacheStore::SameTokens(TokenSpan tokens) const {
+  const auto n = static_cast<int64_t>(tokens.size());
+  EntryId found = kNoEntry;
+  tree_.Walk(tokens, n, [&](const TreePoint& p) {
+    if (p.kind == PointKind::kEntryEnd && p.n == n && !entries_.at(p.entry).anchor) found = p.entry;
+  });
+  return found;
+}
+
+uint64_t CacheStore::NewLease(LeaseRecord rec) {
+  if (rec.tier == Tier::kRam) {
+    if (Entry* e = Find(rec.source)) ++e->leases;
+  }
+  const uint64_t id = next_lease_++;
+  leases_.emplace(id, std::move(rec));
+  return id;
+}
+
+LeaseRecord* CacheStore::FindLease(uint64_t id) {
+  auto it = leases_.find(id);
+  return it == leases_.end() ? nullptr : &it->second;
+}
+
+LeaseRecord CacheStore::TakeLease(uint64_t id) {
+  auto it = leases_.find(id);
+  if (it == leases_.end()) return {};
+  LeaseRecord rec = std::move(it->second);
+  leases_.erase(it);
+  if (rec.tier == Tier::kRam) {
+    // The source may have been absorbed meanwhile; then there is nothing to unpin.
+    if (Entry* e = Find(rec.source)) --e->leases;
+  }
+  return rec;
+}
+
+void CacheStore::ReleaseLease(uint64_t id) { (void)TakeLease(id); }
+
+Status CacheStore::CheckInvariants() const {
+  ByteLedger ram, anchors;
+  int64_t num_anchors = 0;
+  std::unordered_map<EntryId, int64_t> pins;
+  for (const auto& [id, rec] : leases_) {
+    if (rec.tier == Tier::kRam && entries_.count(rec.source)) ++pins[rec.source];
+  }
+  bool evictable = false;
+  for (const auto& [id, e] : entries_) {
+    Charge(ram, e, true);
+    if (e.anchor) {
+      Charge(anchors, e, true);
+      ++num_anchors;
+    }
+    if (e.leases != pins[id]) return Internal("entry " + std::to_string(id) + " lease count is wrong");
+    evictable |= e.leases == 0;
+    if (e.kv->num_tokens() != e.num_tokens()) return Internal("entry KV length differs from its tokens");
+    int64_t prev = 0;
+    for (const Checkpoint& c : e.checkpoints) {
+      if (c.n <= prev || c.n >= e.num_tokens()) return Internal("checkpoints not ascending inside the entry");
+      prev = c.n;
+    }
+    if (!e.anchor && o_.mode == CacheMode::kLineage) {
+      const int64_t kv_bytes = static_cast<int64_t>(e.kv->page_ids().size()) * e.kv->page_bytes();
+      const int64_t blob = e.checkpoints.empty() ? 0 : e.checkpoints.front().state->bytes();
+      if (static_cast<int64_t>(e.checkpoints.size()) > CheckpointLimit(o_, kv_bytes, blob)) {
+        return Internal("entry " + std::to_string(id) + " has too many checkpoints");
+      }
+    }
+    bool found_end = false;
+    const int64_t shared = tree_.Walk(e.tokens, e.num_tokens(), [&](const TreePoint& p) {
+      found_end |= p.entry == id && p.kind == PointKind::kEntryEnd && p.n == e.num_tokens();
+    });
+    if (shared != e.num_tokens() || !found_end) return Internal("entry missing from the index");
+  }
+  if (ram.total_bytes() != ram_.total_bytes()) return Internal("RAM ledger drifted from a recount");
+  if (anchors.total_bytes() != anchor_ledger_.total_bytes() || num_anchors != num_anchors_) {
+    return Internal("anchor ledger drifted from a recount");
+  }
+  if (ram_.total_bytes() > o_.ram_budget_bytes && evictable) {
+    return Internal("RAM over budget with an unpinned entry: " + std::to_string(ram_.total_bytes()));
+  }
+  if ((num_anchors_ > o_.max_anchor_entries || anchor_ledger_.total_bytes() > o_.max_anchor_bytes)) {
+    bool unpinned_anchor = false;
+    for (const auto& [id, e] : entries_) unpinned_anchor |= e.anchor && e.leases == 0;
+    if (unpinned_anchor) return Internal("anchor caps exceeded");
+  }
+  return Status::Ok();
+}
+
+}  // namespace lineage::cache

@@ -1,0 +1,118 @@
+// CacheStore: the state behind LineageCache (private to src/cache): the
+// entries, their index, their byte ledgers, the leases, and the operations
+// that keep the three consistent (add, take, evict, enforce budgets).
+//
+// Invariants: an entry is in `entries` iff it is in `tree` iff it is charged
+// to `ram` (and to `anchor_ledger` iff it is an anchor). Checkpoints are
+// ascending, distinct, each n < the entry's length.
+// Thread-safety: none; LineageCache holds its mutex around every call.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/byte_ledger.h"
+#include "cache/cache_options.h"
+#include "cache/disk_tier.h"
+#include "cache/explanation.h"
+#include "cache/prefix_tree.h"
+#include "core/status.h"
+
+namespace lineage::cache {
+
+struct Entry {
+  EntryId id = kNoEntry;
+  Tokens tokens;
+  KvPtr kv;                              // rows [0, tokens.size())
+  RecurrentPtr state;                    // at tokens.size()
+  std::vector<Checkpoint> checkpoints;   // ascending, distinct n < tokens.size()
+  bool anchor = false;
+  int64_t leases = 0;
+  uint64_t last_used = 0;
+  int64_t num_tokens() const { return static_cast<int64_t>(tokens.size()); }
+};
+
+struct LeaseRecord {
+  EntryId source = kNoEntry;
+  Tier tier = Tier::kNone;
+  int64_t length = 0;
+  PointKind kind = PointKind::kEntryEnd;
+  RecurrentPtr state;  // the restored state (absorbing a disk source needs it)
+  bool source_anchor = false;
+};
+
+struct CacheCounters {
+  int64_t peak_ram_bytes = 0;
+  int64_t evictions = 0;
+  int64_t absorptions = 0;
+  int64_t thinned = 0;
+  int64_t lookups = 0;
+  int64_t restored_tokens = 0;
+  int64_t disk_restores = 0;
+};
+
+class CacheStore {
+ public:
+  CacheStore(const CacheOptions& options, DiskTier* disk) : o_(options), disk_(disk) {}
+
+  const CacheOptions& options() const { return o_; }
+  DiskTier* disk() const { return disk_; }
+  PrefixTree& tree() { return tree_; }
+  const PrefixTree& tree() const { return tree_; }
+  Entry* Find(EntryId id);
+  const std::unordered_map<EntryId, Entry>& entries() const { return entries_; }
+  uint64_t Touch() { return ++tick_; }
+  uint64_t Recency(EntryId id) const;
+  EntryId NewId() { return next_id_++; }
+
+  void Add(Entry entry);
+  Entry Take(EntryId id);
+  // Moves the entry out of RAM over a budget; records it.
+  void Evict(EntryId id, CommitExplanation* ex);
+  void EnforceBudgets(CommitExplanation* ex);
+  void EvictOverBudget(CommitExplanation* ex);
+  // Sorts, merges equal n and thins an entry's checkpoints (not indexed yet).
+  void NormalizeAndThin(Entry& entry, CommitExplanation* ex);
+  void PutToDisk(const Entry& entry);
+
+  // The anchor entry whose tokens are exactly prompt[0, n), if any.
+  EntryId AnchorAt(TokenSpan prompt, int64_t n) const;
+  // A non-anchor entry whose tokens are exactly `tokens`, if any.
+  EntryId SameTokens(TokenSpan tokens) const;
+
+  uint64_t NewLease(LeaseRecord rec);
+  void ReleaseLease(uint64_t id);
+  LeaseRecord TakeLease(uint64_t id);
+  LeaseRecord* FindLease(uint64_t id);
+  int64_t live_leases() const { return static_cast<int64_t>(leases_.size()); }
+
+  const ByteLedger& ram() const { return ram_; }
+  const ByteLedger& anchor_ledger() const { return anchor_ledger_; }
+  int64_t num_anchors() const { return num_anchors_; }
+  CacheCounters& counters() { return counters_; }
+  const CacheCounters& counters() const { return counters_; }
+
+  Status CheckInvariants() const;
+
+ private:
+  bool PrivateKv() const { return o_.mode == CacheMode::kExact; }
+  void Charge(ByteLedger& ledger, const Entry& e, bool add) const;
+  // The least recently used entry with no lease; anchors only if `anchors`.
+  EntryId LruVictim(bool anchors_only, bool allow_anchors) const;
+
+  const CacheOptions& o_;
+  DiskTier* disk_;
+  std::unordered_map<EntryId, Entry> entries_;
+  std::unordered_map<uint64_t, LeaseRecord> leases_;
+  PrefixTree tree_;
+  ByteLedger ram_;
+  ByteLedger anchor_ledger_;
+  int64_t num_anchors_ = 0;
+  EntryId next_id_ = 1;
+  uint64_t next_lease_ = 1;
+  uint64_t tick_ = 0;
+  CacheCounters counters_;
+};
+
+}  // namespace lineage::cache

@@ -1,0 +1,54 @@
+#include "cache/capture_plan.h"
+
+#include <algorithm>
+
+namespace lineage::cache {
+
+namespace {
+
+int Priority(PointKind kind) {
+  switch (kind) {
+    case PointKind::kAnchor: return 0;
+    case PointKind::kDivergence: return 1;
+    case PointKind::kHistoryEnd: return 2;
+    case PointKind::kGuard: return 3;
+    default: return 4;
+  }
+}
+
+}  // namespace
+
+std::vector<PlannedCapture> PlanCaptures(const PlanInputs& in, const CacheOptions& o) {
+  const int64_t m = in.prompt_tokens;
+  const int64_t r = in.restore_tokens;
+  std::vector<PlannedCapture> plan;
+  auto add = [&](int64_t n, PointKind kind) {
+    if (n > r && n <= m && n > 0) plan.push_back({n, kind});
+  };
+  const int64_t guard_n = m - o.guard_tokens;
+  if (o.mode == CacheMode::kExact) {
+    add(guard_n, PointKind::kGuard);
+    return plan;
+  }
+  if (o.capture_anchor && in.anchor_tokens > 0 && !in.anchor_exists) add(in.anchor_tokens, PointKind::kAnchor);
+  if (o.recurrent) {
+    const int64_t d = in.closest_shared_tokens;
+    if (d < m && d - r >= o.divergence_min_gain_tokens) add(d, PointKind::kDivergence);
+    if (o.capture_history_end && in.history_end_tokens < m) add(in.history_end_tokens, PointKind::kHistoryEnd);
+    if (m - r >= o.guard_min_suffix_tokens) add(guard_n, PointKind::kGuard);
+    if (o.periodic_tokens > 0) {
+      for (int64_t n = (r / o.periodic_tokens + 1) * o.periodic_tokens; n < m; n += o.periodic_tokens) {
+        add(n, PointKind::kPeriodic);
+      }
+    }
+  }
+  std::stable_sort(plan.begin(), plan.end(), [](const PlannedCapture& a, const PlannedCapture& b) {
+    return a.n != b.n ? a.n < b.n : Priority(a.kind) < Priority(b.kind);
+  });
+  plan.erase(std::unique(plan.begin(), plan.end(),
+                         [](const PlannedCapture& a, const PlannedCapture& b) { return a.n == b.n; }),
+             plan.end());
+  return plan;
+}
+
+}  // namespace lineage::cache

@@ -1,0 +1,37 @@
+// Capture points (DESIGN.md §3.2): where the engine copies the recurrent
+// state out during prefill. Chosen at lookup from the restore point and the
+// closest stored sequence; a pure function of its inputs.
+//  - anchor at a when r < a <= m and no anchor exists for prompt[0, a):
+//    wherever it falls, also after the guard (the seed's 426-token case);
+//  - divergence at d (tokens shared with the closest stored sequence) when
+//    r < d < m and d - r >= divergence_min_gain_tokens;
+//  - history end at h when r < h < m;
+//  - guard at m - guard_tokens when m - r >= guard_min_suffix_tokens;
+//  - periodic every periodic_tokens (absolute multiples) in (r, m), if on.
+// kExact plans only its whole snapshot at m - guard_tokens. Attention-only
+// layouts plan only anchors (any prefix restores; the anchor pins one).
+// Two kinds at one n keep the first of: anchor, divergence, history end,
+// guard, periodic.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cache/cache_options.h"
+#include "cache/explanation.h"
+
+namespace lineage::cache {
+
+struct PlanInputs {
+  int64_t prompt_tokens = 0;          // m
+  int64_t restore_tokens = 0;         // r
+  int64_t closest_shared_tokens = 0;  // d
+  int64_t anchor_tokens = 0;          // a; 0 = none
+  bool anchor_exists = false;
+  int64_t history_end_tokens = 0;     // h; 0 = none
+};
+
+// Ascending, distinct n, each r < n <= m.
+std::vector<PlannedCapture> PlanCaptures(const PlanInputs& in, const CacheOptions& options);
+
+}  // namespace lineage::cache

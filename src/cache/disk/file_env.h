@@ -1,0 +1,43 @@
+// FileEnv: every file operation of the disk tier goes through this small
+// interface, so tests can inject faults (a full disk, an I/O error, a crash
+// between two calls) without touching the tier's logic.
+//
+// PosixFileEnv is the real one. All calls are thread-safe. Paths are
+// absolute or relative to the process's working directory.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace lineage::cache::disk {
+
+class FileEnv {
+ public:
+  virtual ~FileEnv() = default;
+
+  // Writes `parts` concatenated to `tmp_path`, fsyncs it, renames it to
+  // `final_path` and fsyncs the destination directory. On failure nothing
+  // is left at `final_path` that was not there before, and `tmp_path` is
+  // removed when possible.
+  virtual Status WriteAtomic(const std::string& tmp_path, const std::string& final_path,
+                             std::span<const std::span<const uint8_t>> parts) = 0;
+  // Reads `n` bytes at `offset`; a short file is kCorrupt.
+  virtual Status ReadAt(const std::string& path, uint64_t offset, uint64_t n, uint8_t* out) = 0;
+  virtual Result<uint64_t> FileSize(const std::string& path) = 0;
+  virtual Result<int64_t> MtimeMs(const std::string& path) = 0;
+  virtual Status Touch(const std::string& path, int64_t mtime_ms) = 0;
+  virtual Status Remove(const std::string& path) = 0;
+  virtual Status MakeDirs(const std::string& path) = 0;
+  // File names (not paths) directly inside `dir`.
+  virtual Result<std::vector<std::string>> List(const std::string& dir) = 0;
+};
+
+// The process-wide POSIX environment.
+FileEnv* DefaultFileEnv();
+
+}  // namespace lineage::cache::disk

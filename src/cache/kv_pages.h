@@ -1,0 +1,147 @@
+// KV page store: the key/value rows of every attention layer, held in
+// fixed-size pages that sequences and cache entries share (DESIGN.md §3.6).
+//
+// A page holds `page_tokens` consecutive token positions of EVERY attention
+// layer, K (after q/k-norm and RoPE) and V, in fp32. Inside a page the layout
+// is [layer][K|V][kv_head][token][head_dim], so one head's keys of a page are
+// page_tokens contiguous rows — the order attention reads them in.
+// fp32 is the stored type: attention reads KV once per token per layer and
+// is a small share of the decode step at the context lengths measured, so the
+// halved size of bf16 was not worth the conversion cost and rounding (see
+// docs/engine.md).
+//
+// Ownership and invariants:
+//   - Pages are reference counted (shared_ptr). A page that any holder other
+//     than the writing PageTable references is never written again: a
+//     PageTable that must append into a shared, partly filled page copies it
+//     first (copy-on-write). A full page is never written at all.
+//   - Every page has a PageId unique for the life of the process; a copy gets
+//     a new id. Equal ids mean the same bytes.
+//   - Readers never look at rows at or past the length they were given.
+//   - Attention-free models have a layout with zero layers: pages then hold
+//     no bytes, but ids and lengths still work.
+//
+// Thread-safety: a PageTable is used by one thread at a time. PagedKv views
+// are immutable and may be read and copied from any thread; page refcounts
+// and the id counter are atomic.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "cache/payload.h"
+
+namespace lineage::cache {
+
+struct KvLayout {
+  int64_t num_layers = 0;    // attention layers only
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t page_tokens = 64;
+
+  // Floats of one head's K (or V) rows in one page.
+  int64_t head_block_floats() const { return page_tokens * head_dim; }
+  int64_t layer_floats() const { return 2 * num_kv_heads * head_block_floats(); }
+  int64_t page_floats() const { return num_layers * layer_floats(); }
+  int64_t page_bytes() const { return page_floats() * 4; }
+  int64_t num_pages(int64_t num_tokens) const { return (num_tokens + page_tokens - 1) / page_tokens; }
+};
+
+class KvPage {
+ public:
+  explicit KvPage(const KvLayout& layout);
+  ~KvPage();
+  KvPage(const KvPage&) = delete;
+  KvPage& operator=(const KvPage&) = delete;
+
+  // A fresh page (new id) holding a copy of this page's first `num_rows` rows.
+  std::shared_ptr<KvPage> CopyRows(int64_t num_rows) const;
+
+  PageId id() const { return id_; }
+  // K rows of (layer, kv_head): [page_tokens, head_dim]. V likewise.
+  float* k(int64_t layer, int64_t head) { return data_ + Offset(layer, 0, head); }
+  float* v(int64_t layer, int64_t head) { return data_ + Offset(layer, 1, head); }
+  const float* k(int64_t layer, int64_t head) const { return data_ + Offset(layer, 0, head); }
+  const float* v(int64_t layer, int64_t head) const { return data_ + Offset(layer, 1, head); }
+
+ private:
+  int64_t Offset(int64_t layer, int64_t kv, int64_t head) const {
+    return layer * layout_.layer_floats() + (kv * layout_.num_kv_heads + head) * layout_.head_block_floats();
+  }
+  KvLayout layout_;
+  PageId id_;
+  float* data_ = nullptr;  // page_floats(), 64-byte aligned; null for a zero-layer layout
+};
+
+using PagePtr = std::shared_ptr<KvPage>;
+
+// An immutable view of rows [0, num_tokens) over shared pages: what a
+// snapshot, an entry or a checkpoint holds. Implements the cache's KvView.
+class PagedKv final : public KvView {
+ public:
+  PagedKv(const KvLayout& layout, std::vector<PagePtr> pages, int64_t num_tokens);
+
+  int64_t num_tokens() const override { return num_tokens_; }
+  int64_t page_tokens() const override { return layout_.page_tokens; }
+  int64_t page_bytes() const override { return layout_.page_bytes(); }
+  std::span<const PageId> page_ids() const override { return ids_; }
+  std::shared_ptr<const KvView> Prefix(int64_t n) const override;
+
+  const KvLayout& layout() const { return layout_; }
+  const std::vector<PagePtr>& pages() const { return pages_; }
+
+ private:
+  KvLayout layout_;
+  std::vector<PagePtr> pages_;
+  std::vector<PageId> ids_;
+  int64_t num_tokens_;
+};
+
+// The page table of one running sequence: rows [0, num_tokens()) readable,
+// rows appended after Reserve().
+class PageTable {
+ public:
+  explicit PageTable(const KvLayout& layout) : layout_(layout) {}
+  // Starts from the first `n` rows of `view` (n <= view.num_tokens()),
+  // sharing its pages; nothing is copied until the first write.
+  PageTable(const PagedKv& view, int64_t n);
+
+  const KvLayout& layout() const { return layout_; }
+  int64_t num_tokens() const { return num_tokens_; }
+  int64_t num_pages() const { return static_cast<int64_t>(pages_.size()); }
+  const KvPage& page(int64_t i) const { return *pages_[i]; }
+
+  // Makes rows [num_tokens(), num_tokens() + n) writable: copies a shared
+  // partial last page (copy-on-write) and allocates new pages. The rows are
+  // not yet readable; Commit() publishes them. REQUIRES: every earlier
+  // Reserve was committed.
+  void Reserve(int64_t n);
+  // Writable K / V row `pos` of (layer, head); pos must be reserved.
+  float* k_row(int64_t layer, int64_t head, int64_t pos);
+  float* v_row(int64_t layer, int64_t head, int64_t pos);
+  // Rows [num_tokens(), num_tokens() + n) now hold data.
+  void Commit(int64_t n) {
+    num_tokens_ += n;
+    reserved_tokens_ = num_tokens_;
+  }
+
+  // A view sharing every page; the partial last page becomes shared, so the
+  // next append into it copies it.
+  std::shared_ptr<const PagedKv> Share() const;
+
+  // Number of page copies made by Reserve (copy-on-write) since construction.
+  int64_t cow_copies() const { return cow_copies_; }
+
+ private:
+  KvPage& WritablePage(int64_t pos);
+
+  KvLayout layout_;
+  std::vector<PagePtr> pages_;
+  int64_t num_tokens_ = 0;
+  int64_t reserved_tokens_ = 0;
+  int64_t cow_copies_ = 0;
+};
+
+}  // namespace lineage::cache

@@ -1,0 +1,360 @@
+#include "cache/lineage_cache.h"
+
+#include <algorithm>
+
+#include "cache/cache_store.h"
+#include "cache/capture_plan.h"
+#include "cache/restore_search.h"
+
+namespace lineage::cache {
+
+struct LineageCache::Impl {
+  Impl(const CacheOptions& o, DiskTier* disk) : store(o, disk) {}
+  CacheStore store;
+};
+
+// ---- Lease ----
+
+Lease::Lease(Lease&& other) noexcept : cache_(other.cache_), id_(other.id_) { other.cache_ = nullptr; }
+
+Lease& Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    Release();
+    cache_ = other.cache_;
+    id_ = other.id_;
+    other.cache_ = nullptr;
+  }
+  return *this;
+}
+
+Lease::~Lease() { Release(); }
+
+void Lease::Release() {
+  if (cache_) cache_->ReleaseLease(id_);
+  cache_ = nullptr;
+}
+
+void LineageCache::ReleaseLease(uint64_t lease_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->store.ReleaseLease(lease_id);
+}
+
+LineageCache::LineageCache(const CacheOptions& options, DiskTier* disk)
+    : options_(options), disk_(disk), impl_(std::make_unique<Impl>(options_, disk)) {}
+
+LineageCache::~LineageCache() = default;
+
+namespace {
+
+// Restores by the whole-prefix rule only: what the previous design did, and
+// what a recurrent layout needs.
+bool AnyPrefixRestores(const CacheOptions& o) { return !o.recurrent && o.mode == CacheMode::kLineage; }
+
+RestorePoint PointOf(const Entry& e, const TreePoint& p) {
+  RestorePoint rp;
+  rp.entry = e.id;
+  rp.length = p.n;
+  rp.kind = p.kind;
+  rp.tier = Tier::kRam;
+  rp.kv = p.n == e.num_tokens() ? e.kv : e.kv->Prefix(p.n);
+  if (p.kind == PointKind::kEntryEnd) {
+    rp.state = e.state;
+  } else if (p.kind != PointKind::kPrefix) {
+    for (const Checkpoint& c : e.checkpoints) {
+      if (c.n == p.n) rp.state = c.state;
+    }
+  }
+  return rp;
+}
+
+int64_t CommonPrefix(TokenSpan a, TokenSpan b) {
+  const size_t n = std::min(a.size(), b.size());
+  return std::mismatch(a.begin(), a.begin() + n, b.begin()).first - a.begin();
+}
+
+}  // namespace
+
+// ---- Lookup (§3.1, §3.2) ----
+
+Result<LookupResult> LineageCache::Lookup(TokenSpan prompt, const LookupHints& hints) {
+  const auto m = static_cast<int64_t>(prompt.size());
+  if (m == 0) return InvalidArgument("cache lookup: empty prompt");
+  if (hints.anchor_tokens < 0 || hints.anchor_tokens > m || hints.history_end_tokens < 0 ||
+      hints.history_end_tokens > m) {
+    return InvalidArgument("cache lookup: hint outside the prompt");
+  }
+  const bool any_prefix = AnyPrefixRestores(options_);
+  std::unique_lock<std::mutex> lock(mu_);
+  CacheStore& s = impl_->store;
+  ++s.counters().lookups;
+  const int64_t a = hints.anchor_tokens;
+  bool anchor_exists = false;
+  const RestoreSearch found = FindRestorePoint(
+      s.tree(), prompt, !any_prefix, [&](EntryId id) { return s.Recency(id); },
+      [&](const TreePoint& p) {
+        if (p.kind == PointKind::kEntryEnd && p.n == a && s.Find(p.entry)->anchor) anchor_exists = true;
+      });
+
+  LookupResult out;
+  LookupExplanation& ex = out.explanation;
+  ex.prompt_tokens = m;
+  ex.closest_entry = found.closest;
+  ex.closest_shared_tokens = found.shared_tokens;
+  LeaseRecord lease;
+  if (found.best.entry != kNoEntry) {
+    Entry* e = s.Find(found.best.entry);
+    e->last_used = s.Touch();
+    out.restore = PointOf(*e, found.best);
+    lease = {e->id, Tier::kRam, out.restore.length, out.restore.kind, out.restore.state, e->anchor};
+  }
+  ex.best_ram = out.restore.ref();
+
+  std::optional<DiskPoint> on_disk;
+  if (DiskTier* disk = s.disk()) {
+    ex.disk_consulted = true;
+    on_disk = disk->Lookup(prompt, out.restore.length, !any_prefix);
+    if (on_disk && (on_disk->length <= out.restore.length || on_disk->length >= m)) on_disk.reset();
+  }
+  uint64_t lease_id = s.NewLease(lease);
+  if (on_disk) {
+    // Disk reads run without the cache lock; the RAM lease stays a fallback.
+    lock.unlock();
+    Result<DiskLoad> loaded = s.disk()->Load(on_disk->entry, on_disk->length);
+    lock.lock();
+    if (loaded.ok() && loaded->kv && loaded->kv->num_tokens() == on_disk->length) {
+      s.ReleaseLease(lease_id);
+      out.restore = {on_disk->entry, on_disk->length, on_disk->kind, Tier::kDisk, loaded->kv, loaded->state};
+      lease = {on_disk->entry, Tier::kDisk, on_disk->length, on_disk->kind, loaded->state, on_disk->anchor};
+      lease_id = s.NewLease(lease);
+      ++s.counters().disk_restores;
+    }
+  }
+  ex.chosen = out.restore.ref();
+  s.counters().restored_tokens += out.restore.length;
+
+  PlanInputs plan;
+  plan.prompt_tokens = m;
+  plan.restore_tokens = out.restore.length;
+  plan.closest_shared_tokens = found.shared_tokens;
+  plan.anchor_tokens = a;
+  plan.anchor_exists = anchor_exists;
+  plan.history_end_tokens = hints.history_end_tokens;
+  out.captures = PlanCaptures(plan, options_);
+  ex.planned = out.captures;
+  out.lease = Lease(this, lease_id);
+  return out;
+}
+
+// ---- Commit (§3.3–3.5) ----
+
+namespace {
+
+Status ValidateState(const CacheOptions& o, const RecurrentPtr& state, const char* what) {
+  if (o.recurrent && !state) return InvalidArgument(std::string("cache: missing recurrent state ") + what);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CommitResult> LineageCache::Commit(CommitRequest req) {
+  const auto m = static_cast<int64_t>(req.prompt.size());
+  if (m == 0) return InvalidArgument("cache commit: empty prompt");
+  if (!req.kv || req.kv->num_tokens() != m) return InvalidArgument("cache commit: KV length differs from the prompt");
+  LINEAGE_RETURN_IF_ERROR(ValidateState(options_, req.state, "at the prompt end"));
+  for (const CapturedState& c : req.captured) {
+    if (c.n <= 0 || c.n > m) return InvalidArgument("cache commit: capture outside the prompt");
+    LINEAGE_RETURN_IF_ERROR(ValidateState(options_, c.state, "at a capture point"));
+  }
+  // Consume the lease here: its destructor would take the lock we are about to hold.
+  const bool had_lease = req.lease.valid();
+  const uint64_t lease_id = req.lease.id();
+  req.lease.cache_ = nullptr;
+
+  std::lock_guard<std::mutex> lock(mu_);
+  CacheStore& s = impl_->store;
+  const LeaseRecord lease = had_lease ? s.TakeLease(lease_id) : LeaseRecord{};
+  CommitResult out;
+  CommitExplanation& ex = out.explanation;
+  ex.parent = lease.source;
+  ex.parent_was_absorbed = lease.tier == Tier::kRam && s.Find(lease.source) == nullptr;
+
+  Entry n;
+  n.id = s.NewId();
+  n.tokens = std::move(req.prompt);
+  n.kv = std::move(req.kv);
+  n.state = std::move(req.state);
+  n.last_used = s.Touch();
+  const TokenSpan prompt = n.tokens;
+
+  if (options_.mode == CacheMode::kExact) {
+    // The previous design: whole snapshots at m - guard and at m, nothing shared.
+    const EntryId full_id = n.id;
+    std::vector<Entry> snapshots;
+    for (const CapturedState& c : req.captured) {
+      if (c.kind != PointKind::kGuard || c.n >= m) continue;
+      Entry g;
+      g.id = s.NewId();
+      g.tokens.assign(prompt.begin(), prompt.begin() + c.n);
+      g.kv = n.kv->Prefix(c.n);
+      g.state = c.state;
+      g.last_used = n.last_used;
+      snapshots.push_back(std::move(g));
+    }
+    snapshots.push_back(std::move(n));
+    for (Entry& e : snapshots) {
+      if (EntryId same = s.SameTokens(e.tokens); same != kNoEntry && s.Find(same)->leases == 0) {
+        s.Take(same);
+        if (s.disk()) s.disk()->Erase(same);
+      }
+      s.PutToDisk(e);
+      s.Add(std::move(e));
+    }
+    out.entry = full_id;
+    s.EnforceBudgets(&ex);
+    if (!s.Find(out.entry)) out.entry = kNoEntry;
+    ex.entry = out.entry;
+    return out;
+  }
+
+  std::vector<CapturedState> anchors;
+  for (CapturedState& c : req.captured) {
+    if (c.kind == PointKind::kAnchor) {
+      anchors.push_back(c);
+    } else if (options_.recurrent && c.n < m) {
+      n.checkpoints.push_back({c.n, c.kind, c.state});
+    }
+  }
+
+  // Absorption: stored entries this prompt extends (whole prefixes, or past
+  // their rendered history's end) become checkpoints of the new entry.
+  std::vector<EntryId> to_absorb;
+  s.tree().Walk(prompt, m, [&](const TreePoint& p) {
+    if (s.Find(p.entry)->anchor) return;
+    const bool whole = p.kind == PointKind::kEntryEnd;
+    const bool past_history = p.kind == PointKind::kHistoryEnd && options_.absorb_past_history_end;
+    if ((whole || past_history) &&
+        std::find(to_absorb.begin(), to_absorb.end(), p.entry) == to_absorb.end()) {
+      to_absorb.push_back(p.entry);
+    }
+  });
+  for (EntryId id : to_absorb) {
+    Entry e = s.Take(id);
+    const int64_t shared = CommonPrefix(prompt, e.tokens);
+    if (shared == e.num_tokens() && shared < m && e.state) n.checkpoints.push_back({shared, PointKind::kFinal, e.state});
+    for (const Checkpoint& c : e.checkpoints) {
+      if (c.n <= shared && c.n < m) n.checkpoints.push_back(c);
+    }
+    ex.absorbed.push_back(id);
+    ++s.counters().absorptions;
+  }
+  // A source restored from disk at its whole length is absorbed the same way.
+  std::vector<EntryId> erase_from_disk = ex.absorbed;
+  if (lease.tier == Tier::kDisk && lease.kind == PointKind::kEntryEnd && !lease.source_anchor &&
+      lease.length < m) {
+    if (lease.state) n.checkpoints.push_back({lease.length, PointKind::kFinal, lease.state});
+    erase_from_disk.push_back(lease.source);
+    ex.absorbed.push_back(lease.source);
+    ++s.counters().absorptions;
+  }
+  s.NormalizeAndThin(n, &ex);
+  out.entry = n.id;
+  s.PutToDisk(n);
+  s.Add(std::move(n));
+
+  for (const CapturedState& c : anchors) {
+    if (s.AnchorAt(prompt, c.n) != kNoEntry) continue;  // a concurrent request pinned it first
+    Entry anchor;
+    anchor.id = s.NewId();
+    anchor.tokens.assign(prompt.begin(), prompt.begin() + c.n);
+    const Entry* owner = s.Find(out.entry);
+    anchor.kv = c.n == m ? owner->kv : owner->kv->Prefix(c.n);
+    anchor.state = c.state;
+    anchor.anchor = true;
+    anchor.last_used = s.Touch();
+    ex.anchors_created.push_back(anchor.id);
+    s.PutToDisk(anchor);
+    s.Add(std::move(anchor));
+  }
+  if (DiskTier* disk = s.disk()) {
+    for (EntryId id : erase_from_disk) disk->Erase(id);
+  }
+  s.EnforceBudgets(&ex);
+  if (!s.Find(out.entry)) out.entry = kNoEntry;
+  ex.entry = out.entry;
+  return out;
+}
+
+// ---- End of generation (§3.3) ----
+
+Result<CommitExplanation> LineageCache::ExtendAfterGeneration(EntryId id, TokenSpan tokens, KvPtr kv,
+                                                              RecurrentPtr state) {
+  const auto len = static_cast<int64_t>(tokens.size());
+  if (!kv || kv->num_tokens() != len) return InvalidArgument("cache extend: KV length differs from the tokens");
+  LINEAGE_RETURN_IF_ERROR(ValidateState(options_, state, "at the reply end"));
+  std::lock_guard<std::mutex> lock(mu_);
+  CacheStore& s = impl_->store;
+  CommitExplanation ex;
+  ex.entry = id;
+  if (options_.mode == CacheMode::kExact) return ex;  // the previous design did not extend
+  Entry* found = s.Find(id);
+  if (!found) return NotFound("cache extend: entry " + std::to_string(id) + " left RAM or was absorbed");
+  if (found->anchor) return InvalidArgument("cache extend: anchors do not grow");
+  if (len < found->num_tokens() || CommonPrefix(tokens, found->tokens) != found->num_tokens()) {
+    return InvalidArgument("cache extend: tokens do not continue the entry");
+  }
+  if (len == found->num_tokens()) return ex;
+  Entry e = s.Take(id);
+  if (e.state) e.checkpoints.push_back({e.num_tokens(), PointKind::kFinal, e.state});
+  e.tokens.assign(tokens.begin(), tokens.end());
+  e.kv = std::move(kv);
+  e.state = std::move(state);
+  e.last_used = s.Touch();
+  s.NormalizeAndThin(e, &ex);
+  s.PutToDisk(e);
+  s.Add(std::move(e));
+  s.EnforceBudgets(&ex);
+  return ex;
+}
+
+// ---- Introspection ----
+
+CacheStats LineageCache::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const CacheStore& s = impl_->store;
+  CacheStats st;
+  st.entries = static_cast<int64_t>(s.entries().size());
+  st.anchors = s.num_anchors();
+  for (const auto& [id, e] : s.entries()) st.checkpoints += static_cast<int64_t>(e.checkpoints.size());
+  st.ram_bytes = s.ram().total_bytes();
+  st.kv_bytes = s.ram().kv_bytes();
+  st.recurrent_bytes = s.ram().blob_bytes();
+  st.anchor_bytes = s.anchor_ledger().total_bytes();
+  const CacheCounters& c = s.counters();
+  st.peak_ram_bytes = c.peak_ram_bytes;
+  st.live_leases = s.live_leases();
+  st.evictions = c.evictions;
+  st.absorptions = c.absorptions;
+  st.thinned = c.thinned;
+  st.lookups = c.lookups;
+  st.restored_tokens = c.restored_tokens;
+  st.disk_restores = c.disk_restores;
+  if (s.disk()) st.disk = s.disk()->Stats();
+  return st;
+}
+
+std::vector<LineageCache::EntryInfo> LineageCache::Entries() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<EntryInfo> out;
+  for (const auto& [id, e] : impl_->store.entries()) {
+    out.push_back({id, e.tokens, e.anchor, e.last_used, e.leases, e.checkpoints});
+  }
+  std::sort(out.begin(), out.end(), [](const EntryInfo& a, const EntryInfo& b) { return a.id < b.id; });
+  return out;
+}
+
+Status LineageCache::CheckInvariants() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return impl_->store.CheckInvariants();
+}
+
+}  // namespace lineage::cache

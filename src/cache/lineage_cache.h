@@ -1,0 +1,198 @@
+// LineageCache: the prompt-cache policy of DESIGN.md §3, written once and run
+// on two payloads (real engine state in the server, byte counts in the
+// simulator).
+//
+// One entry per conversation lineage: the full snapshot at its latest prompt
+// (tokens, KV pages, recurrent state) plus at most a few checkpoints
+// (recurrent states at earlier lengths that read their KV from the entry).
+// Anchors are pinned entries at the end of a shared system + tools prefix.
+//
+// A request's life, as the engine drives it:
+//   LookupResult lr = cache.Lookup(prompt, hints);
+//   admit from lr.restore (share lr.restore.kv, copy lr.restore.state), prefill
+//   prompt[r, m) split at lr.captures, copying the recurrent state out at each;
+//   cache.Commit({prompt, kv [0,m), state at m, captured, std::move(lr.lease)});
+//   decode; cache.ExtendAfterGeneration(entry, prompt + reply, kv, state).
+// A request that fails before commit simply drops its Lease.
+//
+// Invariants:
+//  - A restore point's tokens equal the prompt's: restore.kv holds rows
+//    [0, r) of a stored sequence S with S[0, r) == prompt[0, r), and
+//    restore.state is the state after exactly those tokens. r < m always.
+//  - RAM bytes (each distinct KV page once, plus every distinct recurrent
+//    blob) never exceed the budget after a call returns, except by entries a
+//    live Lease pins (which were within the budget when pinned).
+//  - An entry a Lease pins is never evicted (LevelDB's cache invariant). It
+//    may still be absorbed: its state lives on inside the absorbing entry and
+//    the lease's own payload pointers keep the data alive.
+//  - Anchors are never absorbed or thinned; they leave RAM only under their
+//    own caps or when nothing else is left to evict.
+//
+// Ownership: the cache holds shared_ptrs to payloads; callers may keep their
+// own. The disk tier (optional) is owned by the caller and must outlive the
+// cache. A Lease must not outlive its cache.
+//
+// Thread-safety: every public method may be called from any thread; one
+// mutex guards the state. Disk loads run outside it. Nothing waits on another
+// request's commit.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/cache_options.h"
+#include "cache/cache_types.h"
+#include "cache/disk_tier.h"
+#include "cache/explanation.h"
+#include "core/status.h"
+
+namespace lineage::cache {
+
+class LineageCache;
+
+// Pins the entry a restore point came from until Commit or Release (or
+// destruction). Move-only.
+class Lease {
+ public:
+  Lease() = default;
+  Lease(Lease&& other) noexcept;
+  Lease& operator=(Lease&& other) noexcept;
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease();
+  void Release();
+  bool valid() const { return cache_ != nullptr; }
+  uint64_t id() const { return id_; }
+
+ private:
+  friend class LineageCache;
+  Lease(LineageCache* cache, uint64_t id) : cache_(cache), id_(id) {}
+  LineageCache* cache_ = nullptr;
+  uint64_t id_ = 0;
+};
+
+// Lengths the server computes from the chat template; 0 = not known.
+struct LookupHints {
+  // End of the shared system + tools prefix (already minus the caller's
+  // slack for BPE merges at the boundary).
+  int64_t anchor_tokens = 0;
+  // Where the rendered history ends and the generation prompt begins.
+  int64_t history_end_tokens = 0;
+};
+
+struct RestorePoint {
+  EntryId entry = kNoEntry;  // kNoEntry: cold start (length 0, null payloads)
+  int64_t length = 0;        // r: rows [0, r) are restored
+  PointKind kind = PointKind::kEntryEnd;
+  Tier tier = Tier::kNone;
+  KvPtr kv;                  // rows [0, r), sharing the entry's pages
+  RecurrentPtr state;        // at r; null for attention-only layouts
+  PointRef ref() const { return {entry, length, kind, tier}; }
+};
+
+struct LookupResult {
+  RestorePoint restore;
+  // Ascending, distinct n, each restore.length < n <= m. Capture the recurrent
+  // state after exactly n tokens of prefill, once per n even if two kinds
+  // share it, and hand it back at commit.
+  std::vector<PlannedCapture> captures;
+  LookupExplanation explanation;
+  Lease lease;
+};
+
+struct CapturedState {
+  int64_t n = 0;
+  PointKind kind = PointKind::kGuard;
+  RecurrentPtr state;  // after exactly prompt[0, n); null if attention-only
+};
+
+struct CommitRequest {
+  Tokens prompt;              // the whole prompt, m tokens
+  KvPtr kv;                   // rows [0, m)
+  RecurrentPtr state;         // at m
+  std::vector<CapturedState> captured;  // any order; planned captures only
+  Lease lease;                // from the Lookup (may be invalid: no lookup)
+};
+
+struct CommitResult {
+  EntryId entry = kNoEntry;   // use for ExtendAfterGeneration
+  CommitExplanation explanation;
+};
+
+struct CacheStats {
+  int64_t entries = 0;        // RAM, anchors included
+  int64_t anchors = 0;
+  int64_t checkpoints = 0;
+  int64_t ram_bytes = 0;      // the budgeted figure
+  int64_t kv_bytes = 0;
+  int64_t recurrent_bytes = 0;
+  int64_t anchor_bytes = 0;
+  int64_t peak_ram_bytes = 0;
+  int64_t live_leases = 0;
+  int64_t evictions = 0;      // entries that left RAM over the budget
+  int64_t absorptions = 0;
+  int64_t thinned = 0;
+  int64_t lookups = 0;
+  int64_t restored_tokens = 0;
+  int64_t disk_restores = 0;
+  DiskStats disk;             // zero when no disk tier is attached
+};
+
+class LineageCache {
+ public:
+  // `disk` may be null (RAM only).
+  explicit LineageCache(const CacheOptions& options, DiskTier* disk = nullptr);
+  ~LineageCache();
+  LineageCache(const LineageCache&) = delete;
+  LineageCache& operator=(const LineageCache&) = delete;
+
+  // The best restore point for `prompt` (§3.1), the capture points to take
+  // during prefill (§3.2), an explanation, and a lease on the source entry.
+  // REQUIRES: prompt non-empty; hints within [0, prompt.size()].
+  Result<LookupResult> Lookup(TokenSpan prompt, const LookupHints& hints = {});
+
+  // Turns the sequence at prompt end into an entry: absorbs stored entries it
+  // extends, pins captured anchors as their own entries, thins, enforces the
+  // budgets, and writes the new entry to the disk tier (§3.3–3.5).
+  // REQUIRES: kv->num_tokens() == prompt.size(); state non-null iff recurrent.
+  Result<CommitResult> Commit(CommitRequest request);
+
+  // End of generation (§3.3): entry `id` grows to `tokens` (its own tokens
+  // followed by the reply tokens whose KV and state the sequence holds); its
+  // old end stays as a kFinal checkpoint. NotFound if the entry has left RAM
+  // or been absorbed meanwhile (not an error for the caller to act on).
+  Result<CommitExplanation> ExtendAfterGeneration(EntryId id, TokenSpan tokens,
+                                                  KvPtr kv, RecurrentPtr state);
+
+  CacheStats Stats() const;
+  const CacheOptions& options() const { return options_; }
+
+  // Test and debugging aid: the stored entries' token sequences and
+  // checkpoints, and a full recount of the budget invariants.
+  struct EntryInfo {
+    EntryId id = kNoEntry;
+    Tokens tokens;
+    bool anchor = false;
+    uint64_t last_used = 0;  // larger is more recent
+    int64_t leases = 0;
+    std::vector<Checkpoint> checkpoints;
+  };
+  std::vector<EntryInfo> Entries() const;
+  Status CheckInvariants() const;
+
+ private:
+  friend class Lease;
+  struct Impl;
+  void ReleaseLease(uint64_t lease_id);
+
+  CacheOptions options_;
+  DiskTier* disk_;
+  mutable std::mutex mu_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lineage::cache

@@ -1,0 +1,123 @@
+#include "cache/memory_disk_tier.h"
+
+#include <string>
+
+#include "cache/restore_search.h"
+
+namespace lineage::cache {
+
+void MemoryDiskTier::Charge(const DiskRecord& r, bool add, int64_t* bytes) {
+  int64_t moved = 0;
+  if (add) {
+    moved += ledger_.AddKv(*r.kv, r.whole_snapshot);
+    moved += ledger_.AddBlob(r.state.get());
+    for (const Checkpoint& c : r.checkpoints) moved += ledger_.AddBlob(c.state.get());
+  } else {
+    ledger_.RemoveKv(*r.kv, r.whole_snapshot);
+    ledger_.RemoveBlob(r.state.get());
+    for (const Checkpoint& c : r.checkpoints) ledger_.RemoveBlob(c.state.get());
+  }
+  if (bytes) *bytes += moved;
+}
+
+Status MemoryDiskTier::Put(const DiskRecord& record) {
+  if (record.tokens.empty() || !record.kv || record.kv->num_tokens() != static_cast<int64_t>(record.tokens.size())) {
+    return InvalidArgument("disk put: record KV length differs from its tokens");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  // Charge the new version before releasing the old so shared pages are not rewritten.
+  Charge(record, true, &stats_.bytes_written);
+  auto it = entries_.find(record.id);
+  if (it != entries_.end()) {
+    Charge(it->second.record, false, nullptr);
+    tree_.Remove(it->second.record.tokens, record.id);
+    stats_.anchors -= it->second.record.anchor;
+    entries_.erase(it);
+  }
+  tree_.Insert(record.tokens, record.id);
+  for (const Checkpoint& c : record.checkpoints) tree_.AddPoint(record.tokens, record.id, c.n, c.kind);
+  stats_.anchors += record.anchor;
+  entries_[record.id] = {record, ++tick_};
+  EnforceCapLocked();
+  return Status::Ok();
+}
+
+std::optional<DiskPoint> MemoryDiskTier::Lookup(TokenSpan prompt, int64_t longer_than, bool recurrent) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const RestoreSearch found = FindRestorePoint(tree_, prompt, recurrent, [&](EntryId id) {
+    return entries_.at(id).last_used;
+  });
+  if (found.best.entry == kNoEntry || found.best.n <= longer_than) return std::nullopt;
+  return DiskPoint{found.best.entry, found.best.n, found.best.kind, entries_.at(found.best.entry).record.anchor};
+}
+
+Result<DiskLoad> MemoryDiskTier::Load(EntryId entry, int64_t length) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(entry);
+  if (it == entries_.end()) return NotFound("disk load: entry " + std::to_string(entry) + " is gone");
+  const DiskRecord& r = it->second.record;
+  const auto len = static_cast<int64_t>(r.tokens.size());
+  if (length <= 0 || length > len) return OutOfRange("disk load: length outside the entry");
+  DiskLoad out;
+  out.kv = length == len ? r.kv : r.kv->Prefix(length);
+  if (length == len) {
+    out.state = r.state;
+  } else {
+    for (const Checkpoint& c : r.checkpoints) {
+      if (c.n == length) out.state = c.state;
+    }
+    if (!out.state && r.state) return NotFound("disk load: no state at length " + std::to_string(length));
+  }
+  stats_.bytes_read += static_cast<int64_t>(out.kv->page_ids().size()) * out.kv->page_bytes();
+  if (out.state) stats_.bytes_read += out.state->bytes();
+  it->second.last_used = ++tick_;
+  return out;
+}
+
+void MemoryDiskTier::EraseLocked(EntryId entry) {
+  auto it = entries_.find(entry);
+  if (it == entries_.end()) return;
+  Charge(it->second.record, false, nullptr);
+  tree_.Remove(it->second.record.tokens, entry);
+  stats_.anchors -= it->second.record.anchor;
+  entries_.erase(it);
+}
+
+void MemoryDiskTier::Erase(EntryId entry) {
+  std::lock_guard<std::mutex> lock(mu_);
+  EraseLocked(entry);
+}
+
+void MemoryDiskTier::EnforceCapLocked() {
+  while (ledger_.total_bytes() > cap_bytes_ && !entries_.empty()) {
+    // Least recently used first; anchors are the last candidates, not exempt.
+    EntryId victim = kNoEntry;
+    bool victim_anchor = true;
+    uint64_t oldest = UINT64_MAX;
+    for (const auto& [id, s] : entries_) {
+      const bool anchor = s.record.anchor;
+      if ((victim_anchor && !anchor) || (anchor == victim_anchor && s.last_used < oldest)) {
+        victim = id;
+        victim_anchor = anchor;
+        oldest = s.last_used;
+      }
+    }
+    EraseLocked(victim);
+    ++stats_.evictions;
+  }
+}
+
+bool MemoryDiskTier::Contains(EntryId entry) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.count(entry) != 0;
+}
+
+DiskStats MemoryDiskTier::Stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  DiskStats s = stats_;
+  s.entries = static_cast<int64_t>(entries_.size());
+  s.bytes = ledger_.total_bytes();
+  return s;
+}
+
+}  // namespace lineage::cache

@@ -1,0 +1,50 @@
+// MemoryDiskTier: a DiskTier that keeps its "files" in memory and counts the
+// bytes a real one would move. Used by the cache tests and the simulator.
+//  - Put writes only pages and blobs not already stored (a child entry after
+//    its parent costs its new pages), or everything for a whole snapshot.
+//  - Load charges the pages of rows [0, length) and the state as read.
+//  - Over the byte cap, least recently used entries go first; anchors last.
+// The index and the restore rule are the RAM policy's (restore_search.h).
+// Thread-safety: every method locks one internal mutex.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+#include "cache/byte_ledger.h"
+#include "cache/disk_tier.h"
+#include "cache/prefix_tree.h"
+
+namespace lineage::cache {
+
+class MemoryDiskTier final : public DiskTier {
+ public:
+  explicit MemoryDiskTier(int64_t cap_bytes) : cap_bytes_(cap_bytes) {}
+
+  Status Put(const DiskRecord& record) override;
+  std::optional<DiskPoint> Lookup(TokenSpan prompt, int64_t longer_than, bool recurrent) override;
+  Result<DiskLoad> Load(EntryId entry, int64_t length) override;
+  void Erase(EntryId entry) override;
+  bool Contains(EntryId entry) override;
+  DiskStats Stats() override;
+
+ private:
+  struct Stored {
+    DiskRecord record;
+    uint64_t last_used = 0;
+  };
+  void Charge(const DiskRecord& r, bool add, int64_t* bytes);
+  void EraseLocked(EntryId entry);
+  void EnforceCapLocked();
+
+  std::mutex mu_;
+  int64_t cap_bytes_;
+  std::unordered_map<EntryId, Stored> entries_;
+  PrefixTree tree_;
+  ByteLedger ledger_;
+  uint64_t tick_ = 0;
+  DiskStats stats_;
+};
+
+}  // namespace lineage::cache

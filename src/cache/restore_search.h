@@ -1,0 +1,30 @@
+// The restore-point rule of DESIGN.md §3.1 over a PrefixTree, shared by the
+// RAM policy and the disk tiers so that the rule exists once:
+//  - recurrent layouts: the longest point (entry end or checkpoint) whose
+//    tokens equal the prompt's, at most m - 1 long;
+//  - attention-only layouts: min(l, m - 1) where l is the longest common
+//    prefix with any stored sequence (KV can be truncated anywhere);
+//  - ties go to the most recently used entry (larger recency wins).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "cache/prefix_tree.h"
+
+namespace lineage::cache {
+
+struct RestoreSearch {
+  TreePoint best;              // best.entry == kNoEntry: nothing restorable
+  int64_t shared_tokens = 0;   // l of the closest stored sequence
+  EntryId closest = kNoEntry;  // most recent entry sharing shared_tokens
+};
+
+// `also_visit`, if set, sees every point on the prompt's path with n <= m
+// (one walk serves the caller's other questions, such as "is there an anchor
+// ending at a?").
+RestoreSearch FindRestorePoint(const PrefixTree& tree, TokenSpan prompt, bool recurrent,
+                               const std::function<uint64_t(EntryId)>& recency,
+                               const std::function<void(const TreePoint&)>& also_visit = {});
+
+}  // namespace lineage::cache

@@ -1,0 +1,58 @@
+#include "cache/thinning.h"
+
+#include <algorithm>
+
+namespace lineage::cache {
+
+int64_t CheckpointLimit(const CacheOptions& options, int64_t entry_kv_bytes, int64_t blob_bytes) {
+  if (options.thin_count == ThinCount::kFixed || blob_bytes <= 0) return options.max_checkpoints;
+  // A bound keeps a huge context from carrying an unbounded list.
+  constexpr int64_t kMaxByteSizedCheckpoints = 64;
+  const auto sized = static_cast<int64_t>(options.checkpoint_kv_fraction *
+                                          static_cast<double>(entry_kv_bytes) /
+                                          static_cast<double>(blob_bytes));
+  return std::clamp(sized, options.max_checkpoints, kMaxByteSizedCheckpoints);
+}
+
+namespace {
+
+// Index of the point the seed's rule drops next.
+size_t SeedVictim(const std::vector<Checkpoint>& points) {
+  size_t guards = 0;
+  for (const Checkpoint& c : points) guards += c.kind == PointKind::kGuard;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const bool is_guard = points[i].kind == PointKind::kGuard;
+    if (guards >= 2 ? is_guard : !is_guard) return i;  // ascending n: the oldest first
+  }
+  return 0;
+}
+
+size_t SpreadVictim(const std::vector<Checkpoint>& points, int64_t entry_tokens) {
+  size_t victim = 0;
+  int64_t victim_gap = INT64_MAX;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const int64_t prev = i == 0 ? 0 : points[i - 1].n;
+    const int64_t next = i + 1 == points.size() ? entry_tokens : points[i + 1].n;
+    const int64_t gap = std::min(points[i].n - prev, next - points[i].n);
+    if (gap < victim_gap) {
+      victim = i;
+      victim_gap = gap;
+    }
+  }
+  return victim;
+}
+
+}  // namespace
+
+std::vector<Checkpoint> ThinCheckpoints(std::vector<Checkpoint>& points, int64_t entry_tokens,
+                                        int64_t limit, ThinOrder order) {
+  std::vector<Checkpoint> dropped;
+  while (static_cast<int64_t>(points.size()) > std::max<int64_t>(limit, 0)) {
+    const size_t i = order == ThinOrder::kSeed ? SeedVictim(points) : SpreadVictim(points, entry_tokens);
+    dropped.push_back(points[i]);
+    points.erase(points.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  return dropped;
+}
+
+}  // namespace lineage::cache

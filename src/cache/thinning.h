@@ -1,0 +1,26 @@
+// Checkpoint thinning (DESIGN.md §3.4): an entry keeps at most a few
+// checkpoints. Pure functions over one entry's checkpoint list.
+//  - ThinOrder::kSeed (default): drop guards but the newest (largest n),
+//    oldest first; then the oldest (smallest n) remaining points.
+//  - ThinOrder::kSpread: drop the point closest to a neighbour (0, the other
+//    points, the entry end), so the survivors stay spread over the sequence.
+//  - ThinCount::kBytes: the limit grows with the entry's KV bytes, because a
+//    recurrent state is small next to a long context's KV.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cache/cache_options.h"
+#include "cache/cache_types.h"
+
+namespace lineage::cache {
+
+int64_t CheckpointLimit(const CacheOptions& options, int64_t entry_kv_bytes, int64_t blob_bytes);
+
+// REQUIRES: `points` ascending by n, every n < entry_tokens. Removes points
+// until at most `limit` remain; returns the removed ones in removal order.
+std::vector<Checkpoint> ThinCheckpoints(std::vector<Checkpoint>& points, int64_t entry_tokens,
+                                        int64_t limit, ThinOrder order);
+
+}  // namespace lineage::cache

@@ -1,0 +1,150 @@
+// `lineage generate`: prefill a prompt, then sample a continuation, printing
+// it the way llama-completion does (text as it comes, timings on stderr),
+// plus the continuation's token ids on a final `ids:` line.
+// --logits-out writes the last prompt position's logits as raw little-endian
+// float32 [vocab], for comparison with other implementations.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "engine/engine.h"
+#include "engine/model_source.h"
+#include "engine/sampler.h"
+
+namespace lineage::cli {
+namespace {
+
+struct GenerateArgs {
+  engine::ModelSource source;
+  std::string prompt;
+  std::string prompt_ids;
+  int64_t n = 16;
+  float temp = 0.0f;
+  int64_t top_k = 0;
+  float top_p = 1.0f;
+  uint64_t seed = 0;
+  int threads = 2;
+  bool ignore_eos = false;
+  std::string logits_out;
+};
+
+Result<std::vector<int32_t>> ParseIds(const std::string& text) {
+  std::vector<int32_t> ids;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(item, &used);
+      if (used != item.size() || v < 0 || v > INT32_MAX) throw std::invalid_argument(item);
+      ids.push_back(static_cast<int32_t>(v));
+    } catch (const std::exception&) {
+      return InvalidArgument("--prompt-ids: '" + item + "' is not a token id");
+    }
+  }
+  if (ids.empty()) return InvalidArgument("--prompt-ids is empty");
+  return ids;
+}
+
+Status WriteLogits(const std::string& path, const std::vector<float>& logits) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return IoError("cannot open " + path + " for writing");
+  const size_t written = std::fwrite(logits.data(), sizeof(float), logits.size(), f);
+  if (std::fclose(f) != 0 || written != logits.size()) return IoError("short write to " + path);
+  return Status::Ok();
+}
+
+double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+Status Run(const GenerateArgs& a) {
+  std::vector<int32_t> prompt;
+  if (!a.prompt.empty()) {
+    return Unsupported("--prompt needs the tokenizer, which is not available in this build; use --prompt-ids");
+  }
+  LINEAGE_ASSIGN_OR_RETURN(prompt, ParseIds(a.prompt_ids));
+  LINEAGE_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> m, engine::OpenModel(a.source));
+  engine::EngineOptions options;
+  options.num_threads = a.threads;
+  LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> eng, engine::Engine::Create(m, options));
+
+  using Clock = std::chrono::steady_clock;
+  engine::Sequence seq = eng->NewSequence();
+  engine::PrefillResult pre;
+  const auto t0 = Clock::now();
+  LINEAGE_RETURN_IF_ERROR(eng->Prefill(seq, prompt, {}, &pre));
+  const auto t1 = Clock::now();
+  if (!a.logits_out.empty()) LINEAGE_RETURN_IF_ERROR(WriteLogits(a.logits_out, pre.logits));
+
+  engine::Sampler sampler({a.temp, a.top_k, a.top_p, a.seed});
+  const std::vector<int64_t>& eos = m->config.eos_token_ids;
+  std::vector<int32_t> out;
+  std::vector<float> logits = pre.logits;
+  for (int64_t i = 0; i < a.n; ++i) {
+    const int32_t tok = sampler.Next(logits);
+    out.push_back(tok);
+    if (!a.ignore_eos && std::find(eos.begin(), eos.end(), tok) != eos.end()) break;
+    if (i + 1 == a.n) break;
+    engine::Sequence* one[] = {&seq};
+    LINEAGE_RETURN_IF_ERROR(eng->Decode(one, std::span(&out.back(), 1), &logits));
+  }
+  const auto t2 = Clock::now();
+
+  std::printf("ids:");
+  for (int32_t t : out) std::printf(" %d", t);
+  std::printf("\n");
+  const double prompt_ms = Ms(t0, t1), gen_ms = Ms(t1, t2);
+  const double gen_evals = static_cast<double>(out.size() > 0 ? out.size() - 1 : 0);
+  std::fprintf(stderr, "model: %s\n", engine::DescribeModel(*m).c_str());
+  std::fprintf(stderr, "prompt eval time = %10.2f ms / %5zu tokens (%8.2f ms per token, %8.2f tokens per second)\n",
+               prompt_ms, prompt.size(), prompt_ms / prompt.size(), 1e3 * prompt.size() / prompt_ms);
+  std::fprintf(stderr, "       eval time = %10.2f ms / %5.0f runs   (%8.2f ms per token, %8.2f tokens per second)\n",
+               gen_ms, gen_evals, gen_evals > 0 ? gen_ms / gen_evals : 0.0, gen_evals > 0 ? 1e3 * gen_evals / gen_ms : 0.0);
+  return Status::Ok();
+}
+
+void AddModelOptions(CLI::App& sub, engine::ModelSource& s) {
+  sub.add_option("--model", s.path, "model file (.gguf) or Hugging Face directory");
+  sub.add_option("--shape", s.shape, "instead of --model: a random-weight model of this shape, built in memory");
+  sub.add_option("--arch", s.arch, "with --shape: qwen3_5 or qwen3")->capture_default_str();
+  sub.add_option("--dtype", s.dtype, "with --shape: f32, f16, bf16 or q8_0")->capture_default_str();
+  sub.add_option("--vocab", s.vocab, "with --shape: vocabulary size override");
+}
+
+Register reg{{"generate", "Generate a continuation of a prompt", [](CLI::App& sub) {
+                auto a = std::make_shared<GenerateArgs>();
+                AddModelOptions(sub, a->source);
+                auto* prompt = sub.add_option("--prompt", a->prompt, "prompt text");
+                auto* ids = sub.add_option("--prompt-ids", a->prompt_ids, "prompt token ids, comma separated");
+                prompt->excludes(ids);
+                sub.add_option("-n,--n-predict", a->n, "tokens to generate")->capture_default_str();
+                sub.add_option("--temp", a->temp, "temperature (0: greedy)")->capture_default_str();
+                sub.add_option("--top-k", a->top_k, "top-k (0: off)")->capture_default_str();
+                sub.add_option("--top-p", a->top_p, "top-p (1: off)")->capture_default_str();
+                sub.add_option("--seed", a->seed, "sampling seed")->capture_default_str();
+                sub.add_option("--threads", a->threads, "threads")->capture_default_str();
+                sub.add_flag("--ignore-eos", a->ignore_eos, "do not stop at end-of-generation tokens");
+                sub.add_option("--logits-out", a->logits_out, "write the last prompt position's logits (float32)");
+                return std::function<int()>([a] {
+                  if (a->prompt.empty() && a->prompt_ids.empty()) {
+                    std::fprintf(stderr, "error: give --prompt or --prompt-ids\n");
+                    return 2;
+                  }
+                  Status st = Run(*a);
+                  if (!st.ok()) {
+                    std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
+                    return 1;
+                  }
+                  return 0;
+                });
+              }}};
+
+}  // namespace
+}  // namespace lineage::cli

@@ -1,0 +1,105 @@
+// `lineage replay`: replays a trace through prompt-cache policies on a model
+// shape and prints the comparison table (docs/sim.md).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <sstream>
+
+#include "cli/command.h"
+#include "sim/policy.h"
+#include "sim/replay.h"
+#include "sim/report.h"
+#include "sim/trace_io.h"
+
+namespace lineage::cli {
+namespace {
+
+struct ReplayArgs {
+  std::string trace;
+  std::string shape = "glm-5.3-flash";
+  std::string policies = "oracle,lineage,exact,llama-server,periodic,marconi";
+  std::string ram, disk, plot;
+  bool json = false;
+};
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int Fail(const Status& st) {
+  std::fprintf(stderr, "replay: %s\n", st.ToString().c_str());
+  return st.code() == StatusCode::kInvalidArgument || st.code() == StatusCode::kNotFound ? 2 : 1;
+}
+
+int RunReplay(const ReplayArgs& a) {
+  Result<sim::ModelShape> shape = sim::FindShape(a.shape);
+  if (!shape.ok()) return Fail(shape.status());
+  sim::PolicyOptions options{shape->ram_budget_bytes, shape->disk_budget_bytes};
+  if (!a.ram.empty()) {
+    Result<int64_t> b = sim::ParseBytes(a.ram);
+    if (!b.ok()) return Fail(b.status());
+    options.ram_budget_bytes = *b;
+  }
+  if (!a.disk.empty()) {
+    Result<int64_t> b = sim::ParseBytes(a.disk);
+    if (!b.ok()) return Fail(b.status());
+    options.disk_budget_bytes = *b;
+  }
+  std::vector<std::string> policies = SplitComma(a.policies);
+  for (const std::string& p : policies) {
+    auto probe = sim::MakePolicy(p, *shape, options);
+    if (!probe.ok()) return Fail(probe.status());
+  }
+  Result<sim::Trace> trace = sim::ReadTrace(a.trace);
+  if (!trace.ok()) return Fail(trace.status());
+  auto results = sim::ReplayPolicies(*trace, *shape, policies, options);
+  if (!results.ok()) return Fail(results.status());
+  if (a.json) {
+    std::fputs(sim::FormatJson(*results).c_str(), stdout);
+  } else {
+    std::printf("trace %s (%zu requests), shape %s, RAM budget %s, disk budget %s\n", a.trace.c_str(),
+                trace->requests.size(), shape->name.c_str(), sim::FormatBytes(options.ram_budget_bytes).c_str(),
+                sim::FormatBytes(options.disk_budget_bytes).c_str());
+    std::fputs(sim::FormatTable(*results).c_str(), stdout);
+  }
+  if (!a.plot.empty()) {
+    std::vector<sim::SweepPoint> points;
+    std::vector<std::string> swept;
+    for (const std::string& p : policies)
+      if (p != "oracle") swept.push_back(p);
+    for (int64_t budget : sim::SweepBudgets(options.ram_budget_bytes)) {
+      sim::PolicyOptions o = options;
+      o.ram_budget_bytes = budget;
+      auto r = sim::ReplayPolicies(*trace, *shape, swept, o);
+      if (!r.ok()) return Fail(r.status());
+      for (const sim::ReplayResult& x : *r) points.push_back({x.policy, budget, x.share_of_oracle()});
+    }
+    Status st = sim::PlotSweep(points, a.trace + " on " + shape->name, a.plot);
+    if (!st.ok()) return Fail(st);
+    std::fprintf(stderr, "plot written to %s\n", a.plot.c_str());
+  }
+  return 0;
+}
+
+Register reg{{"replay", "Replay a trace through prompt-cache policies on a model shape", [](CLI::App& sub) {
+                auto args = std::make_shared<ReplayArgs>();
+                std::string policies, shapes;
+                for (const std::string& n : sim::PolicyNames()) policies += (policies.empty() ? "" : ", ") + n;
+                for (const sim::ModelShape& s : sim::KnownShapes()) shapes += (shapes.empty() ? "" : ", ") + s.name;
+                sub.add_option("trace", args->trace, "trace file (native JSONL or Mooncake)")->required();
+                sub.add_option("--shape", args->shape, "model shape: " + shapes)->capture_default_str();
+                sub.add_option("--policy", args->policies, "comma-separated policies: " + policies)
+                    ->capture_default_str();
+                sub.add_option("--ram", args->ram, "RAM budget, e.g. 48G (default: the shape's)");
+                sub.add_option("--disk", args->disk, "disk budget, e.g. 1T (default: the shape's)");
+                sub.add_option("--plot", args->plot, "also sweep RAM budgets 1/16..2x and plot (.png or .svg)");
+                sub.add_flag("--json", args->json, "print JSON instead of the table");
+                return std::function<int()>([args] { return RunReplay(*args); });
+              }}};
+
+}  // namespace
+}  // namespace lineage::cli

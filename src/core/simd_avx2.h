@@ -1,0 +1,79 @@
+// 8-lane fp32 vector operations for the AVX2+FMA kernels (namespace simd256):
+// the same names as simd_avx512.h, see there. Baseline ISA: always callable.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace lineage::kernels::simd256 {
+
+#define LINEAGE_SIMD256_FN static inline
+
+using VecF = __m256;
+constexpr int kLanes = 8;
+
+LINEAGE_SIMD256_FN __m256i TailMask(int64_t n) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n < 8 ? n : 8)), idx);
+}
+LINEAGE_SIMD256_FN VecF Zero() { return _mm256_setzero_ps(); }
+LINEAGE_SIMD256_FN VecF Set1(float a) { return _mm256_set1_ps(a); }
+LINEAGE_SIMD256_FN VecF Load(const float* p) { return _mm256_loadu_ps(p); }
+LINEAGE_SIMD256_FN VecF LoadPartial(const float* p, int64_t n) { return _mm256_maskload_ps(p, TailMask(n)); }
+LINEAGE_SIMD256_FN void Store(float* p, VecF v) { _mm256_storeu_ps(p, v); }
+LINEAGE_SIMD256_FN void StorePartial(float* p, VecF v, int64_t n) { _mm256_maskstore_ps(p, TailMask(n), v); }
+LINEAGE_SIMD256_FN VecF VAdd(VecF a, VecF b) { return _mm256_add_ps(a, b); }
+LINEAGE_SIMD256_FN VecF VSub(VecF a, VecF b) { return _mm256_sub_ps(a, b); }
+LINEAGE_SIMD256_FN VecF VMul(VecF a, VecF b) { return _mm256_mul_ps(a, b); }
+LINEAGE_SIMD256_FN VecF VDiv(VecF a, VecF b) { return _mm256_div_ps(a, b); }
+LINEAGE_SIMD256_FN VecF VMax(VecF a, VecF b) { return _mm256_max_ps(a, b); }
+LINEAGE_SIMD256_FN VecF VMin(VecF a, VecF b) { return _mm256_min_ps(a, b); }
+LINEAGE_SIMD256_FN VecF VFma(VecF a, VecF b, VecF c) { return _mm256_fmadd_ps(a, b, c); }
+
+LINEAGE_SIMD256_FN float HSum(VecF v) {
+  __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+  q = _mm_add_ss(q, _mm_movehdup_ps(q));
+  return _mm_cvtss_f32(q);
+}
+LINEAGE_SIMD256_FN float HMax(VecF v) {
+  __m128 q = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  q = _mm_max_ps(q, _mm_movehl_ps(q, q));
+  q = _mm_max_ss(q, _mm_movehdup_ps(q));
+  return _mm_cvtss_f32(q);
+}
+
+LINEAGE_SIMD256_FN VecF LoadBf16(const uint16_t* p) {
+  __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+LINEAGE_SIMD256_FN VecF LoadF16(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+LINEAGE_SIMD256_FN VecF LoadI8(const int8_t* p) {
+  int64_t bytes;
+  std::memcpy(&bytes, p, 8);
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)));
+}
+
+// See simd512::Exp.
+LINEAGE_SIMD256_FN VecF Exp(VecF x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+  VecF n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  VecF r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  VecF y = _mm256_set1_ps(1.9875691500e-4f);
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
+  y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
+}  // namespace lineage::kernels::simd256

@@ -1,0 +1,94 @@
+// 16-lane fp32 vector operations for the AVX-512 kernels (namespace simd512).
+//
+// simd_avx2.h declares the same names for 8 lanes (namespace simd256), so a
+// kernel written once in a .inc file compiles for either ISA: the including
+// file defines LINEAGE_SIMD_ATTR and opens the matching namespace. Every
+// function here must only run when ActiveIsa() == Isa::kAvx512.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "core/isa.h"
+
+// GCC 12 reports the deliberately undefined pass-through operands inside the
+// AVX-512 intrinsic headers (_mm512_undefined_*) as uninitialised wherever
+// they are inlined; the warning is about the library, not our code, and it
+// can only be silenced for the rest of the including file.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace lineage::kernels::simd512 {
+
+#define LINEAGE_SIMD512_FN LINEAGE_AVX512 static inline
+
+using VecF = __m512;
+constexpr int kLanes = 16;
+
+LINEAGE_SIMD512_FN __mmask16 TailMask(int64_t n) {
+  return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
+}
+LINEAGE_SIMD512_FN VecF Zero() { return _mm512_setzero_ps(); }
+LINEAGE_SIMD512_FN VecF Set1(float a) { return _mm512_set1_ps(a); }
+LINEAGE_SIMD512_FN VecF Load(const float* p) { return _mm512_loadu_ps(p); }
+LINEAGE_SIMD512_FN VecF LoadPartial(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(TailMask(n), p); }
+LINEAGE_SIMD512_FN void Store(float* p, VecF v) { _mm512_storeu_ps(p, v); }
+LINEAGE_SIMD512_FN void StorePartial(float* p, VecF v, int64_t n) { _mm512_mask_storeu_ps(p, TailMask(n), v); }
+LINEAGE_SIMD512_FN VecF VAdd(VecF a, VecF b) { return _mm512_add_ps(a, b); }
+LINEAGE_SIMD512_FN VecF VSub(VecF a, VecF b) { return _mm512_sub_ps(a, b); }
+LINEAGE_SIMD512_FN VecF VMul(VecF a, VecF b) { return _mm512_mul_ps(a, b); }
+LINEAGE_SIMD512_FN VecF VDiv(VecF a, VecF b) { return _mm512_div_ps(a, b); }
+LINEAGE_SIMD512_FN VecF VMax(VecF a, VecF b) { return _mm512_max_ps(a, b); }
+LINEAGE_SIMD512_FN VecF VMin(VecF a, VecF b) { return _mm512_min_ps(a, b); }
+LINEAGE_SIMD512_FN VecF VFma(VecF a, VecF b, VecF c) { return _mm512_fmadd_ps(a, b, c); }
+
+LINEAGE_SIMD512_FN float HSum(VecF v) {
+  __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+  q = _mm_add_ss(q, _mm_movehdup_ps(q));
+  return _mm_cvtss_f32(q);
+}
+LINEAGE_SIMD512_FN float HMax(VecF v) {
+  __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  __m128 q = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  q = _mm_max_ps(q, _mm_movehl_ps(q, q));
+  q = _mm_max_ss(q, _mm_movehdup_ps(q));
+  return _mm_cvtss_f32(q);
+}
+
+// 16 stored bf16 / fp16 values widened exactly to fp32.
+LINEAGE_SIMD512_FN VecF LoadBf16(const uint16_t* p) {
+  __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+LINEAGE_SIMD512_FN VecF LoadF16(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+// 16 int8 values widened to fp32 (exact).
+LINEAGE_SIMD512_FN VecF LoadI8(const int8_t* p) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+
+// exp(x) with a Cody-Waite reduction and a degree-6 polynomial (Cephes
+// expf coefficients): within 2 ulp on [-87, 88]; inputs are clamped there, so
+// exp of very negative x returns about 1e-38 instead of 0.
+LINEAGE_SIMD512_FN VecF Exp(VecF x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
+  VecF n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  VecF r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  VecF y = _mm512_set1_ps(1.9875691500e-4f);
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
+  y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
+}
+
+}  // namespace lineage::kernels::simd512

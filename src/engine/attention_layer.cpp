@@ -1,0 +1,110 @@
+// Softmax self-attention mixer over the paged KV, for every segment:
+//   q (| gate) = q_proj xn     qwen3_5: [q_h | gate_h] interleaved per head
+//   k, v       = k_proj xn, v_proj xn
+//   q, k       = rmsnorm per head (q_norm, k_norm), then RoPE on the first
+//                rope_dims dims
+//   K, V rows  -> the sequence's pages at their positions
+//   a          = causal GQA softmax attention over the pages
+//   out        = o_proj( a * sigmoid(gate) )   (gate only for qwen3_5)
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/kernels.h"
+#include "engine/layers.h"
+#include "engine/paged_attention.h"
+#include "engine/rope.h"
+
+namespace lineage::engine {
+namespace {
+
+// Query rows per attention task: small enough to spread a prefill chunk's
+// heads over the threads, large enough to amortise the task.
+constexpr int64_t kRowsPerTask = 32;
+
+void WriteKv(const float* k, const float* v, int64_t attn_index, const Segment& s, int64_t num_kv_heads,
+             int64_t hd) {
+  cache::PageTable& table = s.seq->kv();
+  const size_t bytes = static_cast<size_t>(hd) * 4;
+  for (int64_t t = 0; t < s.num_tokens; ++t) {
+    const int64_t pos = s.start_pos() + t;
+    const int64_t row = (s.row_begin + t) * num_kv_heads * hd;
+    for (int64_t h = 0; h < num_kv_heads; ++h) {
+      std::memcpy(table.k_row(attn_index, h, pos), k + row + h * hd, bytes);
+      std::memcpy(table.v_row(attn_index, h, pos), v + row + h * hd, bytes);
+    }
+  }
+}
+
+}  // namespace
+
+void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, const StepContext& ctx,
+                   const float* xn, float* out) {
+  const model::ModelConfig& c = ctx.config;
+  const int64_t R = ctx.batch.num_rows, H = c.hidden;
+  const int64_t nh = c.num_heads, nkv = c.num_kv_heads, hd = c.head_dim, rd = c.rope_dims;
+  const int64_t q_dim = nh * hd, kv_dim = nkv * hd;
+  const bool gated = c.attn_output_gate;
+  const float eps = static_cast<float>(c.rms_eps);
+
+  float* qg = ctx.ws.wide0.data();    // [R, q_dim * (gated ? 2 : 1)]
+  float* att = ctx.ws.wide1.data();   // [R, q_dim]
+  float* q = ctx.ws.mid0.data();      // [R, q_dim]
+  float* gate = ctx.ws.mid1.data();   // [R, q_dim]
+  float* k = ctx.ws.kv0.data();       // [R, kv_dim]
+  float* v = ctx.ws.kv1.data();       // [R, kv_dim]
+  float* rope = ctx.ws.rope.data();   // [R, rd]
+  kernels::Gemm(w.q_proj, xn, H, gated ? qg : q, gated ? 2 * q_dim : q_dim, R, ctx.pool);
+  kernels::Gemm(w.k_proj, xn, H, k, kv_dim, R, ctx.pool);
+  kernels::Gemm(w.v_proj, xn, H, v, kv_dim, R, ctx.pool);
+  if (gated) {
+    for (int64_t r = 0; r < R; ++r) {
+      for (int64_t h = 0; h < nh; ++h) {
+        const float* src = qg + r * 2 * q_dim + h * 2 * hd;
+        std::memcpy(q + r * q_dim + h * hd, src, static_cast<size_t>(hd) * 4);
+        std::memcpy(gate + r * q_dim + h * hd, src + hd, static_cast<size_t>(hd) * 4);
+      }
+    }
+  }
+  kernels::RmsNorm(q, w.q_norm.data(), eps, R * nh, hd, q);
+  kernels::RmsNorm(k, w.k_norm.data(), eps, R * nkv, hd, k);
+
+  const std::vector<Segment>& segs = ctx.batch.segments;
+  for (const Segment& s : segs) {
+    float* table = rope + s.row_begin * rd;
+    RopeTable(s.start_pos(), s.num_tokens, rd, c.rope_theta, table);
+    ApplyRope(q + s.row_begin * q_dim, s.num_tokens, q_dim, nh, hd, rd, table);
+    ApplyRope(k + s.row_begin * kv_dim, s.num_tokens, kv_dim, nkv, hd, rd, table);
+    WriteKv(k, v, attn_index, s, nkv, hd);
+  }
+
+  // Tasks: (segment, head, block of kRowsPerTask query rows).
+  struct Task {
+    int64_t seg, head, row0, row1;
+  };
+  std::vector<Task> tasks;
+  for (int64_t si = 0; si < static_cast<int64_t>(segs.size()); ++si) {
+    for (int64_t h = 0; h < nh; ++h) {
+      for (int64_t r0 = 0; r0 < segs[si].num_tokens; r0 += kRowsPerTask) {
+        tasks.push_back({si, h, r0, std::min(segs[si].num_tokens, r0 + kRowsPerTask)});
+      }
+    }
+  }
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  ctx.pool->parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t i0, int64_t i1, int) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const Task& t = tasks[i];
+      const Segment& s = segs[t.seg];
+      const AttentionRun run{&s.seq->kv(), attn_index, s.start_pos(), nh, scale};
+      AttendRows(run, t.head, t.row0, t.row1, q + s.row_begin * q_dim, q_dim, att + s.row_begin * q_dim, q_dim);
+    }
+  });
+
+  if (gated) {
+    kernels::Sigmoid(gate, gate, R * q_dim);
+    for (int64_t i = 0; i < R * q_dim; ++i) att[i] *= gate[i];
+  }
+  kernels::Gemm(w.o_proj, att, q_dim, out, H, R, ctx.pool);
+}
+
+}  // namespace lineage::engine

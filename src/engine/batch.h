@@ -1,0 +1,38 @@
+// Batch: the rows one forward step runs. A step is a list of segments, each a
+// run of new tokens of one sequence; its rows are laid out back to back, so
+// every dense projection is one Gemm over all rows of all segments. Prefill
+// is one segment of many tokens; batched decode is many segments of one.
+//
+// Invariants: segments name distinct sequences; segment s occupies rows
+// [row_begin, row_begin + num_tokens) and its token i sits at position
+// seq->num_tokens() + i (the sequence's length before the step).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/sequence.h"
+
+namespace lineage::engine {
+
+struct Segment {
+  Sequence* seq = nullptr;
+  const int32_t* tokens = nullptr;
+  int64_t num_tokens = 0;
+  int64_t row_begin = 0;
+  int64_t start_pos() const { return seq->num_tokens(); }
+};
+
+struct Batch {
+  std::vector<Segment> segments;
+  int64_t num_rows = 0;
+  int64_t max_tokens_per_segment = 0;
+
+  void Add(Sequence* seq, const int32_t* tokens, int64_t num_tokens) {
+    segments.push_back({seq, tokens, num_tokens, num_rows});
+    num_rows += num_tokens;
+    if (num_tokens > max_tokens_per_segment) max_tokens_per_segment = num_tokens;
+  }
+};
+
+}  // namespace lineage::engine

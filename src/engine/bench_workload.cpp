@@ -1,0 +1,171 @@
+#include "engine/bench_workload.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "core/isa.h"
+#include "core/roofline.h"
+#include "engine/sampler.h"
+
+namespace lineage::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+int64_t PeakRssBytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<int64_t>(u.ru_maxrss) * 1024;
+}
+
+// Sum of f(view) over the matrices one decode step streams: every layer's,
+// plus the output head (the embedding is read one row at a time).
+template <typename F>
+int64_t SumDecodeMatrices(const model::Weights& w, F f) {
+  int64_t sum = f(w.lm_head);
+  for (const model::LayerWeights& l : w.layers) {
+    sum += f(l.gate_proj) + f(l.up_proj) + f(l.down_proj);
+    if (l.kind == model::LayerKind::kLinearAttention) {
+      sum += f(l.linear.in_proj_qkv) + f(l.linear.in_proj_z) + f(l.linear.in_proj_a) + f(l.linear.in_proj_b) +
+             f(l.linear.out_proj);
+    } else {
+      sum += f(l.full.q_proj) + f(l.full.k_proj) + f(l.full.v_proj) + f(l.full.o_proj);
+    }
+  }
+  return sum;
+}
+
+int64_t DecodeWeightBytes(const model::Weights& w) {
+  return SumDecodeMatrices(w, [](const TensorView& t) { return t.nbytes; });
+}
+
+// Matmul flops of a prefill of T tokens: 2 per weight per row, the output
+// head on the last row only.
+double PrefillGemmFlops(const model::Weights& w, int64_t T) {
+  const double layer_params =
+      static_cast<double>(SumDecodeMatrices(w, [](const TensorView& t) { return t.numel(); }) - w.lm_head.numel());
+  return 2.0 * layer_params * static_cast<double>(T) + 2.0 * static_cast<double>(w.lm_head.numel());
+}
+
+double MedianAdmitUs(Engine& engine, int64_t context_tokens) {
+  // A snapshot of `context_tokens` whose pages are allocated but never
+  // computed: admission cost does not depend on their contents.
+  Sequence source = engine.NewSequence();
+  source.kv().Reserve(context_tokens);
+  source.kv().Commit(context_tokens);
+  const Snapshot snap = source.Snap();
+  std::vector<double> us;
+  for (int i = 0; i < 7; ++i) {
+    const auto t0 = Clock::now();
+    auto seq = engine.Admit(*snap.kv, snap.recurrent.get());
+    if (!seq.ok()) return -1;
+    seq->kv().Reserve(1);  // first append: copies the shared partial page
+    us.push_back(Seconds(t0, Clock::now()) * 1e6);
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+}  // namespace
+
+Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
+  if (options.prompt_tokens <= 0 || options.gen_tokens < 0) return InvalidArgument("bad prompt or gen length");
+  const model::Model& m = engine.model();
+  BenchReport r;
+  r.isa = kernels::IsaName(kernels::ActiveIsa());
+  r.threads = engine.pool().size();
+  r.prompt_tokens = options.prompt_tokens;
+  r.gen_tokens = options.gen_tokens;
+
+  std::vector<int32_t> prompt;
+  uint32_t x = 12345;
+  for (int64_t i = 0; i < options.prompt_tokens; ++i) {
+    x = x * 1664525u + 1013904223u;
+    prompt.push_back(static_cast<int32_t>((x >> 8) % static_cast<uint32_t>(m.config.vocab)));
+  }
+  Sequence seq = engine.NewSequence();
+  PrefillResult pre;
+  auto t0 = Clock::now();
+  LINEAGE_RETURN_IF_ERROR(engine.Prefill(seq, prompt, {}, &pre));
+  r.prefill_s = Seconds(t0, Clock::now());
+  r.prefill_tok_s = static_cast<double>(options.prompt_tokens) / r.prefill_s;
+
+  int32_t next = Argmax(pre.logits);
+  std::vector<float> logits;
+  t0 = Clock::now();
+  for (int64_t i = 0; i < options.gen_tokens; ++i) {
+    Sequence* one[] = {&seq};
+    LINEAGE_RETURN_IF_ERROR(engine.Decode(one, std::span(&next, 1), &logits));
+    next = Argmax(logits);
+  }
+  r.decode_s = Seconds(t0, Clock::now());
+  r.decode_tok_s = options.gen_tokens > 0 ? static_cast<double>(options.gen_tokens) / r.decode_s : 0;
+
+  r.peak_rss_bytes = PeakRssBytes();
+  for (const auto& buf : m.files) r.weight_bytes += static_cast<int64_t>(buf->size());
+  if (m.files.empty()) r.weight_bytes = DecodeWeightBytes(m.weights) + (m.config.tied_embeddings ? 0 : m.weights.embed.nbytes);
+  r.weight_bytes_per_token = DecodeWeightBytes(m.weights);
+  r.state_bytes = seq.num_tokens() * engine.kv_layout().page_bytes() / engine.kv_layout().page_tokens +
+                  seq.recurrent().bytes();
+
+  r.copy_bandwidth_bytes_s = MeasureCopyBandwidth(engine.pool());
+  r.decode_bound_tok_s = r.copy_bandwidth_bytes_s / static_cast<double>(r.weight_bytes_per_token);
+  r.decode_ratio = r.decode_tok_s / r.decode_bound_tok_s;
+  r.prefill_gemm_flops = PrefillGemmFlops(m.weights, options.prompt_tokens);
+  r.prefill_flop_s = r.prefill_gemm_flops / r.prefill_s;
+  r.peak_gemm_flop_s = MeasurePeakGemmFlops(engine.pool(), m.weights.lm_head.dtype);
+  r.prefill_ratio = r.prefill_flop_s / r.peak_gemm_flop_s;
+
+  for (int64_t n : options.admission_contexts) r.admission.push_back({n, MedianAdmitUs(engine, n)});
+  return r;
+}
+
+nlohmann::json BenchReport::ToJson() const {
+  nlohmann::json j = {
+      {"model", model}, {"isa", isa}, {"threads", threads}, {"prompt_tokens", prompt_tokens},
+      {"gen_tokens", gen_tokens}, {"prefill_s", prefill_s}, {"prefill_tok_s", prefill_tok_s},
+      {"decode_s", decode_s}, {"decode_tok_s", decode_tok_s}, {"weight_bytes", weight_bytes},
+      {"weight_bytes_per_token", weight_bytes_per_token}, {"state_bytes", state_bytes},
+      {"peak_rss_bytes", peak_rss_bytes}, {"copy_bandwidth_bytes_s", copy_bandwidth_bytes_s},
+      {"decode_bound_tok_s", decode_bound_tok_s}, {"decode_ratio", decode_ratio},
+      {"prefill_gemm_flops", prefill_gemm_flops}, {"prefill_flop_s", prefill_flop_s},
+      {"peak_gemm_flop_s", peak_gemm_flop_s}, {"prefill_ratio", prefill_ratio}};
+  for (const AdmissionCost& a : admission) {
+    j["admission"].push_back({{"context_tokens", a.context_tokens}, {"admit_us", a.admit_us}});
+  }
+  return j;
+}
+
+std::string BenchReport::ToTable() const {
+  const double MiB = 1024.0 * 1024.0;
+  std::string s;
+  char line[256];
+  auto add = [&](const char* fmt, auto... args) {
+    std::snprintf(line, sizeof line, fmt, args...);
+    s += line;
+  };
+  add("model            %s\n", model.c_str());
+  add("machine          %s, %d threads\n", isa.c_str(), threads);
+  add("prefill          %lld tokens in %.3f s: %.1f tokens/s\n", static_cast<long long>(prompt_tokens), prefill_s,
+      prefill_tok_s);
+  add("decode           %lld tokens in %.3f s: %.2f tokens/s\n", static_cast<long long>(gen_tokens), decode_s,
+      decode_tok_s);
+  add("copy bandwidth   %.2f GB/s\n", copy_bandwidth_bytes_s / 1e9);
+  add("decode bound     %.1f MiB of weights per token -> %.2f tokens/s; achieved %.0f%%\n",
+      weight_bytes_per_token / MiB, decode_bound_tok_s, 100.0 * decode_ratio);
+  add("peak gemm        %.1f GFLOP/s; prefill %.1f GFLOP/s of matmuls = %.0f%%\n", peak_gemm_flop_s / 1e9,
+      prefill_flop_s / 1e9, 100.0 * prefill_ratio);
+  add("memory           peak RSS %.1f MiB; weights %.1f MiB + state %.1f MiB\n", peak_rss_bytes / MiB,
+      weight_bytes / MiB, state_bytes / MiB);
+  for (const AdmissionCost& a : admission) {
+    add("admission        from a snapshot of %lld tokens: %.1f us\n", static_cast<long long>(a.context_tokens),
+        a.admit_us);
+  }
+  return s;
+}
+
+}  // namespace lineage::engine

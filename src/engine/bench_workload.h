@@ -1,0 +1,59 @@
+// The engine benchmark behind `lineage bench` and bench/bench_engine: one
+// cold prefill of a prompt, greedy decode of a number of tokens, and the two
+// roofline figures of the same machine measured in the same run:
+//   - copy bandwidth (STREAM-like) and the decode bound it implies: weight
+//     bytes read per decoded token / bandwidth;
+//   - peak Gemm rate, against which prefill's Gemm flop rate is set
+//     (prefill time counts everything, the flops count only matmuls);
+// plus peak RSS against the weight and state bytes it should equal, and the
+// cost of admitting a sequence from a snapshot at two context lengths
+// (sharing pages: the two must be about equal).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "engine/engine.h"
+
+namespace lineage::engine {
+
+struct BenchOptions {
+  int64_t prompt_tokens = 512;
+  int64_t gen_tokens = 64;
+  // Mid-page lengths, so admission includes the one copy-on-write page.
+  std::vector<int64_t> admission_contexts = {1030, 32030};
+};
+
+struct AdmissionCost {
+  int64_t context_tokens = 0;
+  double admit_us = 0;  // Admit + first append (the copy-on-write of one page)
+};
+
+struct BenchReport {
+  std::string model;
+  std::string isa;
+  int threads = 0;
+  int64_t prompt_tokens = 0, gen_tokens = 0;
+  double prefill_s = 0, prefill_tok_s = 0;
+  double decode_s = 0, decode_tok_s = 0;
+  int64_t weight_bytes = 0;            // every weight tensor once
+  int64_t weight_bytes_per_token = 0;  // read by one decode step
+  int64_t state_bytes = 0;             // KV + recurrent of the sequence at the end
+  int64_t peak_rss_bytes = 0;
+  double copy_bandwidth_bytes_s = 0;
+  double decode_bound_tok_s = 0, decode_ratio = 0;
+  double prefill_gemm_flops = 0;       // matmul flops of the prefill
+  double prefill_flop_s = 0, peak_gemm_flop_s = 0, prefill_ratio = 0;
+  std::vector<AdmissionCost> admission;
+
+  nlohmann::json ToJson() const;
+  std::string ToTable() const;
+};
+
+Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options);
+
+}  // namespace lineage::engine

@@ -1,0 +1,39 @@
+// Token embedding, SwiGLU feed-forward and the output head: the dense parts
+// of a step, one Gemm over all rows of the batch each.
+#include <cstring>
+
+#include "core/kernels.h"
+#include "engine/layers.h"
+
+namespace lineage::engine {
+
+void EmbedTokens(const model::Weights& w, const StepContext& ctx, float* x) {
+  const int64_t H = ctx.config.hidden;
+  for (const Segment& s : ctx.batch.segments) {
+    for (int64_t t = 0; t < s.num_tokens; ++t) kernels::EmbeddingRow(w.embed, s.tokens[t], x + (s.row_begin + t) * H);
+  }
+}
+
+void FeedForward(const model::LayerWeights& w, const StepContext& ctx, const float* xn, float* out) {
+  const int64_t R = ctx.batch.num_rows, H = ctx.config.hidden, I = ctx.config.intermediate;
+  float* gate = ctx.ws.wide0.data();  // [R, I]
+  float* up = ctx.ws.wide1.data();    // [R, I]
+  kernels::Gemm(w.gate_proj, xn, H, gate, I, R, ctx.pool);
+  kernels::Gemm(w.up_proj, xn, H, up, I, R, ctx.pool);
+  kernels::SiluMul(gate, up, gate, R * I);
+  kernels::Gemm(w.down_proj, gate, I, out, H, R, ctx.pool);
+}
+
+void LastRowLogits(const model::Weights& w, const StepContext& ctx, const float* x, float* logits) {
+  const int64_t H = ctx.config.hidden, V = ctx.config.vocab;
+  const int64_t S = static_cast<int64_t>(ctx.batch.segments.size());
+  float* last = ctx.ws.xn.data();  // [S, H]
+  for (int64_t s = 0; s < S; ++s) {
+    const Segment& seg = ctx.batch.segments[s];
+    std::memcpy(last + s * H, x + (seg.row_begin + seg.num_tokens - 1) * H, static_cast<size_t>(H) * 4);
+  }
+  kernels::RmsNorm(last, w.final_norm.data(), static_cast<float>(ctx.config.rms_eps), S, H, last);
+  kernels::Gemm(w.lm_head, last, H, logits, V, S, ctx.pool);
+}
+
+}  // namespace lineage::engine

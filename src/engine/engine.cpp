@@ -1,0 +1,135 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <string>
+
+#include "engine/forward.h"
+
+namespace lineage::engine {
+
+Engine::Engine(std::shared_ptr<const model::Model> model, const EngineOptions& options)
+    : model_(std::move(model)), options_(options) {
+  const model::ModelConfig& c = model_->config;
+  kv_layout_.num_layers = c.num_full_layers();
+  kv_layout_.num_kv_heads = c.num_kv_heads;
+  kv_layout_.head_dim = c.head_dim;
+  kv_layout_.page_tokens = options.page_tokens;
+  rec_layout_ = RecurrentLayout::For(c);
+  pool_ = std::make_unique<ThreadPool>(std::max(1, options.num_threads));
+}
+
+Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Model> model,
+                                               const EngineOptions& options) {
+  if (model == nullptr) return InvalidArgument("no model");
+  const model::ModelConfig& c = model->config;
+  if (static_cast<int64_t>(model->weights.layers.size()) != c.num_layers ||
+      static_cast<int64_t>(c.layer_kinds.size()) != c.num_layers) {
+    return Internal("model has " + std::to_string(model->weights.layers.size()) + " bound layers, config says " +
+                    std::to_string(c.num_layers));
+  }
+  if (c.arch == model::Arch::kQwen3 && c.num_linear_layers() != 0) {
+    return Unsupported("qwen3 model with linear-attention layers");
+  }
+  if (c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0) {
+    return Unsupported("query heads must be a multiple of kv heads");
+  }
+  if (c.num_linear_layers() > 0 && (c.lin_num_k_heads <= 0 || c.lin_num_v_heads % c.lin_num_k_heads != 0)) {
+    return Unsupported("GDN value heads must be a multiple of key heads");
+  }
+  if (c.rope_dims <= 0 || c.rope_dims % 2 != 0 || c.rope_dims > c.head_dim) {
+    return Unsupported("rotary dims must be even and at most head_dim");
+  }
+  if (options.page_tokens <= 0 || options.prefill_chunk_tokens <= 0) {
+    return InvalidArgument("page and chunk sizes must be positive");
+  }
+  return std::unique_ptr<Engine>(new Engine(std::move(model), options));
+}
+
+Result<Sequence> Engine::Admit(const cache::KvView& kv, const cache::RecurrentBlob* recurrent) const {
+  return Sequence::FromSnapshot(kv_layout_, rec_layout_, kv, recurrent);
+}
+
+Result<Sequence> Engine::AdmitCheckpoint(const cache::RecurrentBlob* recurrent, int64_t n,
+                                         const cache::KvView& longer) const {
+  return Sequence::FromCheckpoint(kv_layout_, rec_layout_, recurrent, n, longer);
+}
+
+Status Engine::CheckTokens(const Sequence& seq, std::span<const int32_t> tokens) const {
+  const int64_t vocab = config().vocab;
+  for (int32_t t : tokens) {
+    if (t < 0 || t >= vocab) {
+      return InvalidArgument("token id " + std::to_string(t) + " outside the vocabulary [0, " +
+                             std::to_string(vocab) + ")");
+    }
+  }
+  const int64_t end = seq.num_tokens() + static_cast<int64_t>(tokens.size());
+  if (config().context_length > 0 && end > config().context_length) {
+    return OutOfRange("sequence of " + std::to_string(end) + " tokens exceeds the context length " +
+                      std::to_string(config().context_length));
+  }
+  return Status::Ok();
+}
+
+void Engine::Step(const Batch& batch, float* logits) {
+  ws_.Ensure(config(), batch.num_rows);
+  for (const Segment& s : batch.segments) s.seq->kv().Reserve(s.num_tokens);
+  const StepContext ctx{config(), batch, ws_, pool_.get()};
+  if (config().arch == model::Arch::kQwen3_5) {
+    ForwardQwen35(*model_, ctx, logits);
+  } else {
+    ForwardQwen3(*model_, ctx, logits);
+  }
+  for (const Segment& s : batch.segments) s.seq->kv().Commit(s.num_tokens);
+}
+
+Status Engine::Prefill(Sequence& seq, std::span<const int32_t> tokens, const PrefillOptions& options,
+                       PrefillResult* result) {
+  if (tokens.empty()) return InvalidArgument("prefill of zero tokens");
+  LINEAGE_RETURN_IF_ERROR(CheckTokens(seq, tokens));
+  const int64_t start = seq.num_tokens();
+  const int64_t end = start + static_cast<int64_t>(tokens.size());
+  std::vector<int64_t> captures(options.capture_at.begin(), options.capture_at.end());
+  std::sort(captures.begin(), captures.end());
+  captures.erase(std::unique(captures.begin(), captures.end()), captures.end());
+  for (int64_t c : captures) {
+    if (c <= start || c > end) {
+      return InvalidArgument("capture point " + std::to_string(c) + " outside the prefill range (" +
+                             std::to_string(start) + ", " + std::to_string(end) + "]");
+    }
+  }
+  const int64_t chunk = options.chunk_tokens > 0 ? options.chunk_tokens : options_.prefill_chunk_tokens;
+  result->captures.clear();
+  result->logits.assign(static_cast<size_t>(config().vocab), 0.0f);
+  auto next_capture = captures.begin();
+  while (seq.num_tokens() < end) {
+    const int64_t pos = seq.num_tokens();
+    int64_t stop = std::min(end, pos + chunk);
+    if (next_capture != captures.end()) stop = std::min(stop, *next_capture);
+    Batch batch;
+    batch.Add(&seq, tokens.data() + (pos - start), stop - pos);
+    Step(batch, stop == end ? result->logits.data() : nullptr);
+    if (next_capture != captures.end() && *next_capture == stop) {
+      result->captures.push_back({stop, rec_layout_.num_layers > 0 ? seq.CopyRecurrent() : nullptr});
+      ++next_capture;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Engine::Decode(std::span<Sequence* const> seqs, std::span<const int32_t> tokens, std::vector<float>* logits) {
+  if (seqs.size() != tokens.size()) return InvalidArgument("one token per sequence");
+  if (seqs.empty()) return InvalidArgument("decode of no sequences");
+  Batch batch;
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (seqs[j] == seqs[i]) return InvalidArgument("a sequence appears twice in one decode step");
+    }
+    LINEAGE_RETURN_IF_ERROR(CheckTokens(*seqs[i], tokens.subspan(i, 1)));
+    batch.Add(seqs[i], &tokens[i], 1);
+  }
+  logits->assign(seqs.size() * static_cast<size_t>(config().vocab), 0.0f);
+  Step(batch, logits->data());
+  return Status::Ok();
+}
+
+}  // namespace lineage::engine

@@ -1,0 +1,93 @@
+// Engine: runs one model over many sequences — chunked prefill with capture
+// points, batched decode — and builds sequences from restore points.
+//
+// Typical use (DESIGN.md §2):
+//   auto seq = engine.Admit(*snapshot.kv, snapshot.recurrent.get());  // share pages
+//   engine.Prefill(*seq, suffix, {.capture_at = points}, &result);     // captures
+//   engine.Decode({&seq_a, &seq_b}, {tok_a, tok_b}, &logits);          // one step
+//   Snapshot s = seq->Snap();                                          // commit
+//
+// The engine decides nothing about what to keep: capture points come from
+// the caller. Ownership: the engine shares the Model (immutable) and owns a
+// thread pool and scratch buffers. Thread-safety: one call at a time (the
+// server's step loop); sequences and snapshots it returns are independent
+// objects.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/status.h"
+#include "core/thread_pool.h"
+#include "engine/batch.h"
+#include "engine/sequence.h"
+#include "engine/workspace.h"
+#include "model/weights.h"
+
+namespace lineage::engine {
+
+struct EngineOptions {
+  int num_threads = 2;
+  int64_t prefill_chunk_tokens = 512;  // rows per prefill step (activation memory ~ rows x 30 KiB at 0.8B)
+  int64_t page_tokens = 64;
+};
+
+struct PrefillOptions {
+  // Absolute lengths at which to copy the recurrent state out (each within
+  // (start, end] of this prefill); chunk boundaries are forced there.
+  std::span<const int64_t> capture_at;
+  int64_t chunk_tokens = 0;  // 0: EngineOptions::prefill_chunk_tokens
+};
+
+struct Capture {
+  int64_t num_tokens = 0;
+  std::shared_ptr<const RecurrentState> recurrent;  // null for attention-only models
+};
+
+struct PrefillResult {
+  std::vector<Capture> captures;  // ascending num_tokens
+  std::vector<float> logits;      // [vocab], of the last token prefilled
+};
+
+class Engine {
+ public:
+  static Result<std::unique_ptr<Engine>> Create(std::shared_ptr<const model::Model> model,
+                                                const EngineOptions& options);
+
+  const model::Model& model() const { return *model_; }
+  const model::ModelConfig& config() const { return model_->config; }
+  const cache::KvLayout& kv_layout() const { return kv_layout_; }
+  const RecurrentLayout& recurrent_layout() const { return rec_layout_; }
+  ThreadPool& pool() { return *pool_; }
+
+  Sequence NewSequence() const { return Sequence(kv_layout_, rec_layout_); }
+  // From a snapshot (KV of n tokens + recurrent state at n).
+  Result<Sequence> Admit(const cache::KvView& kv, const cache::RecurrentBlob* recurrent) const;
+  // From a recurrent checkpoint at n + KV rows [0, n) of a longer snapshot.
+  Result<Sequence> AdmitCheckpoint(const cache::RecurrentBlob* recurrent, int64_t n,
+                                   const cache::KvView& longer) const;
+
+  // Appends `tokens` (non-empty) to `seq`, in chunks.
+  Status Prefill(Sequence& seq, std::span<const int32_t> tokens, const PrefillOptions& options,
+                 PrefillResult* result);
+  // One token per sequence (distinct sequences of any lengths) in one step;
+  // logits becomes [seqs.size(), vocab].
+  Status Decode(std::span<Sequence* const> seqs, std::span<const int32_t> tokens, std::vector<float>* logits);
+
+ private:
+  Engine(std::shared_ptr<const model::Model> model, const EngineOptions& options);
+  Status CheckTokens(const Sequence& seq, std::span<const int32_t> tokens) const;
+  // Runs one batch; logits [segments, vocab] when not null.
+  void Step(const Batch& batch, float* logits);
+
+  std::shared_ptr<const model::Model> model_;
+  EngineOptions options_;
+  cache::KvLayout kv_layout_;
+  RecurrentLayout rec_layout_;
+  std::unique_ptr<ThreadPool> pool_;
+  Workspace ws_;
+};
+
+}  // namespace lineage::engine

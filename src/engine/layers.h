@@ -1,0 +1,44 @@
+// The building blocks of a forward step, shared by the per-architecture
+// forward passes (forward_qwen35.cpp, forward_qwen3.cpp). Each block reads
+// normalised rows `xn` [R, H] of every segment of the batch and writes its
+// output rows `out` [R, H]; the caller adds the residual. Blocks that keep
+// state (attention: KV pages; GDN: conv window and delta state) update the
+// segment's sequence as they go; the caller reserved the KV rows beforehand.
+#pragma once
+
+#include <cstdint>
+
+#include "core/thread_pool.h"
+#include "engine/batch.h"
+#include "engine/workspace.h"
+#include "model/weights.h"
+
+namespace lineage::engine {
+
+struct StepContext {
+  const model::ModelConfig& config;
+  const Batch& batch;
+  Workspace& ws;
+  ThreadPool* pool;
+};
+
+// x[r] = embed[token of row r].
+void EmbedTokens(const model::Weights& w, const StepContext& ctx, float* x);
+
+// SwiGLU: down(silu(gate(xn)) * up(xn))  (spec §4.2).
+void FeedForward(const model::LayerWeights& w, const StepContext& ctx, const float* xn, float* out);
+
+// Gated DeltaNet mixer (spec §2); `gdn_index` counts GDN layers only.
+void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, const StepContext& ctx,
+                   const float* xn, float* out);
+
+// Softmax attention mixer over the paged KV (spec §3 with the output gate
+// when config.attn_output_gate, §11 without); `attn_index` counts attention
+// layers only.
+void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, const StepContext& ctx,
+                   const float* xn, float* out);
+
+// logits[s, V] of the last row of segment s: lm_head(final_norm(x)).
+void LastRowLogits(const model::Weights& w, const StepContext& ctx, const float* x, float* logits);
+
+}  // namespace lineage::engine

@@ -1,0 +1,21 @@
+// Rotary position embedding, NeoX pairing ("rotate_half"), over the first
+// `rot_dims` dims of each head; the rest pass through (spec §3: Qwen3.5
+// rotates 64 of 256, Qwen3 all of them). Pairs are (i, i + rot_dims/2) with
+// angle pos * theta^(-2i/rot_dims); angles are computed in double so large
+// positions lose no precision.
+#pragma once
+
+#include <cstdint>
+
+namespace lineage::engine {
+
+// table[r, 0 .. rot_dims/2) = cos, table[r, rot_dims/2 .. rot_dims) = sin of
+// the angles of position positions_start + r, for r < rows.
+void RopeTable(int64_t positions_start, int64_t rows, int64_t rot_dims, double theta, float* table);
+
+// Rotates `heads` heads of each of `rows` rows in place. Row r of x starts at
+// x + r * row_stride; head h of it at + h * head_stride. table as above.
+void ApplyRope(float* x, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_stride,
+               int64_t rot_dims, const float* table);
+
+}  // namespace lineage::engine

@@ -1,0 +1,66 @@
+#include "engine/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lineage::engine {
+
+int32_t Argmax(std::span<const float> logits) {
+  int32_t best = 0;
+  for (size_t i = 1; i < logits.size(); ++i) {
+    if (logits[i] > logits[best]) best = static_cast<int32_t>(i);
+  }
+  return best;
+}
+
+double Sampler::Uniform() {
+  // SplitMix64 (Steele, Lea, Flood 2014): a fixed, portable sequence per seed.
+  uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+int32_t Sampler::Next(std::span<const float> logits) {
+  if (params_.temperature <= 0.0f || logits.size() == 1) return Argmax(logits);
+  candidates_.clear();
+  candidates_.reserve(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) candidates_.push_back({logits[i], static_cast<int32_t>(i)});
+  // Descending by logit, ties by id, so the order is total and reproducible.
+  auto by_logit = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+  size_t keep = candidates_.size();
+  if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < keep) {
+    keep = static_cast<size_t>(params_.top_k);
+    std::partial_sort(candidates_.begin(), candidates_.begin() + keep, candidates_.end(), by_logit);
+  } else {
+    std::sort(candidates_.begin(), candidates_.end(), by_logit);
+  }
+  const double inv_t = 1.0 / params_.temperature;
+  const double max_logit = candidates_[0].first;
+  std::vector<double> p(keep);
+  double total = 0.0;
+  for (size_t i = 0; i < keep; ++i) {
+    p[i] = std::exp((candidates_[i].first - max_logit) * inv_t);
+    total += p[i];
+  }
+  if (params_.top_p < 1.0f) {
+    double mass = 0.0;
+    size_t cut = 0;
+    while (cut < keep) {
+      mass += p[cut++] / total;
+      if (mass >= params_.top_p) break;
+    }
+    keep = cut;
+    total = 0.0;
+    for (size_t i = 0; i < keep; ++i) total += p[i];
+  }
+  double u = Uniform() * total;
+  for (size_t i = 0; i < keep; ++i) {
+    u -= p[i];
+    if (u < 0.0) return candidates_[i].second;
+  }
+  return candidates_[keep - 1].second;
+}
+
+}  // namespace lineage::engine

@@ -1,0 +1,61 @@
+#include "engine/sequence.h"
+
+#include <string>
+
+namespace lineage::engine {
+namespace {
+
+bool SameKvLayout(const cache::KvLayout& a, const cache::KvLayout& b) {
+  return a.num_layers == b.num_layers && a.num_kv_heads == b.num_kv_heads && a.head_dim == b.head_dim &&
+         a.page_tokens == b.page_tokens;
+}
+
+Result<const cache::PagedKv*> AsPaged(const cache::KvLayout& layout, const cache::KvView& kv) {
+  const auto* paged = dynamic_cast<const cache::PagedKv*>(&kv);
+  if (paged == nullptr) return InvalidArgument("KV view does not hold engine pages");
+  if (!SameKvLayout(paged->layout(), layout)) return InvalidArgument("KV pages belong to another model shape");
+  return paged;
+}
+
+Status LoadRecurrent(const RecurrentLayout& layout, const cache::RecurrentBlob* blob, RecurrentState* out) {
+  if (layout.num_layers == 0) return Status::Ok();
+  const auto* rec = dynamic_cast<const RecurrentState*>(blob);
+  if (rec == nullptr) return InvalidArgument("restore point has no recurrent state of the engine's kind");
+  if (!rec->SameLayout(layout)) return InvalidArgument("recurrent state belongs to another model shape");
+  *out = *rec;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Sequence> Sequence::FromSnapshot(const cache::KvLayout& kv_layout, const RecurrentLayout& rec_layout,
+                                        const cache::KvView& kv, const cache::RecurrentBlob* recurrent) {
+  return FromCheckpoint(kv_layout, rec_layout, recurrent, kv.num_tokens(), kv);
+}
+
+Result<Sequence> Sequence::FromCheckpoint(const cache::KvLayout& kv_layout, const RecurrentLayout& rec_layout,
+                                          const cache::RecurrentBlob* recurrent, int64_t n,
+                                          const cache::KvView& longer) {
+  LINEAGE_ASSIGN_OR_RETURN(const cache::PagedKv* paged, AsPaged(kv_layout, longer));
+  if (n < 0 || n > paged->num_tokens()) {
+    return OutOfRange("checkpoint length " + std::to_string(n) + " exceeds the KV it borrows (" +
+                      std::to_string(paged->num_tokens()) + " tokens)");
+  }
+  Sequence seq(kv_layout, rec_layout);
+  seq.kv_ = cache::PageTable(*paged, n);
+  LINEAGE_RETURN_IF_ERROR(LoadRecurrent(rec_layout, recurrent, &seq.rec_));
+  return seq;
+}
+
+Snapshot Sequence::Snap() const {
+  Snapshot s;
+  s.kv = kv_.Share();
+  if (rec_.layout().num_layers > 0) s.recurrent = CopyRecurrent();
+  return s;
+}
+
+std::shared_ptr<const RecurrentState> Sequence::CopyRecurrent() const {
+  return std::make_shared<const RecurrentState>(rec_);
+}
+
+}  // namespace lineage::engine

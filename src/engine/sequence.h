@@ -1,0 +1,65 @@
+// Sequence: the running model state of one token sequence — a KV page table
+// over every attention layer plus the recurrent state of every GDN layer —
+// and the snapshot / admission primitives of DESIGN.md §3.6:
+//
+//   Snap()            state at the current length: pages shared, recurrent
+//                     state copied. O(recurrent state), never O(context).
+//   FromSnapshot      a sequence continuing from a snapshot.
+//   FromCheckpoint    recurrent state at n + the first n tokens of a longer
+//                     snapshot's pages (a checkpoint borrows its entry's KV).
+//   Sequence(layouts) a sequence from nothing.
+//
+// Admission copies the recurrent state and, lazily on the first append, the
+// one partly filled page it starts inside (copy-on-write); nothing else.
+//
+// Ownership: a Sequence owns its page table and recurrent state; pages are
+// shared with snapshots. Thread-safety: one thread at a time per Sequence;
+// Snapshots are immutable and shareable.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "cache/kv_pages.h"
+#include "core/status.h"
+#include "engine/recurrent_state.h"
+
+namespace lineage::engine {
+
+struct Snapshot {
+  std::shared_ptr<const cache::PagedKv> kv;
+  std::shared_ptr<const RecurrentState> recurrent;  // null for attention-only models
+  int64_t num_tokens() const { return kv ? kv->num_tokens() : 0; }
+};
+
+class Sequence {
+ public:
+  Sequence(const cache::KvLayout& kv_layout, const RecurrentLayout& rec_layout)
+      : kv_(kv_layout), rec_(rec_layout) {}
+
+  // `kv` must be a PagedKv of the same layout; `recurrent` a RecurrentState of
+  // the same layout taken at kv.num_tokens() (null for attention-only models).
+  static Result<Sequence> FromSnapshot(const cache::KvLayout& kv_layout, const RecurrentLayout& rec_layout,
+                                       const cache::KvView& kv, const cache::RecurrentBlob* recurrent);
+  // `recurrent` was taken at length n <= longer.num_tokens(); KV rows [0, n)
+  // come from `longer`.
+  static Result<Sequence> FromCheckpoint(const cache::KvLayout& kv_layout, const RecurrentLayout& rec_layout,
+                                         const cache::RecurrentBlob* recurrent, int64_t n,
+                                         const cache::KvView& longer);
+
+  int64_t num_tokens() const { return kv_.num_tokens(); }
+  cache::PageTable& kv() { return kv_; }
+  const cache::PageTable& kv() const { return kv_; }
+  RecurrentState& recurrent() { return rec_; }
+  const RecurrentState& recurrent() const { return rec_; }
+
+  Snapshot Snap() const;
+  // Just the recurrent state (a checkpoint at the current length).
+  std::shared_ptr<const RecurrentState> CopyRecurrent() const;
+
+ private:
+  cache::PageTable kv_;
+  RecurrentState rec_;
+};
+
+}  // namespace lineage::engine

@@ -1,0 +1,32 @@
+// BindWeights: turns the tensors of one model file set into Weights.
+//
+// Every tensor of PlanTensors(config) is looked up by its name in the file's
+// layout (HF names when config.format is kSafetensors, GGUF names
+// otherwise), its shape is checked, and its dtype must be F32/F16/BF16/Q8_0.
+// Large matrices stay views; small vectors are decoded to fp32 with the HF
+// conventions folded (weights.h): (1 + w) for zero-centred qwen3_5 norms,
+// -exp(A_log) for the GDN decay. GGUF tensors already hold both.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/status.h"
+#include "core/tensor_view.h"
+#include "model/config.h"
+#include "model/weights.h"
+
+namespace lineage::model {
+
+// A tensor found in a file, and that file's path for error messages.
+struct FoundTensor {
+  TensorView view;
+  std::string file;
+};
+
+// Finds a tensor by its exact name; NotFound (naming the file) when absent.
+using TensorLookup = std::function<Result<FoundTensor>(const std::string& name)>;
+
+Result<Weights> BindWeights(const ModelConfig& config, const TensorLookup& lookup);
+
+}  // namespace lineage::model

@@ -1,0 +1,127 @@
+#include "model/random_model.h"
+
+#include <cmath>
+#include <map>
+#include <string_view>
+
+#include "model/bind_weights.h"
+#include "model/encode.h"
+
+namespace lineage::model {
+namespace {
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t Fnv1a(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char ch : s) h = (h ^ static_cast<uint8_t>(ch)) * 0x100000001b3ull;
+  return h;
+}
+
+// Uniform in [lo, hi).
+struct Range {
+  double lo, hi;
+};
+
+Range UniformWithStd(double stddev) {
+  double half = std::sqrt(3.0) * stddev;
+  return {-half, half};
+}
+
+Range RangeFor(Arch arch, const PlannedTensor& p) {
+  const double fan_in = static_cast<double>(p.hf_shape.back());
+  switch (p.role) {
+    case Role::kEmbed:
+    case Role::kLmHead:
+      return UniformWithStd(2.0 / std::sqrt(static_cast<double>(p.hf_shape[1])));
+    case Role::kFinalNorm: case Role::kInputNorm: case Role::kPostNorm:
+    case Role::kAttnQNorm: case Role::kAttnKNorm: case Role::kLinNorm: {
+      // Zero-centred norms store w (scale 1 + w); plain ones store the scale.
+      Range r = UniformWithStd(0.1);
+      if (!IsZeroCentredNorm(p.role, arch)) r = {1 + r.lo, 1 + r.hi};
+      return r;
+    }
+    case Role::kLinConv:
+      return UniformWithStd(1.0 / std::sqrt(static_cast<double>(p.hf_shape.back())));
+    case Role::kLinDtBias:
+      return {-1.0, 1.0};
+    case Role::kLinALog:
+      return {-0.7, 1.4};
+    default:
+      return UniformWithStd(1.0 / std::sqrt(fan_in));
+  }
+}
+
+}  // namespace
+
+void FillRandom(Arch arch, const PlannedTensor& p, uint64_t seed, int64_t begin, int64_t n, float* out) {
+  const uint64_t key = SplitMix64(seed ^ Fnv1a(p.hf_name));
+  const Range r = RangeFor(arch, p);
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t bits = SplitMix64(key + static_cast<uint64_t>(begin + i) * 0xd1b54a32d192ed03ull);
+    double u = static_cast<double>(bits >> 11) * 0x1.0p-53;
+    out[i] = static_cast<float>(r.lo + (r.hi - r.lo) * u);
+  }
+}
+
+DType HfStoredDType(const PlannedTensor& p, DType dtype) {
+  if (p.role == Role::kLinALog) return DType::kF32;
+  if (dtype == DType::kQ8_0) {
+    if (IsSmallRole(p.role)) return DType::kF32;
+    if (p.hf_shape.back() % 32 != 0) return DType::kF16;
+  }
+  return dtype;
+}
+
+ModelConfig HfConfigFor(const ModelSpec& spec) {
+  ModelConfig c = spec.config;
+  c.format = FileFormat::kSafetensors;
+  c.v_head_order = VHeadOrder::kGrouped;
+  c.zero_centred_norms = c.arch == Arch::kQwen3_5;
+  return c;
+}
+
+Result<std::shared_ptr<const Model>> MakeRandomModel(const ModelSpec& spec, DType dtype, uint64_t seed) {
+  if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16 && dtype != DType::kQ8_0)
+    return Unsupported("random model: dtype " + std::string(Info(dtype).name) + " (use f32, f16, bf16, q8_0)");
+  auto model = std::make_shared<Model>();
+  model->config = HfConfigFor(spec);
+  model->config.source_path = "<random " + spec.shape + " seed " + std::to_string(seed) + ">";
+  std::map<std::string, TensorView> views;
+  for (const PlannedTensor& p : PlanTensors(model->config)) {
+    const DType stored = HfStoredDType(p, dtype);
+    const int64_t cols = p.hf_shape.back();
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < p.hf_shape.size(); ++i) rows *= p.hf_shape[i];
+    const int64_t row_bytes = RowBytes(stored, cols);
+    auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(rows * row_bytes));
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      FillRandom(spec.config.arch, p, seed, r * cols, cols, row.data());
+      EncodeRow(row.data(), cols, stored, bytes->data() + r * row_bytes);
+    }
+    TensorView v;
+    v.name = p.hf_name;
+    v.dtype = stored;
+    v.shape = p.hf_shape;
+    v.data = bytes->data();
+    v.nbytes = static_cast<int64_t>(bytes->size());
+    views[p.hf_name] = v;
+    model->buffers.push_back(std::move(bytes));
+  }
+  const std::string label = model->config.source_path;
+  auto lookup = [&](const std::string& name) -> Result<FoundTensor> {
+    auto it = views.find(name);
+    if (it == views.end()) return NotFound(label + ": tensor '" + name + "' is missing");
+    return FoundTensor{it->second, label};
+  };
+  LINEAGE_ASSIGN_OR_RETURN(model->weights, BindWeights(model->config, lookup));
+  return std::shared_ptr<const Model>(std::move(model));
+}
+
+}  // namespace lineage::model

@@ -1,0 +1,223 @@
+#include "model/reference_forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace lineage::model {
+namespace {
+
+using Vec = std::vector<double>;
+using Mat = std::vector<Vec>;  // [T][n]: one row per token
+
+double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double Silu(double x) { return x * Sigmoid(x); }
+double Softplus(double x) { return x > 30 ? x : std::log1p(std::exp(x)); }
+
+// Y[t] = W X[t] for a weight W [out, in]; each row is decoded once.
+Mat MatMul(const TensorView& w, const Mat& x) {
+  const int64_t rows = w.shape[0], cols = w.shape[1];
+  Mat y(x.size(), Vec(static_cast<size_t>(rows)));
+  std::vector<float> row(static_cast<size_t>(cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    DecodeToFloat(w, r * cols, cols, row.data());
+    for (size_t t = 0; t < x.size(); ++t) {
+      double s = 0;
+      for (int64_t i = 0; i < cols; ++i) s += static_cast<double>(row[i]) * x[t][i];
+      y[t][r] = s;
+    }
+  }
+  return y;
+}
+
+// RMSNorm of x[off, off + n) with scale w (the effective scale), in place.
+void RmsNormInPlace(double* x, int64_t n, const std::vector<float>& w, double eps) {
+  double ss = 0;
+  for (int64_t i = 0; i < n; ++i) ss += x[i] * x[i];
+  const double inv = 1.0 / std::sqrt(ss / static_cast<double>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] * inv * w[i];
+}
+
+Mat NormRows(const Mat& h, const std::vector<float>& w, double eps) {
+  Mat out = h;
+  for (Vec& row : out) RmsNormInPlace(row.data(), static_cast<int64_t>(row.size()), w, eps);
+  return out;
+}
+
+void L2NormInPlace(double* x, int64_t n) {
+  double ss = 0;
+  for (int64_t i = 0; i < n; ++i) ss += x[i] * x[i];
+  const double inv = 1.0 / std::sqrt(ss + 1e-6);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+// Gated DeltaNet over a whole sequence from zero state (spec §2.1–§2.7).
+Mat GatedDeltaNet(const ModelConfig& c, const LinearAttentionWeights& w, const Mat& x) {
+  const int64_t T = static_cast<int64_t>(x.size());
+  const int64_t Hk = c.lin_num_k_heads, Hv = c.lin_num_v_heads, dk = c.lin_k_dim, dv = c.lin_v_dim;
+  const int64_t key_dim = Hk * dk, conv_dim = c.conv_dim(), K = c.conv_kernel, r = Hv / Hk;
+  const Mat mixed = MatMul(w.in_proj_qkv, x);
+  const Mat z = MatMul(w.in_proj_z, x);
+  const Mat b = MatMul(w.in_proj_b, x);
+  const Mat a = MatMul(w.in_proj_a, x);
+
+  // Causal depthwise conv over the raw projections, then SiLU (§2.2).
+  Mat y(static_cast<size_t>(T), Vec(static_cast<size_t>(conv_dim)));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t ch = 0; ch < conv_dim; ++ch) {
+      double s = 0;
+      for (int64_t j = 0; j < K; ++j) {
+        int64_t src = t - (K - 1) + j;
+        if (src >= 0) s += static_cast<double>(w.conv[ch * K + j]) * mixed[src][ch];
+      }
+      y[t][ch] = Silu(s);
+    }
+
+  std::vector<Mat> state(static_cast<size_t>(Hv), Mat(static_cast<size_t>(dk), Vec(static_cast<size_t>(dv), 0.0)));
+  Mat o_all(static_cast<size_t>(T), Vec(static_cast<size_t>(Hv * dv)));
+  const double q_scale = 1.0 / std::sqrt(static_cast<double>(dk));
+  for (int64_t t = 0; t < T; ++t) {
+    Vec qk = y[t];  // q and k normalised per key head (§2.4)
+    for (int64_t kh = 0; kh < Hk; ++kh) {
+      L2NormInPlace(&qk[kh * dk], dk);
+      L2NormInPlace(&qk[key_dim + kh * dk], dk);
+      for (int64_t i = 0; i < dk; ++i) qk[kh * dk + i] *= q_scale;
+    }
+    for (int64_t h = 0; h < Hv; ++h) {
+      const int64_t kh = c.v_head_order == VHeadOrder::kGrouped ? h / r : h % Hk;
+      const double* q = &qk[kh * dk];
+      const double* k = &qk[key_dim + kh * dk];
+      const double* v = &y[t][2 * key_dim + h * dv];
+      const double beta = Sigmoid(b[t][h]);
+      const double g = static_cast<double>(w.ssm_a[h]) * Softplus(a[t][h] + w.dt_bias[h]);
+      Mat& S = state[h];
+      const double decay = std::exp(g);
+      for (auto& row : S)
+        for (double& s : row) s *= decay;
+      for (int64_t j = 0; j < dv; ++j) {  // delta = beta (v - S^T k); S += k delta^T
+        double m = 0;
+        for (int64_t i = 0; i < dk; ++i) m += S[i][j] * k[i];
+        const double delta = beta * (v[j] - m);
+        for (int64_t i = 0; i < dk; ++i) S[i][j] += k[i] * delta;
+      }
+      double* o = &o_all[t][h * dv];
+      for (int64_t j = 0; j < dv; ++j) {
+        double s = 0;
+        for (int64_t i = 0; i < dk; ++i) s += S[i][j] * q[i];
+        o[j] = s;
+      }
+      RmsNormInPlace(o, dv, w.norm, c.rms_eps);  // §2.7: plain weight, then SiLU(z) gate
+      for (int64_t j = 0; j < dv; ++j) o[j] *= Silu(z[t][h * dv + j]);
+    }
+  }
+  return MatMul(w.out_proj, o_all);
+}
+
+// Partial NeoX RoPE on the first `dims` entries of one head (§3, §11).
+void Rope(double* x, int64_t dims, double theta, int64_t pos) {
+  const int64_t half = dims / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    const double inv_freq = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(dims));
+    const double angle = static_cast<double>(pos) * inv_freq;
+    const double cs = std::cos(angle), sn = std::sin(angle);
+    const double x1 = x[i], x2 = x[i + half];
+    x[i] = x1 * cs - x2 * sn;
+    x[i + half] = x2 * cs + x1 * sn;
+  }
+}
+
+// Causal GQA attention, with the per-head sigmoid output gate for qwen3_5.
+Mat Attention(const ModelConfig& c, const FullAttentionWeights& w, const Mat& x) {
+  const int64_t T = static_cast<int64_t>(x.size());
+  const int64_t nh = c.num_heads, nkv = c.num_kv_heads, hd = c.head_dim;
+  const int64_t q_stride = c.attn_output_gate ? 2 * hd : hd;
+  const Mat qg = MatMul(w.q_proj, x);
+  Mat k = MatMul(w.k_proj, x);
+  const Mat v = MatMul(w.v_proj, x);
+  Mat q(static_cast<size_t>(T), Vec(static_cast<size_t>(nh * hd)));
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < nh; ++h) {
+      std::copy_n(&qg[t][h * q_stride], hd, &q[t][h * hd]);
+      RmsNormInPlace(&q[t][h * hd], hd, w.q_norm, c.rms_eps);
+      Rope(&q[t][h * hd], c.rope_dims, c.rope_theta, t);
+    }
+    for (int64_t h = 0; h < nkv; ++h) {
+      RmsNormInPlace(&k[t][h * hd], hd, w.k_norm, c.rms_eps);
+      Rope(&k[t][h * hd], c.rope_dims, c.rope_theta, t);
+    }
+  }
+  Mat out(static_cast<size_t>(T), Vec(static_cast<size_t>(nh * hd), 0.0));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < nh; ++h) {
+      const int64_t kvh = h / (nh / nkv);
+      Vec p(static_cast<size_t>(t + 1));
+      double mx = -1e300;
+      for (int64_t u = 0; u <= t; ++u) {
+        double s = 0;
+        for (int64_t i = 0; i < hd; ++i) s += q[t][h * hd + i] * k[u][kvh * hd + i];
+        p[u] = s * scale;
+        mx = std::max(mx, p[u]);
+      }
+      double sum = 0;
+      for (double& e : p) sum += (e = std::exp(e - mx));
+      for (int64_t u = 0; u <= t; ++u)
+        for (int64_t i = 0; i < hd; ++i) out[t][h * hd + i] += p[u] / sum * v[u][kvh * hd + i];
+      if (c.attn_output_gate)
+        for (int64_t i = 0; i < hd; ++i) out[t][h * hd + i] *= Sigmoid(qg[t][h * q_stride + hd + i]);
+    }
+  return MatMul(w.o_proj, out);
+}
+
+Mat SwiGlu(const LayerWeights& w, const Mat& x) {
+  Mat g = MatMul(w.gate_proj, x);
+  const Mat u = MatMul(w.up_proj, x);
+  for (size_t t = 0; t < g.size(); ++t)
+    for (size_t i = 0; i < g[t].size(); ++i) g[t][i] = Silu(g[t][i]) * u[t][i];
+  return MatMul(w.down_proj, g);
+}
+
+void AddInPlace(Mat& h, const Mat& d) {
+  for (size_t t = 0; t < h.size(); ++t)
+    for (size_t i = 0; i < h[t].size(); ++i) h[t][i] += d[t][i];
+}
+
+double MaxRms(const Mat& h) {
+  double mx = 0;
+  for (const Vec& row : h) {
+    double ss = 0;
+    for (double e : row) ss += e * e;
+    mx = std::max(mx, std::sqrt(ss / static_cast<double>(row.size())));
+  }
+  return mx;
+}
+
+}  // namespace
+
+Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
+                                                         const std::vector<int32_t>& tokens,
+                                                         ReferenceTrace* trace) {
+  const ModelConfig& c = model.config;
+  const Weights& w = model.weights;
+  const int64_t H = c.hidden;
+  Mat h(tokens.size(), Vec(static_cast<size_t>(H)));
+  std::vector<float> row(static_cast<size_t>(H));
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    if (tokens[t] < 0 || tokens[t] >= c.vocab)
+      return InvalidArgument("token id " + std::to_string(tokens[t]) + " at position " + std::to_string(t) +
+                             " is outside the vocabulary of " + std::to_string(c.vocab));
+    DecodeToFloat(w.embed, static_cast<int64_t>(tokens[t]) * H, H, row.data());
+    std::copy(row.begin(), row.end(), h[t].begin());
+  }
+  if (trace) trace->layer_rms.clear();
+  for (const LayerWeights& L : w.layers) {
+    const Mat x = NormRows(h, L.input_norm, c.rms_eps);
+    AddInPlace(h, L.kind == LayerKind::kLinearAttention ? GatedDeltaNet(c, L.linear, x)
+                                                        : Attention(c, L.full, x));
+    AddInPlace(h, SwiGlu(L, NormRows(h, L.post_norm, c.rms_eps)));
+    if (trace) trace->layer_rms.push_back(MaxRms(h));
+  }
+  return MatMul(w.lm_head, NormRows(h, w.final_norm, c.rms_eps));
+}
+
+}  // namespace lineage::model

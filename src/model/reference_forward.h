@@ -1,0 +1,31 @@
+// ReferenceForward: the plain forward pass of a model, written straight from
+// spec/hybrid-qwen.md, used as the oracle for the optimized engine and for
+// format equivalence tests.
+//
+// Double precision throughout, no SIMD, none of the shared kernels: weights
+// are read with DecodeToFloat only. Gated DeltaNet runs the token-by-token
+// recurrence (spec §2.5), attention is causal softmax over all previous
+// positions (§3, §11), norms as in §4. Slow by design: use tiny shapes.
+// Thread-safe (reads the model only).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/status.h"
+#include "model/weights.h"
+
+namespace lineage::model {
+
+struct ReferenceTrace {
+  // RMS of the residual stream after layer l, the maximum over positions.
+  std::vector<double> layer_rms;
+};
+
+// Logits [T][V] of every position of `tokens`, starting from an empty state.
+// InvalidArgument when a token id is outside the vocabulary.
+Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
+                                                         const std::vector<int32_t>& tokens,
+                                                         ReferenceTrace* trace = nullptr);
+
+}  // namespace lineage::model

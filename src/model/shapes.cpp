@@ -1,0 +1,119 @@
+#include "model/shapes.h"
+
+namespace lineage::model {
+namespace {
+
+ModelConfig Qwen35Base() {
+  ModelConfig c;
+  c.arch = Arch::kQwen3_5;
+  c.rms_eps = 1e-6;
+  c.tied_embeddings = true;
+  c.attn_output_gate = true;
+  c.rope_theta = 1e7;
+  c.conv_kernel = 4;
+  c.context_length = 262144;
+  return c;
+}
+
+ModelConfig Qwen3Base() {
+  ModelConfig c;
+  c.arch = Arch::kQwen3;
+  c.rms_eps = 1e-6;
+  c.tied_embeddings = true;
+  c.attn_output_gate = false;
+  c.rope_theta = 1e6;
+  c.context_length = 40960;
+  return c;
+}
+
+}  // namespace
+
+std::vector<LayerKind> LayerKindsFromInterval(int64_t num_layers, int64_t interval) {
+  std::vector<LayerKind> kinds(static_cast<size_t>(num_layers), LayerKind::kLinearAttention);
+  for (int64_t i = 0; i < num_layers; ++i)
+    if (interval > 0 && (i + 1) % interval == 0) kinds[i] = LayerKind::kFullAttention;
+  return kinds;
+}
+
+std::vector<std::string> ShapeNames(Arch arch) {
+  if (arch == Arch::kQwen3_5) return {"tiny", "qwen3.5-0.8b"};
+  return {"tiny", "qwen3-0.6b"};
+}
+
+Result<Arch> ParseArch(std::string_view name) {
+  if (name == "qwen3_5") return Arch::kQwen3_5;
+  if (name == "qwen3") return Arch::kQwen3;
+  return InvalidArgument("unknown architecture '" + std::string(name) + "' (known: qwen3_5, qwen3)");
+}
+
+Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_override) {
+  ModelSpec s;
+  s.shape = std::string(shape);
+  ModelConfig& c = s.config;
+  if (arch == Arch::kQwen3_5) {
+    c = Qwen35Base();
+    if (shape == "tiny") {
+      c.hidden = 128;
+      c.num_layers = 8;
+      c.intermediate = 256;
+      c.vocab = 1024;
+      c.num_heads = 4;
+      c.num_kv_heads = 2;
+      c.head_dim = 64;
+      c.rope_dims = 16;
+      c.lin_num_k_heads = 2;
+      c.lin_num_v_heads = 4;
+      c.lin_k_dim = 32;
+      c.lin_v_dim = 32;
+      s.mrope_sections = {3, 3, 2};
+    } else if (shape == "qwen3.5-0.8b") {
+      c.hidden = 1024;
+      c.num_layers = 24;
+      c.intermediate = 3584;
+      c.vocab = 248320;
+      c.num_heads = 8;
+      c.num_kv_heads = 2;
+      c.head_dim = 256;
+      c.rope_dims = 64;
+      c.lin_num_k_heads = 16;
+      c.lin_num_v_heads = 16;
+      c.lin_k_dim = 128;
+      c.lin_v_dim = 128;
+      s.mrope_sections = {11, 11, 10};
+    } else if (shape == "qwen3-0.6b") {
+      return InvalidArgument("shape 'qwen3-0.6b' belongs to arch qwen3, not qwen3_5");
+    } else {
+      return NotFound("unknown shape '" + std::string(shape) + "' for qwen3_5 (known: tiny, qwen3.5-0.8b)");
+    }
+    c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
+  } else {
+    c = Qwen3Base();
+    if (shape == "tiny") {
+      c.hidden = 128;
+      c.num_layers = 4;
+      c.intermediate = 256;
+      c.vocab = 1024;
+      c.num_heads = 4;
+      c.num_kv_heads = 2;
+      c.head_dim = 32;
+    } else if (shape == "qwen3-0.6b") {
+      c.hidden = 1024;
+      c.num_layers = 28;
+      c.intermediate = 3072;
+      c.vocab = 151936;
+      c.num_heads = 16;
+      c.num_kv_heads = 8;
+      c.head_dim = 128;
+    } else if (shape == "qwen3.5-0.8b") {
+      return InvalidArgument("shape 'qwen3.5-0.8b' belongs to arch qwen3_5, not qwen3");
+    } else {
+      return NotFound("unknown shape '" + std::string(shape) + "' for qwen3 (known: tiny, qwen3-0.6b)");
+    }
+    c.rope_dims = c.head_dim;
+    c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
+  }
+  if (vocab_override > 0) c.vocab = vocab_override;
+  return s;
+}
+
+}  // namespace lineage::model

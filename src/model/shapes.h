@@ -1,0 +1,49 @@
+// ModelSpec and the shape table: the hyper-parameters of the models mkmodel
+// can write, per architecture, taken from the real configs (spec §1.2, §11)
+// plus a `tiny` shape that exercises every pitfall of spec §9 cheaply.
+//
+// tiny / qwen3_5: hidden 128, 8 layers (full attention at 3 and 7), 4 / 2
+//   query / kv heads of 64 dims with 16 rotary dims, GDN H_k 2 / H_v 4 heads
+//   of 32 dims (so r = 2 and the V-head order matters), conv 4,
+//   intermediate 256, vocab 1024.
+// tiny / qwen3: hidden 128, 4 layers, 4 / 2 heads of 32 dims,
+//   intermediate 256, vocab 1024.
+//
+// A ModelSpec is a plain value; `config` is complete except for the file
+// fields (format, source_path, v_head_order, zero_centred_norms), which
+// describe a file rather than a shape.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "model/config.h"
+
+namespace lineage::model {
+
+struct ModelSpec {
+  std::string shape;            // "tiny", "qwen3.5-0.8b", "qwen3-0.6b", or a test's own name
+  ModelConfig config;
+  // M-RoPE sections (pairs of rotary dims per position component) written to
+  // the files; text-only input makes them irrelevant to the math.
+  std::vector<int64_t> mrope_sections;
+};
+
+// The shape names LookupShape accepts for `arch`.
+std::vector<std::string> ShapeNames(Arch arch);
+
+// The spec for `shape` of `arch`; `vocab_override` > 0 replaces the vocabulary
+// size. NotFound for an unknown shape, InvalidArgument for a mismatched
+// arch/shape pair (qwen3-0.6b is qwen3 only, qwen3.5-0.8b qwen3_5 only).
+Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_override = 0);
+
+// Parses "qwen3_5" / "qwen3".
+Result<Arch> ParseArch(std::string_view name);
+
+// Layer kinds from `full_attention_interval`: layer i is full iff (i + 1) % interval == 0.
+std::vector<LayerKind> LayerKindsFromInterval(int64_t num_layers, int64_t interval);
+
+}  // namespace lineage::model

@@ -1,0 +1,110 @@
+#include "sim/policies/lineage_adapter.h"
+
+namespace lineage::sim {
+namespace {
+
+void AppendTokens(std::span<const Segment> segments, cache::Tokens& out) {
+  for (const Segment& s : segments)
+    for (uint32_t i = 0; i < s.num_tokens; ++i) out.push_back(static_cast<cache::TokenId>(TokenAt(s.id, i)));
+}
+
+}  // namespace
+
+LineagePolicy::LineagePolicy(const ModelShape& shape, const PolicyOptions& options, bool exact,
+                             const cache::CacheOptions& base)
+    : shape_(shape), exact_(exact) {
+  payload_.page_tokens = 64;
+  payload_.page_bytes = payload_.page_tokens * shape.kv_bytes_per_token;
+  payload_.blob_bytes = shape.recurrent_bytes;
+  cache::CacheOptions o = base;
+  o.mode = exact ? cache::CacheMode::kExact : cache::CacheMode::kLineage;
+  o.recurrent = !shape.attention_only();
+  o.ram_budget_bytes = options.ram_budget_bytes;
+  if (options.disk_budget_bytes > 0) disk_ = std::make_unique<cache::MemoryDiskTier>(options.disk_budget_bytes);
+  cache_ = std::make_unique<cache::LineageCache>(o, disk_.get());
+}
+
+void LineagePolicy::Fail(const Status& st) {
+  if (status_.ok()) status_ = st.With(name());
+}
+
+Admission LineagePolicy::Admit(const RequestView& r, int64_t) {
+  const Request& q = *r.request;
+  InFlight f;
+  f.tokens = std::make_shared<cache::Tokens>();
+  f.tokens->reserve(static_cast<size_t>(q.num_prompt_tokens + q.output.num_tokens));
+  AppendTokens(q.prompt, *f.tokens);
+  cache::TokenSpan prompt(*f.tokens);
+  cache::LookupHints hints;
+  if (q.anchor_tokens > kAnchorSlackTokens) hints.anchor_tokens = q.anchor_tokens - kAnchorSlackTokens;
+  const int64_t read_before = disk_ ? disk_->Stats().bytes_read : 0;
+  Result<cache::LookupResult> lr = cache_->Lookup(prompt, hints);
+  Admission a;
+  f.seq = std::make_unique<cache::CountedSequence>(&pages_, payload_);
+  if (!lr.ok()) {
+    Fail(lr.status());
+    f.seq->Admit(prompt, cache::RestorePoint{});
+    f.captured = f.seq->Prefill(prompt, {});
+  } else {
+    Status safe = cache::VerifyRestore(prompt, lr->restore, !shape_.attention_only());
+    if (!safe.ok()) Fail(safe.With("request " + std::to_string(r.index)));
+    a.restore_tokens = safe.ok() ? lr->restore.length : 0;
+    f.seq->Admit(prompt, safe.ok() ? lr->restore : cache::RestorePoint{});
+    f.captured = f.seq->Prefill(prompt, lr->captures);
+    f.lease = std::move(lr->lease);
+    // Admission copies the recurrent state and the page holding r, if r is inside one.
+    if (a.restore_tokens > 0) {
+      a.ram_copy_bytes = shape_.recurrent_bytes;
+      if (a.restore_tokens % payload_.page_tokens != 0) a.ram_copy_bytes += payload_.page_bytes;
+    }
+  }
+  if (disk_) a.disk_read_bytes = disk_->Stats().bytes_read - read_before;
+  in_flight_[r.index] = std::move(f);
+  return a;
+}
+
+void LineagePolicy::Commit(const RequestView& r, int64_t) {
+  InFlight& f = in_flight_[r.index];
+  cache::CommitRequest c;
+  c.prompt = *f.tokens;
+  c.kv = f.seq->Kv();
+  c.state = f.seq->State();
+  c.captured = std::move(f.captured);
+  c.lease = std::move(f.lease);
+  Result<cache::CommitResult> res = cache_->Commit(std::move(c));
+  if (!res.ok()) {
+    Fail(res.status());
+    in_flight_.erase(r.index);
+    return;
+  }
+  f.entry = res->entry;
+}
+
+void LineagePolicy::Finish(const RequestView& r, int64_t) {
+  auto it = in_flight_.find(r.index);
+  if (it == in_flight_.end()) return;
+  InFlight& f = it->second;
+  const Request& q = *r.request;
+  if (f.entry != cache::kNoEntry && q.output.num_tokens > 0) {
+    cache::Tokens reply;
+    AppendTokens(std::span(&q.output, 1), reply);
+    f.seq->Append(reply);
+    auto ext = cache_->ExtendAfterGeneration(f.entry, f.seq->tokens(), f.seq->Kv(), f.seq->State());
+    if (!ext.ok() && ext.status().code() != StatusCode::kNotFound) Fail(ext.status());
+  }
+  in_flight_.erase(it);
+}
+
+PolicyCounters LineagePolicy::counters() const {
+  cache::CacheStats s = cache_->Stats();
+  PolicyCounters c;
+  c.ram_bytes = s.ram_bytes;
+  c.ram_peak_bytes = s.peak_ram_bytes;
+  c.disk_bytes = s.disk.bytes;
+  c.disk_written_bytes = s.disk.bytes_written;
+  c.disk_read_bytes = s.disk.bytes_read;
+  c.evictions = s.evictions + s.disk.evictions;
+  return c;
+}
+
+}  // namespace lineage::sim

@@ -1,0 +1,186 @@
+#include "sim/policies/llama_server.h"
+
+#include <algorithm>
+
+namespace lineage::sim {
+
+LlamaServerPolicy::LlamaServerPolicy(const ModelShape& shape, const PolicyOptions& options)
+    : shape_(shape), options_(options), slots_(static_cast<size_t>(num_slots)) {}
+
+int64_t LlamaServerPolicy::State::bytes(const ModelShape& s) const {
+  if (seq.empty()) return 0;
+  return s.SnapshotBytes(NumTokens(seq)) + static_cast<int64_t>(checkpoints.size()) * s.recurrent_bytes;
+}
+
+int LlamaServerPolicy::PickSlot(const Request& q, bool* by_similarity) {
+  int best = -1;
+  double best_sim = similarity;
+  for (int i = 0; i < num_slots; ++i) {
+    const Slot& s = slots_[static_cast<size_t>(i)];
+    if (s.busy || s.state.seq.empty()) continue;
+    double sim = static_cast<double>(Lcp(s.state.seq, q.prompt)) / static_cast<double>(q.num_prompt_tokens);
+    if (sim > best_sim) {
+      best_sim = sim;
+      best = i;
+    }
+  }
+  *by_similarity = best >= 0;
+  if (best >= 0) return best;
+  // Least recently used idle slot; with every slot busy the request would
+  // wait for one, which is not modelled: it takes the least recently used.
+  for (bool idle_only : {true, false}) {
+    for (int i = 0; i < num_slots; ++i) {
+      const Slot& s = slots_[static_cast<size_t>(i)];
+      if (idle_only && s.busy) continue;
+      if (best < 0 || s.state.last_used_ms < slots_[static_cast<size_t>(best)].state.last_used_ms) best = i;
+    }
+    if (best >= 0) break;
+  }
+  return best;
+}
+
+// Tokens after the common prefix that reappear later in the stored sequence
+// in runs of at least cache_reuse_tokens (whole segments), shifted into place.
+int64_t LlamaServerPolicy::ChunkReuse(const std::vector<Segment>& stored, const std::vector<Segment>& prompt,
+                                      int64_t lcp) const {
+  size_t hc = 0, hp = 0;
+  for (int64_t t = 0; hc < stored.size() && t + stored[hc].num_tokens <= lcp; ++hc) t += stored[hc].num_tokens;
+  for (int64_t t = 0; hp < prompt.size() && t + prompt[hp].num_tokens <= lcp; ++hp) t += prompt[hp].num_tokens;
+  if (hp < prompt.size() && NumTokens(std::span(prompt).first(hp)) != lcp) ++hp;  // skip a partly matched segment
+  int64_t reused = 0;
+  while (hc < stored.size() && hp < prompt.size()) {
+    size_t run = 0;
+    int64_t run_tokens = 0;
+    while (hc + run < stored.size() && hp + run < prompt.size() && stored[hc + run].id == prompt[hp + run].id &&
+           stored[hc + run].num_tokens == prompt[hp + run].num_tokens) {
+      run_tokens += stored[hc + run].num_tokens;
+      ++run;
+    }
+    if (run > 0 && run_tokens >= cache_reuse_tokens) {
+      reused += run_tokens;
+      hc += run;
+      hp += run;
+    } else {
+      ++hc;
+    }
+  }
+  return reused;
+}
+
+int64_t LlamaServerPolicy::RestoreFrom(const State& s, const Request& q, int64_t* reused) const {
+  *reused = 0;
+  if (s.seq.empty()) return 0;
+  const int64_t m = q.num_prompt_tokens, len = NumTokens(s.seq);
+  int64_t lcp = Lcp(s.seq, q.prompt);
+  int64_t n_past = std::min(lcp, m - 1);
+  if (shape_.attention_only()) {
+    if (cache_reuse_tokens > 0) *reused = std::min(ChunkReuse(s.seq, q.prompt, lcp), m - 1 - n_past);
+    return n_past;
+  }
+  if (lcp == len && len < m) return len;
+  int64_t point = 0;
+  for (int64_t c : s.checkpoints)
+    if (c <= n_past) point = c;
+  return point;
+}
+
+void LlamaServerPolicy::SaveToCache(const State& s) {
+  if (s.seq.empty()) return;
+  cache_.remove_if([&](const State& c) { return c.seq.size() == s.seq.size() && Lcp(c.seq, s.seq) == NumTokens(s.seq); });
+  cache_.push_front(s);
+  Recount();
+}
+
+Admission LlamaServerPolicy::Admit(const RequestView& r, int64_t now_ms) {
+  const Request& q = *r.request;
+  bool by_similarity = false;
+  int idx = PickSlot(q, &by_similarity);
+  Slot& slot = slots_[static_cast<size_t>(idx)];
+  Admission a;
+  int64_t reused = 0;
+  int64_t restore = RestoreFrom(slot.state, q, &reused);
+  int64_t len = NumTokens(slot.state.seq);
+  double f_keep = len > 0 ? static_cast<double>(Lcp(slot.state.seq, q.prompt)) / static_cast<double>(len) : 0.0;
+  if (!by_similarity || f_keep < 0.5) {
+    SaveToCache(slot.state);
+    auto best = cache_.end();
+    int64_t best_restore = restore + reused, best_reused = 0;
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      int64_t rr = 0, rp = RestoreFrom(*it, q, &rr);
+      if (rp + rr > best_restore) {
+        best = it;
+        best_restore = rp + rr;
+        best_reused = rr;
+      }
+    }
+    if (best != cache_.end()) {
+      slot.state = *best;
+      a.ram_copy_bytes = best->bytes(shape_);
+      restore = best_restore - best_reused;
+      reused = best_reused;
+      best->last_used_ms = now_ms;
+      cache_.splice(cache_.begin(), cache_, best);
+    }
+  }
+  // The slot now holds the prompt up to the restore point; later checkpoints are gone.
+  std::erase_if(slot.state.checkpoints, [&](int64_t c) { return c > restore; });
+  slot.busy = true;
+  slot.state.last_used_ms = now_ms;
+  slot_of_[r.index] = idx;
+  restore_of_[r.index] = restore;
+  a.restore_tokens = restore + reused;
+  Recount();
+  return a;
+}
+
+void LlamaServerPolicy::Commit(const RequestView& r, int64_t now_ms) {
+  const Request& q = *r.request;
+  Slot& slot = slots_[static_cast<size_t>(slot_of_[r.index])];
+  int64_t restore = restore_of_[r.index];
+  restore_of_.erase(r.index);
+  slot.state.seq = q.prompt;
+  slot.state.last_used_ms = now_ms;
+  if (!shape_.attention_only()) {
+    std::vector<int64_t> candidates;
+    int64_t at = 0;
+    for (size_t i = 0; i < q.prompt.size(); ++i) {
+      bool user_start = q.prompt[i].role == Role::kUser && (i == 0 || q.prompt[i - 1].role != Role::kUser);
+      if (user_start && at > restore) candidates.push_back(at);
+      at += q.prompt[i].num_tokens;
+    }
+    candidates.push_back(q.num_prompt_tokens - checkpoint_tail_tokens);
+    auto& cps = slot.state.checkpoints;
+    for (int64_t c : candidates) {
+      if (c <= restore || c <= 0) continue;
+      if (!cps.empty() && c - cps.back() < checkpoint_min_spacing) continue;
+      cps.push_back(c);
+      if (static_cast<int64_t>(cps.size()) > max_checkpoints) cps.erase(cps.begin());
+    }
+  }
+  Recount();
+}
+
+void LlamaServerPolicy::Finish(const RequestView& r, int64_t now_ms) {
+  Slot& slot = slots_[static_cast<size_t>(slot_of_[r.index])];
+  slot_of_.erase(r.index);
+  slot.state.seq = PromptAndOutput(*r.request);
+  slot.state.last_used_ms = now_ms;
+  slot.busy = false;
+  Recount();
+}
+
+// The budget is the host-RAM prompt cache (--cache-ram). Slots are the
+// server's working contexts, allocated up front; like every policy's running
+// sequences they are not charged. Oldest cached states leave first.
+void LlamaServerPolicy::Recount() {
+  int64_t total = 0;
+  for (const State& c : cache_) total += c.bytes(shape_);
+  while (total > options_.ram_budget_bytes && !cache_.empty()) {
+    total -= cache_.back().bytes(shape_);
+    cache_.pop_back();
+    ++counters_.evictions;
+  }
+  ChargeRam(counters_, total - counters_.ram_bytes);
+}
+
+}  // namespace lineage::sim

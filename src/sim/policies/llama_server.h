@@ -1,0 +1,63 @@
+// llama-server: slots plus a host-RAM prompt cache (docs/policies.md).
+//
+// A request takes the idle slot whose stored sequence shares the largest
+// fraction of the new prompt (above `similarity`), else the least recently
+// used idle slot. When the slot came from LRU or keeps less than half its
+// tokens, its state is saved to the prompt cache and the cache's best match
+// is loaded if it restores more. Hybrid models restore at the slot's end or
+// at one of its recurrent checkpoints (at user-message starts at least
+// `checkpoint_min_spacing` apart and a few tokens before each prompt end, at
+// most `max_checkpoints` per slot); attention-only models restore any prefix
+// and, with `cache_reuse_tokens` > 0, shift later equal chunks into place.
+#pragma once
+
+#include <list>
+#include <unordered_map>
+
+#include "sim/policy.h"
+
+namespace lineage::sim {
+
+class LlamaServerPolicy final : public Policy {
+ public:
+  LlamaServerPolicy(const ModelShape& shape, const PolicyOptions& options);
+  std::string name() const override { return "llama-server"; }
+  Admission Admit(const RequestView& r, int64_t now_ms) override;
+  void Commit(const RequestView& r, int64_t now_ms) override;
+  void Finish(const RequestView& r, int64_t now_ms) override;
+  PolicyCounters counters() const override { return counters_; }
+
+  int num_slots = 4;
+  double similarity = 0.1;
+  int64_t max_checkpoints = 32;
+  int64_t checkpoint_min_spacing = 256;
+  int64_t checkpoint_tail_tokens = 4;
+  int64_t cache_reuse_tokens = 256;  // attention-only models only
+
+ private:
+  struct State {
+    std::vector<Segment> seq;         // tokens the state covers
+    std::vector<int64_t> checkpoints;  // ascending positions (hybrid only)
+    int64_t last_used_ms = 0;
+    int64_t bytes(const ModelShape& s) const;
+  };
+  struct Slot {
+    State state;
+    bool busy = false;
+  };
+  int PickSlot(const Request& q, bool* by_similarity);
+  int64_t RestoreFrom(const State& s, const Request& q, int64_t* reused) const;
+  int64_t ChunkReuse(const std::vector<Segment>& stored, const std::vector<Segment>& prompt, int64_t lcp) const;
+  void SaveToCache(const State& s);
+  void Recount();
+
+  ModelShape shape_;
+  PolicyOptions options_;
+  std::vector<Slot> slots_;
+  std::list<State> cache_;                       // front = most recently used
+  std::unordered_map<int64_t, int> slot_of_;     // request index -> slot
+  std::unordered_map<int64_t, int64_t> restore_of_;
+  PolicyCounters counters_;
+};
+
+}  // namespace lineage::sim

@@ -1,0 +1,75 @@
+// Policy: one prompt-cache behaviour driven by the replay (docs/policies.md).
+//
+// The replay calls, for every request, Admit at arrival (lookup: what can be
+// restored), Commit when its modelled prefill ends (the state at the prompt
+// end exists), and Finish when its modelled decode ends (the state after the
+// reply exists). Calls for different requests interleave in time order, so a
+// policy must handle a Commit arriving after other requests were admitted
+// (concurrency). Tickets returned by Admit are passed back unchanged.
+//
+// Policies charge bytes with the ModelShape they were built with and keep
+// their own counters. Not thread-safe: one replay drives one policy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "sim/shapes.h"
+#include "sim/trace.h"
+
+namespace lineage::sim {
+
+struct Admission {
+  int64_t restore_tokens = 0;   // tokens not recomputed (prefix restore + reused chunks)
+  int64_t disk_read_bytes = 0;  // read from disk to restore
+  int64_t ram_copy_bytes = 0;   // copied in RAM to restore (whole-state clones)
+};
+
+struct PolicyCounters {
+  int64_t ram_bytes = 0;        // held now
+  int64_t ram_peak_bytes = 0;
+  int64_t disk_bytes = 0;       // held now
+  int64_t disk_written_bytes = 0;
+  int64_t disk_read_bytes = 0;
+  int64_t evictions = 0;        // entries or states dropped for room (RAM or disk)
+};
+
+struct PolicyOptions {
+  int64_t ram_budget_bytes = 0;
+  int64_t disk_budget_bytes = 0;
+};
+
+// What a policy is told about the request it serves.
+struct RequestView {
+  int64_t index = 0;            // position in the trace
+  const Request* request = nullptr;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string name() const = 0;
+  virtual Admission Admit(const RequestView& r, int64_t now_ms) = 0;
+  virtual void Commit(const RequestView& r, int64_t now_ms) = 0;
+  virtual void Finish(const RequestView& r, int64_t now_ms) = 0;
+  virtual PolicyCounters counters() const = 0;
+  // Not ok once the policy detected a fault of its own (a restore whose
+  // tokens differ from the prompt's, a failed commit); the replay reports it.
+  virtual Status status() const { return Status::Ok(); }
+};
+
+// Builds a policy by name: oracle, lineage, exact, llama-server, periodic, marconi.
+Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelShape& shape,
+                                           const PolicyOptions& options);
+std::vector<std::string> PolicyNames();
+
+// Counters helper: tracks the peak as RAM changes.
+inline void ChargeRam(PolicyCounters& c, int64_t delta) {
+  c.ram_bytes += delta;
+  if (c.ram_bytes > c.ram_peak_bytes) c.ram_peak_bytes = c.ram_bytes;
+}
+
+}  // namespace lineage::sim

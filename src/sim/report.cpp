@@ -1,0 +1,111 @@
+#include "sim/report.h"
+
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "sim/trace_io.h"
+
+namespace lineage::sim {
+namespace {
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string Row(const std::vector<std::string>& cells, const std::vector<int>& widths) {
+  std::string line;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    std::string c = cells[i];
+    int pad = widths[i] - static_cast<int>(c.size());
+    if (i == 0) line += c + std::string(static_cast<size_t>(std::max(pad, 0)), ' ');
+    else line += "  " + std::string(static_cast<size_t>(std::max(pad, 0)), ' ') + c;
+  }
+  return line + "\n";
+}
+
+}  // namespace
+
+std::string FormatTable(const std::vector<ReplayResult>& results) {
+  std::vector<std::vector<std::string>> rows = {{"policy", "requests", "prompt tok", "cached tok", "of oracle",
+                                                 "RAM peak", "disk written", "disk read", "evictions",
+                                                 "TTFT p50", "TTFT p95"}};
+  for (const ReplayResult& r : results) {
+    rows.push_back({r.policy, std::to_string(r.requests), std::to_string(r.prompt_tokens),
+                    std::to_string(r.cached_tokens), Fmt("%.1f%%", 100.0 * r.share_of_oracle()),
+                    FormatBytes(r.counters.ram_peak_bytes), FormatBytes(r.counters.disk_written_bytes),
+                    FormatBytes(r.counters.disk_read_bytes), std::to_string(r.counters.evictions),
+                    Fmt("%.2fs", r.ttft_p50_s), Fmt("%.2fs", r.ttft_p95_s)});
+  }
+  std::vector<int> widths(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], static_cast<int>(row[i].size()));
+  std::string out;
+  for (const auto& row : rows) out += Row(row, widths);
+  return out;
+}
+
+std::string FormatJson(const std::vector<ReplayResult>& results) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const ReplayResult& r : results) {
+    arr.push_back({{"policy", r.policy},
+                   {"requests", r.requests},
+                   {"prompt_tokens", r.prompt_tokens},
+                   {"cached_tokens", r.cached_tokens},
+                   {"oracle_tokens", r.oracle_tokens},
+                   {"share_of_oracle", r.share_of_oracle()},
+                   {"ram_peak_bytes", r.counters.ram_peak_bytes},
+                   {"disk_written_bytes", r.counters.disk_written_bytes},
+                   {"disk_read_bytes", r.counters.disk_read_bytes},
+                   {"evictions", r.counters.evictions},
+                   {"ttft_p50_s", r.ttft_p50_s},
+                   {"ttft_p95_s", r.ttft_p95_s},
+                   {"replay_wall_s", r.wall_s}});
+  }
+  return arr.dump(2) + "\n";
+}
+
+std::vector<int64_t> SweepBudgets(int64_t default_ram_bytes) {
+  return {default_ram_bytes / 16, default_ram_bytes / 8, default_ram_bytes / 4,
+          default_ram_bytes / 2,  default_ram_bytes,     default_ram_bytes * 2};
+}
+
+Status PlotSweep(const std::vector<SweepPoint>& points, const std::string& title, const std::string& path) {
+  std::map<std::string, std::vector<const SweepPoint*>> by_policy;
+  std::vector<std::string> order;
+  for (const SweepPoint& p : points) {
+    if (!by_policy.count(p.policy)) order.push_back(p.policy);
+    by_policy[p.policy].push_back(&p);
+  }
+  std::string dat;
+  for (const std::string& name : order) {
+    dat += "# " + name + "\n";
+    for (const SweepPoint* p : by_policy[name])
+      dat += Fmt("%.6f", static_cast<double>(p->ram_budget_bytes) / (1024.0 * 1024 * 1024)) + " " +
+             Fmt("%.4f", 100.0 * p->share_of_oracle) + "\n";
+    dat += "\n\n";
+  }
+  LINEAGE_RETURN_IF_ERROR(WriteFile(path + ".dat", dat));
+  bool svg = path.size() >= 4 && path.substr(path.size() - 4) == ".svg";
+  std::string gp;
+  gp += svg ? "set terminal svg size 900,560\n" : "set terminal pngcairo size 900,560\n";
+  gp += "set output '" + path + "'\n";
+  gp += "set title '" + title + "' noenhanced\n";
+  gp += "set logscale x 2\nset xlabel 'RAM budget (GiB)'\nset ylabel 'share of oracle (%)'\n";
+  gp += "set yrange [0:105]\nset key bottom right noenhanced\nset grid\n";
+  gp += "plot ";
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i) gp += ", ";
+    gp += "'" + path + ".dat' index " + std::to_string(i) + " using 1:2 with linespoints title '" + order[i] + "'";
+  }
+  gp += "\n";
+  LINEAGE_RETURN_IF_ERROR(WriteFile(path + ".gp", gp));
+  std::string cmd = "gnuplot '" + path + ".gp' 2>&1";
+  int rc = std::system(cmd.c_str());
+  if (rc != 0) return IoError("gnuplot failed (exit " + std::to_string(rc) + ") on " + path + ".gp");
+  return Status::Ok();
+}
+
+}  // namespace lineage::sim

@@ -1,0 +1,30 @@
+// Reading and writing traces (docs/traces.md): the native JSONL format and the
+// Mooncake format, both into the one Trace form of trace.h.
+//
+// Errors are values: a malformed line yields InvalidArgument naming the file
+// and line; a native trailer whose checksum or count disagrees yields Corrupt.
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+#include "sim/trace.h"
+
+namespace lineage::sim {
+
+// Reads either format; the first line decides (a native header has "format").
+Result<Trace> ReadTrace(const std::string& path);
+Result<Trace> ParseTrace(const std::string& text, const std::string& name);
+
+// Native JSONL with header and checksummed trailer.
+std::string FormatNative(const Trace& trace);
+// Mooncake JSONL: prompts cut into 512-token prefix-chained blocks.
+std::string FormatMooncake(const Trace& trace);
+
+Status WriteFile(const std::string& path, const std::string& bytes);
+
+inline constexpr int kNativeVersion = 1;
+inline constexpr const char* kNativeMagic = "lineage-trace";
+inline constexpr int64_t kMooncakeBlockTokens = 512;
+
+}  // namespace lineage::sim

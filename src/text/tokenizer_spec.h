@@ -1,0 +1,43 @@
+// TokenizerSpec: everything a byte-level BPE tokenizer is built from, in one
+// neutral form. The tokenizer.json and GGUF loaders fill it; Tokenizer::Build
+// checks it and builds the fast tables.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/vocab_data.h"
+
+namespace lineage::text {
+
+struct AddedTokenSpec {
+  int32_t id = -1;
+  bool special = false;  // control token: matched in text only when asked
+  bool lstrip = false;   // swallows whitespace on its left when matched
+  bool rstrip = false;   // ... and on its right
+};
+
+struct TokenizerSpec {
+  // id -> text. Normal tokens are byte-level text (GPT-2 map); added tokens
+  // are their literal text. Empty strings mark holes (ids never produced).
+  std::vector<std::string> tokens;
+  std::vector<model::TokenType> types;  // same size as tokens
+  std::vector<std::pair<std::string, std::string>> merges;  // priority order
+  std::vector<AddedTokenSpec> added;    // matched whole before BPE
+  std::vector<std::string> pre_patterns;  // regex sequence, "isolated" splits
+  bool add_prefix_space = false;        // ByteLevel(add_prefix_space=true)
+  bool nfc = false;
+  bool ignore_merges = false;
+  bool add_bos = false;
+  int32_t bos_id = -1, eos_id = -1, eot_id = -1, pad_id = -1;
+  std::string chat_template;
+};
+
+// The spec of a GGUF-style vocabulary (what a model file stores). Token
+// types CONTROL and UNKNOWN become special added tokens, USER_DEFINED
+// non-special ones; the pre name selects the regexes (PresetForName).
+TokenizerSpec SpecFromVocabData(const model::VocabData& vocab);
+
+}  // namespace lineage::text

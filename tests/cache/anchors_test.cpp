@@ -1,0 +1,121 @@
+// Anchors and divergence checkpoints (DESIGN.md §3.2): new sessions with a
+// shared system prompt, the seed's 426-token case, near-identical prompts.
+#include "cache_harness.h"
+
+namespace lineage::cache::testing {
+namespace {
+
+using K = PointKind;
+
+bool Plans(const Outcome& o, K kind) {
+  for (const PlannedCapture& c : o.captures) {
+    if (c.kind == kind) return true;
+  }
+  return false;
+}
+
+TEST(CacheAnchors, NewSessionWithTheSameSystemPromptLandsOnTheAnchor) {
+  Harness h;
+  TokenSource src;
+  const Tokens sys = src.Fresh(2000);
+  const LookupHints hints{Len(sys) - 2, 0};
+  Outcome s1 = h.Run(Cat({sys, src.Fresh(20)}), hints);
+  ASSERT_EQ(s1.commit.anchors_created.size(), 1u);
+  Outcome s2 = h.Run(Cat({sys, src.Fresh(30)}), hints);
+  EXPECT_EQ(s2.restore.length, 1998);
+  EXPECT_EQ(s2.restore.entry, s1.commit.anchors_created[0]);
+  ASSERT_NE(h.Info(s2.restore.entry), nullptr);
+  EXPECT_TRUE(h.Info(s2.restore.entry)->anchor);
+  EXPECT_FALSE(Plans(s2, K::kAnchor)) << "one anchor per distinct prefix";
+  EXPECT_TRUE(s2.commit.anchors_created.empty());
+}
+
+TEST(CacheAnchors, AnchorIsPinnedEvenWhenItFallsAfterTheGuard) {
+  // The seed's live case: a 419-token system block and a 7-token question.
+  const PayloadShape shape{64, 1024, 256};
+  CacheOptions o;
+  o.ram_budget_bytes = 40 * 1024;
+  Harness h(o, shape);
+  TokenSource src;
+  const Tokens sys = src.Fresh(419);
+  const LookupHints hints{417, 0};
+  Outcome s1 = h.Run(Cat({sys, src.Fresh(7)}), hints);
+  const std::vector<PlannedCapture> want{{410, K::kGuard}, {417, K::kAnchor}};
+  EXPECT_EQ(s1.captures, want);
+  ASSERT_EQ(s1.commit.anchors_created.size(), 1u);
+  const EntryId anchor = s1.commit.anchors_created[0];
+  // Unrelated conversations push every other entry out of RAM.
+  for (int i = 0; i < 12; ++i) h.Run(src.Fresh(1000));
+  EXPECT_NE(h.Info(anchor), nullptr);
+  EXPECT_EQ(h.Info(s1.entry), nullptr);
+  EXPECT_GT(h.cache().Stats().evictions, 0);
+  Outcome s2 = h.Run(Cat({sys, src.Fresh(9)}), hints);
+  EXPECT_EQ(s2.restore.length, 417);
+  EXPECT_EQ(s2.restore.entry, anchor);
+}
+
+TEST(CacheAnchors, AnchorCapsEvictTheLeastRecentlyUsedAnchor) {
+  const PayloadShape shape{64, 1024, 256};
+  CacheOptions o;
+  o.max_anchor_entries = 3;
+  o.max_anchor_bytes = 1 << 30;
+  Harness h(o, shape);
+  TokenSource src;
+  std::vector<Tokens> systems;
+  for (int i = 0; i < 5; ++i) {
+    systems.push_back(src.Fresh(300));
+    h.Run(Cat({systems.back(), src.Fresh(10)}), {298, 0});
+    EXPECT_LE(h.cache().Stats().anchors, 3);
+  }
+  // The three newest system prompts still restore at their anchors.
+  EXPECT_EQ(h.Run(Cat({systems[4], src.Fresh(5)}), {298, 0}).restore.length, 298);
+  EXPECT_EQ(h.Run(Cat({systems[2], src.Fresh(5)}), {298, 0}).restore.length, 298);
+  const Outcome oldest = h.Run(Cat({systems[0], src.Fresh(5)}), {298, 0});
+  EXPECT_LT(oldest.restore.length, 298);
+
+  CacheOptions by_bytes;
+  by_bytes.max_anchor_bytes = 2 * (5 * 1024 + 256);  // two 300-token anchors
+  Harness hb(by_bytes, shape);
+  for (int i = 0; i < 4; ++i) hb.Run(Cat({src.Fresh(300), src.Fresh(10)}), {298, 0});
+  EXPECT_EQ(hb.cache().Stats().anchors, 2);
+  EXPECT_LE(hb.cache().Stats().anchor_bytes, by_bytes.max_anchor_bytes);
+}
+
+TEST(CacheAnchors, SystemPromptsDifferingByFourTokensShareThroughADivergenceCheckpoint) {
+  Harness h;
+  TokenSource src;
+  const Tokens x = src.Fresh(1000);
+  auto variant = [&](Tokens four) {
+    Tokens s = x;
+    std::copy(four.begin(), four.end(), s.begin() + 990);
+    return s;
+  };
+  const Tokens sys_a = variant(src.Fresh(4));
+  const Tokens sys_b = variant(src.Fresh(4));
+  const Tokens sys_c = variant(src.Fresh(4));
+  const LookupHints hints{998, 0};
+  h.Run(Cat({sys_a, src.Fresh(20)}), hints);
+  Outcome b = h.Run(Cat({sys_b, src.Fresh(20)}), hints);
+  EXPECT_EQ(b.lookup.closest_shared_tokens, 990);
+  const std::vector<PlannedCapture> want{{990, K::kDivergence}, {998, K::kAnchor}, {1004, K::kGuard}};
+  EXPECT_EQ(b.captures, want);
+  // A third variant restores all but the differing tail.
+  Outcome c = h.Run(Cat({sys_c, src.Fresh(20)}), hints);
+  EXPECT_EQ(c.restore.length, 990);
+  EXPECT_EQ(c.restore.kind, K::kDivergence);
+  // And the second variant's next session lands on its own anchor.
+  EXPECT_EQ(h.Run(Cat({sys_b, src.Fresh(8)}), hints).restore.length, 998);
+}
+
+TEST(CacheAnchors, NoDivergenceCheckpointForASmallGain) {
+  Harness h;
+  TokenSource src;
+  const Tokens base = src.Fresh(200);
+  h.Run(Cat({base, src.Fresh(400)}));
+  Outcome o = h.Run(Cat({base, src.Fresh(400)}));
+  EXPECT_EQ(o.lookup.closest_shared_tokens, 200);
+  EXPECT_FALSE(Plans(o, K::kDivergence)) << "200 < 256 tokens of gain";
+}
+
+}  // namespace
+}  // namespace lineage::cache::testing

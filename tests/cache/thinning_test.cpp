@@ -1,0 +1,96 @@
+// Checkpoint thinning (DESIGN.md §3.4): the seed's order inside a growing
+// conversation, and the alternatives as pure functions.
+#include "cache/thinning.h"
+
+#include "cache_harness.h"
+
+namespace lineage::cache::testing {
+namespace {
+
+using K = PointKind;
+using Pts = std::vector<std::pair<int64_t, PointKind>>;
+
+TEST(CacheThinning, DropsOldGuardsFirstThenTheOldestBoundaries) {
+  Harness h;
+  TokenSource src;
+  Tokens prompt;
+  Outcome o;
+  std::vector<Pts> seen;
+  for (int turn = 1; turn <= 5; ++turn) {
+    prompt = Cat({prompt, src.Fresh(300)});  // every suffix >= 256: every turn has a guard
+    o = h.Run(prompt);
+    seen.push_back(Points(h.Info(o.entry)));
+  }
+  // Worked by hand from the rule: turn k adds final (300(k-1)) and guard (300k - 16).
+  EXPECT_EQ(seen[0], (Pts{{284, K::kGuard}}));
+  EXPECT_EQ(seen[1], (Pts{{284, K::kGuard}, {300, K::kFinal}, {584, K::kGuard}}));
+  EXPECT_EQ(seen[2], (Pts{{300, K::kFinal}, {584, K::kGuard}, {600, K::kFinal}, {884, K::kGuard}}));
+  EXPECT_EQ(seen[3], (Pts{{300, K::kFinal}, {600, K::kFinal}, {900, K::kFinal}, {1184, K::kGuard}}));
+  EXPECT_EQ(seen[4], (Pts{{600, K::kFinal}, {900, K::kFinal}, {1200, K::kFinal}, {1484, K::kGuard}}));
+  ASSERT_EQ(o.commit.thinned.size(), 2u);
+  EXPECT_EQ(o.commit.thinned[0].n, 1184);
+  EXPECT_EQ(o.commit.thinned[1].n, 300);
+}
+
+std::vector<Checkpoint> At(std::initializer_list<std::pair<int64_t, PointKind>> pts) {
+  std::vector<Checkpoint> out;
+  for (auto [n, k] : pts) out.push_back({n, k, nullptr});
+  return out;
+}
+
+std::vector<int64_t> Lengths(const std::vector<Checkpoint>& cps) {
+  std::vector<int64_t> out;
+  for (const Checkpoint& c : cps) out.push_back(c.n);
+  return out;
+}
+
+TEST(CacheThinning, SpreadDropsThePointClosestToANeighbour) {
+  auto cps = At({{100, K::kFinal}, {110, K::kGuard}, {500, K::kFinal}, {900, K::kFinal}, {1000, K::kGuard}});
+  const auto dropped = ThinCheckpoints(cps, 2000, 4, ThinOrder::kSpread);
+  // Gaps: 100 and 110 are 10 apart (the smaller n goes first on a tie).
+  EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{110, 500, 900, 1000}));
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0].n, 100);
+  // Down to two: 900 (100 from 1000, the smaller n on a tie), then 110
+  // (110 from 0, against 390 and 500).
+  ThinCheckpoints(cps, 2000, 2, ThinOrder::kSpread);
+  EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{500, 1000}));
+}
+
+TEST(CacheThinning, SeedOrderKeepsTheNewestGuardOnly) {
+  auto cps = At({{10, K::kGuard}, {20, K::kFinal}, {30, K::kGuard}, {40, K::kDivergence}, {50, K::kGuard}});
+  ThinCheckpoints(cps, 100, 2, ThinOrder::kSeed);
+  EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{40, 50}));
+  EXPECT_EQ(cps[1].kind, K::kGuard);
+}
+
+TEST(CacheThinning, ByteSizedCountGrowsWithTheContext) {
+  CacheOptions o;
+  o.thin_count = ThinCount::kBytes;
+  o.checkpoint_kv_fraction = 0.25;
+  EXPECT_EQ(CheckpointLimit(o, 1'000'000, 10'000), 25);
+  EXPECT_EQ(CheckpointLimit(o, 10'000, 10'000), 4) << "never below max_checkpoints";
+  EXPECT_EQ(CheckpointLimit(o, int64_t{1} << 40, 10'000), 64);
+  o.thin_count = ThinCount::kFixed;
+  EXPECT_EQ(CheckpointLimit(o, 1'000'000, 10'000), 4);
+}
+
+TEST(CacheThinning, ByteSizedCountKeepsMoreTurnBoundaries) {
+  CacheOptions o;
+  o.thin_count = ThinCount::kBytes;
+  const PayloadShape shape{64, 4096, 1024};  // 1024 B of KV per token vs a 1 KB state
+  Harness h(o, shape);
+  TokenSource src;
+  Tokens prompt;
+  Outcome last;
+  for (int turn = 1; turn <= 8; ++turn) {
+    prompt = Cat({prompt, src.Fresh(100)});
+    last = h.Run(prompt);
+  }
+  // 800 tokens: 13 pages of 4 KB; a quarter of that is 13 states: all 7 boundaries stay.
+  EXPECT_EQ(Points(h.Info(last.entry)).size(), 7u);
+  EXPECT_TRUE(last.commit.thinned.empty());
+}
+
+}  // namespace
+}  // namespace lineage::cache::testing

@@ -1,0 +1,125 @@
+// RAM budget and the disk tier (DESIGN.md §3.5): disk is read only for a
+// longer restore point; writes carry only new pages; LRU with anchors last.
+#include "cache_harness.h"
+
+namespace lineage::cache::testing {
+namespace {
+
+constexpr int64_t kPage = 1024;
+constexpr int64_t kBlob = 256;
+const PayloadShape kShape{64, kPage, kBlob};
+
+int64_t Pages(int64_t tokens) { return (tokens + 63) / 64; }
+
+TEST(CacheTiers, DiskIsReadOnlyForALongerRestorePoint) {
+  CacheOptions o;
+  o.ram_budget_bytes = 30 * 1024;
+  Harness h(o, kShape, /*disk_bytes=*/int64_t{1} << 30);
+  TokenSource src;
+  const Tokens x = src.Fresh(1500);
+  Outcome ox = h.Run(x);
+  EXPECT_TRUE(h.disk()->Contains(ox.entry)) << "entries are written after commit";
+  const Tokens y = src.Fresh(1500);
+  h.Run(y);  // pushes x out of RAM
+  ASSERT_EQ(h.Info(ox.entry), nullptr);
+  EXPECT_EQ(h.disk()->Stats().bytes_read, 0);
+
+  // RAM holds y at 1500; the disk's copy of y is no longer: no read.
+  Outcome oy = h.Run(Cat({y, src.Fresh(50)}));
+  EXPECT_EQ(oy.restore.length, 1500);
+  EXPECT_EQ(oy.restore.tier, Tier::kRam);
+  EXPECT_EQ(h.disk()->Stats().bytes_read, 0);
+
+  // Only the disk holds x: it is read, and exactly rows [0, 1500) and one state.
+  Outcome ox2 = h.Run(Cat({x, src.Fresh(50)}));
+  EXPECT_EQ(ox2.restore.length, 1500);
+  EXPECT_EQ(ox2.restore.tier, Tier::kDisk);
+  EXPECT_EQ(ox2.lookup.best_ram.length, 0);
+  EXPECT_EQ(h.disk()->Stats().bytes_read, Pages(1500) * kPage + kBlob);
+  // Its commit absorbs the disk entry: the file goes, its end is a boundary.
+  EXPECT_EQ(ox2.commit.absorbed, std::vector<EntryId>{ox.entry});
+  EXPECT_FALSE(h.disk()->Contains(ox.entry));
+  ASSERT_NE(h.Info(ox2.entry), nullptr);
+  EXPECT_EQ(Points(h.Info(ox2.entry)).back(), std::make_pair(int64_t{1500}, PointKind::kFinal));
+}
+
+TEST(CacheTiers, DiskWritesOnlyNewPages) {
+  Harness h({}, kShape, int64_t{1} << 30);
+  TokenSource src;
+  const Tokens t1 = src.Fresh(1000);  // 16 pages, a guard at 984
+  h.Run(t1);
+  EXPECT_EQ(h.disk()->Stats().bytes_written, Pages(1000) * kPage + 2 * kBlob);
+  // Turn 2 restores at 1000 (inside page 15): page 15 is copied, 16-17 are new;
+  // its states: its end (new), turn 1's end and guard (already written).
+  h.Run(Cat({t1, src.Fresh(100)}));
+  EXPECT_EQ(h.disk()->Stats().bytes_written, Pages(1000) * kPage + 2 * kBlob + 3 * kPage + kBlob);
+  // Turn 1's file is gone; the disk holds turn 2's pages and three states.
+  EXPECT_EQ(h.disk()->Stats().entries, 1);
+  EXPECT_EQ(h.disk()->Stats().bytes, Pages(1100) * kPage + 3 * kBlob);
+}
+
+TEST(CacheTiers, DiskCapEvictsLeastRecentlyUsedWithAnchorsLast) {
+  MemoryDiskTier disk(3 * (Pages(640) * kPage + kBlob));
+  PageAllocator pages;
+  TokenSource src;
+  auto record = [&](EntryId id, bool anchor) {
+    CountedSequence seq(&pages, kShape);
+    seq.Append(src.Fresh(640));
+    DiskRecord r{id, seq.tokens(), seq.Kv(), seq.State(), {}, anchor, false};
+    return r;
+  };
+  const DiskRecord anchor = record(1, true);
+  ASSERT_TRUE(disk.Put(anchor).ok());
+  for (EntryId id = 2; id <= 4; ++id) ASSERT_TRUE(disk.Put(record(id, false)).ok());
+  EXPECT_TRUE(disk.Contains(1)) << "the anchor is the oldest but goes last";
+  EXPECT_FALSE(disk.Contains(2));
+  EXPECT_TRUE(disk.Contains(3));
+  EXPECT_TRUE(disk.Contains(4));
+  // A recently loaded entry outlives an older one.
+  ASSERT_TRUE(disk.Load(3, 640).ok());
+  ASSERT_TRUE(disk.Put(record(5, false)).ok());
+  EXPECT_TRUE(disk.Contains(3));
+  EXPECT_FALSE(disk.Contains(4));
+  // Anchors are not exempt: a file too large for anything else pushes them out too.
+  MemoryDiskTier tight(Pages(640) * kPage + kBlob);
+  ASSERT_TRUE(tight.Put(anchor).ok());
+  ASSERT_TRUE(tight.Put(record(6, true)).ok());
+  EXPECT_FALSE(tight.Contains(1));
+  EXPECT_TRUE(tight.Contains(6));
+  EXPECT_EQ(tight.Stats().evictions, 1);
+}
+
+TEST(CacheTiers, LeasedEntriesAreNeverEvicted) {
+  CacheOptions o;
+  o.ram_budget_bytes = 20 * 1024;
+  Harness h(o, kShape);
+  TokenSource src;
+  const Tokens x = src.Fresh(1000);
+  h.Run(x);
+  Harness::Open held = h.Start(Cat({x, src.Fresh(10)}));
+  const EntryId source = held.lookup.restore.entry;
+  for (int i = 0; i < 3; ++i) h.Run(src.Fresh(1000));
+  EXPECT_NE(h.Info(source), nullptr) << "the lease pins its source";
+  EXPECT_EQ(h.Info(source)->leases, 1);
+  h.Finish(std::move(held));
+  EXPECT_LE(h.cache().Stats().ram_bytes, o.ram_budget_bytes);
+}
+
+TEST(CacheTiers, AttentionOnlyLayoutsRestoreAnyPrefix) {
+  const PayloadShape attention_only{64, kPage, 0};
+  Harness h({}, attention_only);
+  TokenSource src;
+  const Tokens t = src.Fresh(1000);
+  Outcome first = h.Run(t, {600, 0});
+  EXPECT_EQ(first.captures, (std::vector<PlannedCapture>{{600, PointKind::kAnchor}}));
+  Tokens edited = t;
+  edited[700] = -1;
+  Outcome o = h.Run(edited);
+  EXPECT_EQ(o.restore.length, 700);
+  EXPECT_EQ(o.restore.kind, PointKind::kPrefix);
+  Outcome resend = h.Run(t);
+  EXPECT_EQ(resend.restore.length, 999) << "min(l, m - 1)";
+}
+
+}  // namespace
+}  // namespace lineage::cache::testing

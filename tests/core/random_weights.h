@@ -1,0 +1,69 @@
+// Test helpers: random activations and random weight tensors in every dtype
+// the kernels accept, owned by the returned object.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/tensor_view.h"
+
+namespace lineage::testing {
+
+struct OwnedTensor {
+  std::vector<uint8_t> bytes;
+  TensorView view;
+};
+
+// A [rows, cols] tensor of `dtype` with values spread over about [-1, 1].
+// Q8_0 blocks get a random fp16 scale and random int8 values in [-127, 127].
+inline OwnedTensor RandomWeights(DType dtype, int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  OwnedTensor t;
+  t.bytes.resize(static_cast<size_t>(RowBytes(dtype, cols) * rows));
+  uint8_t* p = t.bytes.data();
+  const int64_t n = rows * cols;
+  switch (dtype) {
+    case DType::kF32:
+      for (int64_t i = 0; i < n; ++i) {
+        float f = uni(rng);
+        std::memcpy(p + 4 * i, &f, 4);
+      }
+      break;
+    case DType::kF16:
+    case DType::kBF16:
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h = dtype == DType::kF16 ? FloatToHalf(uni(rng)) : FloatToBf16(uni(rng));
+        std::memcpy(p + 2 * i, &h, 2);
+      }
+      break;
+    case DType::kQ8_0: {
+      std::uniform_int_distribution<int> q(-127, 127);
+      for (int64_t b = 0; b < n / 32; ++b) {
+        uint16_t d = FloatToHalf((0.5f + 0.5f * std::fabs(uni(rng))) / 127.0f);
+        std::memcpy(p + 34 * b, &d, 2);
+        for (int i = 0; i < 32; ++i) p[34 * b + 2 + i] = static_cast<uint8_t>(static_cast<int8_t>(q(rng)));
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  t.view = TensorView{"random", dtype, {rows, cols}, t.bytes.data(), static_cast<int64_t>(t.bytes.size())};
+  return t;
+}
+
+// Normal(0, scale) values, with a few larger outliers as real activations have.
+inline std::vector<float> RandomActivations(int64_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, scale);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[i] = nd(rng) * (i % 97 == 0 ? 8.0f : 1.0f);
+  return x;
+}
+
+}  // namespace lineage::testing

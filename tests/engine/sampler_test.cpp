@@ -1,0 +1,69 @@
+#include "engine/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace lineage::engine {
+namespace {
+
+TEST(Sampler, GreedyIsArgmaxWithLowestIdOnTies) {
+  Sampler s({});
+  std::vector<float> logits = {0.1f, 2.0f, -1.0f, 2.0f};
+  EXPECT_EQ(s.Next(logits), 1);
+}
+
+TEST(Sampler, SameSeedSameTokensOtherSeedDiffers) {
+  std::vector<float> logits(50);
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = std::sin(static_cast<float>(i));
+  SamplingParams p{.temperature = 1.5f, .top_k = 0, .top_p = 1.0f, .seed = 42};
+  Sampler a(p), b(p);
+  p.seed = 43;
+  Sampler c(p);
+  int differ = 0;
+  for (int i = 0; i < 64; ++i) {
+    int32_t ta = a.Next(logits), tb = b.Next(logits), tc = c.Next(logits);
+    EXPECT_EQ(ta, tb);
+    differ += ta != tc;
+  }
+  EXPECT_GT(differ, 0);
+}
+
+TEST(Sampler, TopKOneAndTinyTopPAreGreedy) {
+  std::vector<float> logits = {0.5f, 0.4f, 0.9f, 0.3f};
+  Sampler k1({.temperature = 5.0f, .top_k = 1, .top_p = 1.0f, .seed = 1});
+  Sampler p0({.temperature = 5.0f, .top_k = 0, .top_p = 1e-6f, .seed = 1});
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(k1.Next(logits), 2);
+    EXPECT_EQ(p0.Next(logits), 2);
+  }
+}
+
+TEST(Sampler, FrequenciesFollowTheTemperedSoftmax) {
+  const std::vector<float> logits = {1.0f, 0.0f, -1.0f};
+  const float temp = 2.0f;
+  Sampler s({.temperature = temp, .top_k = 0, .top_p = 1.0f, .seed = 7});
+  const int n = 40000;
+  std::vector<int> count(3);
+  for (int i = 0; i < n; ++i) ++count[s.Next(logits)];
+  double z = 0;
+  for (float l : logits) z += std::exp(l / temp);
+  for (int i = 0; i < 3; ++i) {
+    const double expected = std::exp(logits[i] / temp) / z;
+    EXPECT_NEAR(count[i] / static_cast<double>(n), expected, 0.01) << i;
+  }
+}
+
+TEST(Sampler, TopPKeepsTheSmallestSufficientSet) {
+  // Probabilities at T=1: ~0.665, 0.245, 0.090. top_p 0.8 keeps the first two.
+  const std::vector<float> logits = {1.0f, 0.0f, -1.0f};
+  Sampler s({.temperature = 1.0f, .top_k = 0, .top_p = 0.8f, .seed = 3});
+  std::vector<int> count(3);
+  for (int i = 0; i < 20000; ++i) ++count[s.Next(logits)];
+  EXPECT_EQ(count[2], 0);
+  EXPECT_NEAR(count[0] / 20000.0, 0.665 / (0.665 + 0.245), 0.015);
+}
+
+}  // namespace
+}  // namespace lineage::engine

@@ -1,0 +1,156 @@
+// One scenario suite run against every policy on a hybrid and an
+// attention-only shape (the RocksDB habit: one parameterised suite for every
+// cache implementation).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <tuple>
+
+#include "sim/policy.h"
+#include "sim/replay.h"
+#include "sim/tracegen/scenarios.h"
+
+namespace lineage::sim {
+namespace {
+
+constexpr int64_t kHourMs = 3600LL * 1000;
+
+struct TraceBuilder {
+  Trace trace;
+  TraceBuilder() { trace.sessions = {"s"}; }
+  // Adds a request; returns its prompt + output as segments.
+  std::vector<Segment> Add(int64_t t_ms, std::vector<Segment> prompt, uint64_t out_id, uint32_t out_len,
+                           int64_t anchor = 0) {
+    Request r;
+    r.arrival_ms = t_ms;
+    r.prompt = std::move(prompt);
+    r.num_prompt_tokens = NumTokens(r.prompt);
+    r.output = {out_id, out_len, Role::kAssistant};
+    r.anchor_tokens = anchor;
+    trace.requests.push_back(r);
+    return PromptAndOutput(r);
+  }
+};
+
+std::vector<Segment> Cat(std::vector<Segment> a, const std::vector<Segment>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+class PolicySuite : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
+ protected:
+  void SetUp() override {
+    shape_ = FindShape(std::get<1>(GetParam())).value();
+    options_ = {shape_.ram_budget_bytes, shape_.disk_budget_bytes};
+  }
+  const std::string& policy_name() const { return std::get<0>(GetParam()); }
+  ReplayResult Run(const Trace& t, PolicyOptions o) {
+    auto p = MakePolicy(policy_name(), shape_, o);
+    EXPECT_TRUE(p.ok());
+    Result<ReplayResult> r = Replay(t, shape_, **p);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::move(r).value() : ReplayResult{};
+  }
+  ReplayResult Run(const Trace& t) { return Run(t, options_); }
+  ModelShape shape_;
+  PolicyOptions options_;
+};
+
+TEST_P(PolicySuite, FirstRequestIsColdAndTurnTwoRestores) {
+  TraceBuilder b;
+  std::vector<Segment> sys = {{1, 3000, Role::kSystem}, {2, 400}};
+  auto t1 = b.Add(0, sys, 10, 100, 3000);
+  b.Add(kHourMs, Cat(t1, {{3, 500}}), 11, 100, 3000);
+  ReplayResult r = Run(b.trace);
+  EXPECT_EQ(r.restore_tokens[0], 0);
+  EXPECT_GE(r.restore_tokens[1], 3400) << "turn 2 should restore at least turn 1's prompt";
+}
+
+TEST_P(PolicySuite, VerbatimResendIsServed) {
+  TraceBuilder b;
+  std::vector<Segment> p1 = {{1, 3000, Role::kSystem}, {2, 400}};
+  auto t1 = b.Add(0, p1, 10, 100, 3000);
+  auto p2 = Cat(t1, {{3, 500}});
+  b.Add(kHourMs, p2, 11, 100, 3000);
+  b.Add(2 * kHourMs, p2, 12, 100, 3000);
+  ReplayResult r = Run(b.trace);
+  EXPECT_GE(r.restore_tokens[2], 3400) << "a resend restores at least the previous turn";
+}
+
+TEST_P(PolicySuite, TwoRequestsFromOneParentBothCommit) {
+  TraceBuilder b;
+  auto t1 = b.Add(0, {{1, 3000, Role::kSystem}, {2, 400}}, 10, 100);
+  auto a = b.Add(kHourMs, Cat(t1, {{3, 600}}), 11, 100);
+  auto c = b.Add(kHourMs, Cat(t1, {{4, 600}}), 12, 100);
+  b.Add(2 * kHourMs, Cat(a, {{5, 300}}), 13, 100);
+  b.Add(2 * kHourMs + 1, Cat(c, {{6, 300}}), 14, 100);
+  ReplayResult r = Run(b.trace);
+  EXPECT_GE(r.restore_tokens[3], NumTokens(a) - 100) << "the first sibling's lineage continues";
+  EXPECT_GE(r.restore_tokens[4], NumTokens(c) - 100) << "the second sibling's lineage continues";
+}
+
+TEST_P(PolicySuite, NoPolicyBeatsTheOracle) {
+  // Chunk reuse recovers non-prefix tokens, which the prefix oracle does not count.
+  bool chunk_reuse = policy_name() == "llama-server" && shape_.attention_only();
+  for (const std::string& scenario : ScenarioNames()) {
+    Trace t = GenerateTrace(scenario, 3, 250).value();
+    auto oracle = MakePolicy("oracle", shape_, options_).value();
+    ReplayResult o = Replay(t, shape_, *oracle).value();
+    ReplayResult r = Run(t);
+    ASSERT_EQ(r.restore_tokens.size(), o.restore_tokens.size());
+    if (chunk_reuse) continue;
+    for (size_t i = 0; i < r.restore_tokens.size(); ++i)
+      ASSERT_LE(r.restore_tokens[i], o.restore_tokens[i]) << scenario << " request " << i;
+  }
+}
+
+// Wraps a policy and checks its RAM after every call.
+class BudgetCheck final : public Policy {
+ public:
+  BudgetCheck(std::unique_ptr<Policy> inner, int64_t budget) : inner_(std::move(inner)), budget_(budget) {}
+  std::string name() const override { return inner_->name(); }
+  Admission Admit(const RequestView& r, int64_t t) override { auto a = inner_->Admit(r, t); Check(); return a; }
+  void Commit(const RequestView& r, int64_t t) override { inner_->Commit(r, t); Check(); }
+  void Finish(const RequestView& r, int64_t t) override { inner_->Finish(r, t); Check(); }
+  PolicyCounters counters() const override { return inner_->counters(); }
+  Status status() const override { return inner_->status(); }
+  int64_t worst_bytes = 0;
+
+ private:
+  void Check() { worst_bytes = std::max(worst_bytes, inner_->counters().ram_bytes); }
+  std::unique_ptr<Policy> inner_;
+  int64_t budget_;
+};
+
+TEST_P(PolicySuite, RamBudgetHoldsAfterEveryCall) {
+  if (policy_name() == "oracle") GTEST_SKIP() << "the oracle is unbounded by definition";
+  Trace t = GenerateTrace("mixed", 4, 400).value();
+  PolicyOptions tight = options_;
+  tight.ram_budget_bytes = options_.ram_budget_bytes / 16;
+  auto inner = MakePolicy(policy_name(), shape_, tight).value();
+  BudgetCheck check(std::move(inner), tight.ram_budget_bytes);
+  ReplayResult r = Replay(t, shape_, check).value();
+  EXPECT_LE(check.worst_bytes, tight.ram_budget_bytes);
+  EXPECT_GT(r.counters.evictions, 0) << "a 1/16 budget on this trace must evict";
+}
+
+TEST_P(PolicySuite, ReplayIsDeterministic) {
+  Trace t = GenerateTrace("coding", 9, 200).value();
+  ReplayResult a = Run(t), b = Run(t);
+  EXPECT_EQ(a.restore_tokens, b.restore_tokens);
+  EXPECT_EQ(a.counters.ram_peak_bytes, b.counters.ram_peak_bytes);
+  EXPECT_EQ(a.counters.evictions, b.counters.evictions);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPolicies, PolicySuite,
+                         ::testing::Combine(::testing::ValuesIn(PolicyNames()),
+                                            ::testing::Values("glm-5.3-flash", "qwen3-0.6b")),
+                         [](const auto& info) {
+                           std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                           for (char& c : s)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace lineage::sim

@@ -1,0 +1,136 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "sim/policies/oracle.h"
+#include "sim/replay.h"
+#include "sim/report.h"
+#include "sim/trace_io.h"
+
+namespace lineage::sim {
+namespace {
+
+Request Make(int64_t t_ms, std::vector<Segment> prompt, uint64_t out_id, uint32_t out_len) {
+  Request r;
+  r.arrival_ms = t_ms;
+  r.prompt = std::move(prompt);
+  r.num_prompt_tokens = NumTokens(r.prompt);
+  r.output = {out_id, out_len, Role::kAssistant};
+  return r;
+}
+
+ModelShape TestShape() {
+  ModelShape s = FindShape("glm-5.3-flash").value();
+  s.prefill_tokens_per_s = 100;
+  s.decode_s_per_token = 0.01;
+  return s;
+}
+
+// The oracle against a brute force over every earlier prompt + reply, on a
+// trace spaced so that every earlier request has finished.
+TEST(Oracle, EqualsBruteForceLcpOverEarlierRequests) {
+  std::mt19937_64 rng(5);
+  Trace t;
+  t.sessions = {"s"};
+  for (int i = 0; i < 300; ++i) {
+    std::vector<Segment> p;
+    int n = 1 + static_cast<int>(rng() % 5);
+    for (int k = 0; k < n; ++k) p.push_back({rng() % 5, static_cast<uint32_t>(1 + rng() % 50), Role::kUser});
+    t.requests.push_back(Make(i * 3600'000LL, p, rng() % 5, static_cast<uint32_t>(rng() % 30)));
+  }
+  ModelShape shape = TestShape();
+  OraclePolicy oracle(shape);
+  ReplayResult r = Replay(t, shape, oracle).value();
+  for (size_t i = 0; i < t.requests.size(); ++i) {
+    int64_t best = 0;
+    for (size_t j = 0; j < i; ++j) best = std::max(best, Lcp(t.requests[i].prompt, PromptAndOutput(t.requests[j])));
+    ASSERT_EQ(r.restore_tokens[i], std::min(best, t.requests[i].num_prompt_tokens - 1)) << i;
+  }
+}
+
+TEST(Replay, TtftIsPrefillOfUncachedTokensAndCommitsAfterPrefill) {
+  ModelShape shape = TestShape();
+  Trace t;
+  t.sessions = {"s"};
+  std::vector<Segment> p = {{1, 1000}};
+  t.requests.push_back(Make(0, p, 2, 100));        // cold: 10 s of prefill, then 1 s of decode
+  t.requests.push_back(Make(5'000, p, 3, 10));     // arrives mid-prefill: nothing committed yet
+  t.requests.push_back(Make(10'000, p, 4, 10));    // arrives at the commit: sees the prompt
+  t.requests.push_back(Make(10'000, {{1, 1000}, {2, 100}, {9, 50}}, 5, 10));  // reply not yet decoded
+  t.requests.push_back(Make(11'000, {{1, 1000}, {2, 100}, {9, 50}}, 6, 10));  // decoded: sees the reply
+  OraclePolicy oracle(shape);
+  ReplayResult r = Replay(t, shape, oracle).value();
+  EXPECT_EQ(r.restore_tokens, (std::vector<int64_t>{0, 0, 999, 1000, 1100}));
+  // TTFTs: 10 s, 10 s, 0.01 s, 1.5 s, 0.5 s -> p50 is the third smallest.
+  EXPECT_NEAR(r.ttft_p50_s, 1.5, 1e-9);
+  EXPECT_NEAR(r.ttft_p95_s, 10.0, 1e-9);
+  EXPECT_EQ(r.prompt_tokens, 1000 * 3 + 1150 * 2);
+  EXPECT_EQ(r.cached_tokens, 999 + 1000 + 1100);
+}
+
+class BadPolicy final : public Policy {
+ public:
+  std::string name() const override { return "bad"; }
+  Admission Admit(const RequestView& r, int64_t) override { return {r.request->num_prompt_tokens, 0, 0}; }
+  void Commit(const RequestView&, int64_t) override {}
+  void Finish(const RequestView&, int64_t) override {}
+  PolicyCounters counters() const override { return {}; }
+};
+
+TEST(Replay, RestorePointAtPromptLengthIsAnError) {
+  Trace t;
+  t.sessions = {"s"};
+  t.requests.push_back(Make(0, {{1, 10}}, 2, 1));
+  BadPolicy bad;
+  Result<ReplayResult> r = Replay(t, TestShape(), bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+}
+
+TEST(Report, TableAndJsonCarryEveryColumn) {
+  ReplayResult r;
+  r.policy = "p";
+  r.requests = 3;
+  r.cached_tokens = 50;
+  r.oracle_tokens = 100;
+  std::string table = FormatTable({r});
+  for (const char* col : {"policy", "requests", "prompt tok", "cached tok", "of oracle", "RAM peak", "disk written",
+                          "disk read", "evictions", "TTFT p50", "TTFT p95", "50.0%"})
+    EXPECT_NE(table.find(col), std::string::npos) << col;
+  auto j = nlohmann::json::parse(FormatJson({r}));
+  EXPECT_DOUBLE_EQ(j[0]["share_of_oracle"].get<double>(), 0.5);
+}
+
+// The CLI end to end: tracegen, replay --json, a bad byte size, and the plot.
+TEST(Cli, TracegenReplayAndPlot) {
+  std::string dir = ::testing::TempDir();
+  std::string trace = dir + "/cli_trace.jsonl", out = dir + "/cli_out.json", plot = dir + "/cli_plot.svg";
+  std::string bin = LINEAGE_BINARY;
+  ASSERT_EQ(std::system((bin + " tracegen --scenario retries --seed 2 --requests 60 --out " + trace + " >/dev/null").c_str()), 0);
+  ASSERT_EQ(std::system((bin + " replay " + trace + " --shape qwen3.5-0.8b --policy oracle,periodic --ram 512M --json > " +
+                         out).c_str()),
+            0);
+  std::ifstream in(out);
+  auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["policy"], "oracle");
+  EXPECT_EQ(j[1]["requests"], 60);
+  EXPECT_LE(j[1]["ram_peak_bytes"].get<int64_t>(), int64_t{512} << 20);
+  EXPECT_NE(std::system((bin + " replay " + trace + " --ram 12X >/dev/null 2>&1").c_str()), 0);
+  EXPECT_NE(std::system((bin + " replay " + trace + " --policy nope >/dev/null 2>&1").c_str()), 0);
+  EXPECT_NE(std::system((bin + " replay /nonexistent.jsonl >/dev/null 2>&1").c_str()), 0);
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  ASSERT_EQ(std::system((bin + " replay " + trace + " --shape qwen3.5-0.8b --policy periodic,marconi --plot " + plot +
+                         " >/dev/null 2>&1").c_str()),
+            0);
+  std::ifstream svg(plot);
+  std::string head((std::istreambuf_iterator<char>(svg)), {});
+  EXPECT_NE(head.find("<svg"), std::string::npos);
+  EXPECT_NE(head.find("marconi"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lineage::sim

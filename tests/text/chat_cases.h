@@ -1,0 +1,28 @@
+// Chat requests for the template differential test: conversations covering
+// what real clients send (system prompts, multi-turn, tool calls with object
+// and string arguments, reasoning_content, tool results, tool lists with
+// nested JSON schemas, unicode and special characters, malformed orders),
+// each crossed with add_generation_prompt and enable_thinking settings.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "text/chat_template.h"
+
+namespace lineage::testing {
+
+struct ChatCase {
+  std::string name;
+  ChatRequest request;
+};
+
+std::vector<ChatCase> MakeChatCases();
+nlohmann::ordered_json SampleTools();
+
+// The fixed time strftime_now sees in the differential test.
+std::tm FixedNow();
+
+}  // namespace lineage::testing

@@ -1,0 +1,168 @@
+// Differential test: every real chat template in LINEAGE_SHARED_DATA/templates,
+// rendered for every generated chat case, must equal byte for byte what
+// Debian's python3-jinja2 renders in transformers' environment
+// (tests/text/jinja_reference.py). Where the reference raises, we must fail
+// too. The reference runs once per test binary over the whole batch.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "chat_cases.h"
+#include "text/chat_template.h"
+
+namespace lineage {
+namespace {
+
+namespace fs = std::filesystem;
+using J = nlohmann::ordered_json;
+
+const char kBos[] = "<s>";
+const char kEos[] = "</s>";
+
+fs::path TemplateDir() { return fs::path(LINEAGE_SHARED_DATA) / "templates"; }
+
+std::map<std::string, std::string> LoadTemplates() {
+  std::map<std::string, std::string> out;
+  if (!fs::is_directory(TemplateDir())) return out;
+  for (const auto& e : fs::directory_iterator(TemplateDir())) {
+    if (e.path().extension() != ".jinja") continue;
+    std::ifstream f(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    out[e.path().stem().string()] = ss.str();
+  }
+  return out;
+}
+
+struct Reference {
+  bool available = false;
+  std::string why_not;
+  J results;  // template -> case -> {"ok": text} | {"error": message}
+};
+
+const Reference& GetReference() {
+  static const Reference ref = [] {
+    Reference r;
+    auto templates = LoadTemplates();
+    if (templates.empty()) {
+      r.why_not = "no templates under " + TemplateDir().string();
+      return r;
+    }
+    if (!fs::exists("/usr/bin/python3")) {
+      r.why_not = "/usr/bin/python3 is missing";
+      return r;
+    }
+    J request;
+    std::tm now = testing::FixedNow();
+    request["now"] = {now.tm_year + 1900, now.tm_mon + 1, now.tm_mday, now.tm_hour, now.tm_min, now.tm_sec};
+    request["templates"] = J::object();
+    for (const auto& [name, src] : templates) request["templates"][name] = src;
+    request["cases"] = J::array();
+    for (const auto& c : testing::MakeChatCases()) {
+      request["cases"].push_back({{"name", c.name},
+                                  {"messages", c.request.messages},
+                                  {"tools", c.request.tools},
+                                  {"add_generation_prompt", c.request.add_generation_prompt},
+                                  {"bos_token", kBos},
+                                  {"eos_token", kEos},
+                                  {"extra", c.request.extra}});
+    }
+    fs::path in = fs::temp_directory_path() / ("lineage_jinja_ref_" + std::to_string(::getpid()) + ".json");
+    {
+      std::ofstream f(in, std::ios::binary);
+      f << request.dump();
+    }
+    std::string cmd = "/usr/bin/python3 " + std::string(LINEAGE_SOURCE_DIR) + "/tests/text/jinja_reference.py < " +
+                      in.string();
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    if (p) {
+      char buf[65536];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+      int rc = pclose(p);
+      if (rc != 0) r.why_not = "reference script failed (exit " + std::to_string(rc) + "); is python3-jinja2 installed?";
+    } else {
+      r.why_not = "cannot run the reference script";
+    }
+    fs::remove(in);
+    if (!r.why_not.empty()) return r;
+    r.results = J::parse(out, nullptr, false);
+    if (r.results.is_discarded()) {
+      r.why_not = "reference output is not JSON";
+      return r;
+    }
+    r.available = true;
+    return r;
+  }();
+  return ref;
+}
+
+std::string ShowDiff(const std::string& want, const std::string& got) {
+  size_t n = CommonPrefixBytes(want, got);
+  size_t from = n > 60 ? n - 60 : 0;
+  return "first difference at byte " + std::to_string(n) + "\n  want: ..." + J(want.substr(from, 120)).dump() +
+         "\n  got:  ..." + J(got.substr(from, 120)).dump();
+}
+
+class TemplateDiff : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TemplateDiff, MatchesPythonJinja2) {
+  const Reference& ref = GetReference();
+  if (!ref.available) GTEST_SKIP() << ref.why_not;
+  const std::string name = GetParam();
+  auto templates = LoadTemplates();
+  auto ct = ChatTemplate::Create(templates.at(name), kBos, kEos);
+  const J& expected = ref.results.at(name);
+  int passed = 0, total = 0, ref_errors = 0;
+  for (const auto& c : testing::MakeChatCases()) {
+    ++total;
+    const J& want = expected.at(c.name);
+    if (!ct.ok()) {
+      EXPECT_TRUE(want.contains("error")) << c.name << ": we fail to parse: " << ct.status().ToString();
+      passed += want.contains("error") ? 1 : 0;
+      continue;
+    }
+    ChatTemplate t = *ct;
+    t.set_now(testing::FixedNow());
+    auto got = t.Apply(c.request);
+    if (want.contains("error")) {
+      ++ref_errors;
+      EXPECT_FALSE(got.ok()) << c.name << ": reference raised (" << want["error"].get<std::string>()
+                             << ") but we rendered:\n" << *got;
+      passed += got.ok() ? 0 : 1;
+      continue;
+    }
+    const std::string& text = want["ok"].get_ref<const std::string&>();
+    if (!got.ok()) {
+      ADD_FAILURE() << c.name << ": reference rendered but we failed: " << got.status().ToString();
+      continue;
+    }
+    EXPECT_EQ(*got, text) << c.name << ": " << ShowDiff(text, *got);
+    passed += *got == text ? 1 : 0;
+  }
+  std::printf("[ diff ] %-45s %3d/%3d cases agree (%d where both raise)\n", name.c_str(), passed, total, ref_errors);
+}
+
+std::vector<std::string> TemplateNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, src] : LoadTemplates()) names.push_back(name);
+  if (names.empty()) names.push_back("none-found");
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(RealTemplates, TemplateDiff, ::testing::ValuesIn(TemplateNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string s = info.param;
+                           for (char& c : s) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace lineage
