@@ -52,6 +52,8 @@ Range RangeFor(Arch arch, const PlannedTensor& p) {
       return {-1.0, 1.0};
     case Role::kLinALog:
       return {-0.7, 1.4};
+    case Role::kLinOut:
+      return UniformWithStd(0.25 / std::sqrt(fan_in));
     default:
       return UniformWithStd(1.0 / std::sqrt(fan_in));
   }

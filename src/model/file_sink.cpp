@@ -1,0 +1,62 @@
+#include "model/file_sink.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace lineage::model {
+
+FileSink::~FileSink() {
+  if (f_ != nullptr) {
+    std::fclose(f_);
+    std::remove((path_ + ".tmp").c_str());
+  }
+}
+
+Status FileSink::Open() {
+  f_ = std::fopen((path_ + ".tmp").c_str(), "wb");
+  if (f_ == nullptr) return IoError(path_ + ".tmp: cannot create: " + std::strerror(errno));
+  return Status::Ok();
+}
+
+Status FileSink::Write(const void* data, size_t n) {
+  if (n == 0) return Status::Ok();
+  if (std::fwrite(data, 1, n, f_) != n) return IoError(path_ + ".tmp: write failed: " + std::strerror(errno));
+  written_ += n;
+  return Status::Ok();
+}
+
+Status FileSink::WriteZeros(size_t n) {
+  static const char kZeros[64] = {};
+  while (n > 0) {
+    size_t k = std::min(n, sizeof(kZeros));
+    LINEAGE_RETURN_IF_ERROR(Write(kZeros, k));
+    n -= k;
+  }
+  return Status::Ok();
+}
+
+Status FileSink::Commit() {
+  std::string tmp = path_ + ".tmp";
+  bool ok = std::fflush(f_) == 0 && fsync(fileno(f_)) == 0;
+  ok = std::fclose(f_) == 0 && ok;
+  f_ = nullptr;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    return IoError(tmp + ": flush failed: " + std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path_.c_str()) != 0)
+    return IoError(path_ + ": rename failed: " + std::strerror(errno));
+  return Status::Ok();
+}
+
+Status WriteTextFile(const std::string& path, const std::string& text) {
+  FileSink sink(path);
+  LINEAGE_RETURN_IF_ERROR(sink.Open());
+  LINEAGE_RETURN_IF_ERROR(sink.Write(text.data(), text.size()));
+  return sink.Commit();
+}
+
+}  // namespace lineage::model

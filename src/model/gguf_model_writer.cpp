@@ -1,0 +1,173 @@
+#include "model/gguf_model_writer.h"
+
+#include <algorithm>
+
+#include "model/encode.h"
+#include "model/gguf_writer.h"
+#include "model/random_model.h"
+
+namespace lineage::model {
+namespace {
+
+// llama.cpp's general.file_type values (LlamaFileType).
+uint32_t FileType(DType t) {
+  switch (t) {
+    case DType::kF16: return 1;
+    case DType::kQ8_0: return 7;
+    case DType::kBF16: return 32;
+    default: return 0;
+  }
+}
+
+// The V-head permutation of spec §2.4: a Qwen3.5 GGUF stores value heads
+// tiled (head j*H_k + g) where HF stores them grouped (head g*r + j).
+struct VHeadPermutation {
+  int64_t num_k_heads = 1, ratio = 1;
+  bool active() const { return ratio > 1; }
+  int64_t GroupedFromTiled(int64_t h) const { return (h % num_k_heads) * ratio + h / num_k_heads; }
+  // Index within a run of heads of `head_size` entries starting at `offset`.
+  int64_t Map(int64_t i, int64_t offset, int64_t head_size) const {
+    if (!active() || i < offset) return i;
+    const int64_t h = (i - offset) / head_size, within = (i - offset) % head_size;
+    return offset + GroupedFromTiled(h) * head_size + within;
+  }
+};
+
+// Which dimension of an HF tensor the permutation applies to, and how.
+struct Reorder {
+  bool rows = false, cols = false;
+  int64_t offset = 0, head_size = 1;
+};
+
+Reorder ReorderFor(const ModelConfig& c, Role role) {
+  const int64_t key_dim = c.lin_num_k_heads * c.lin_k_dim;
+  switch (role) {
+    case Role::kLinQkv: case Role::kLinConv: return {true, false, 2 * key_dim, c.lin_v_dim};
+    case Role::kLinZ: return {true, false, 0, c.lin_v_dim};
+    case Role::kLinB: case Role::kLinA: return {true, false, 0, 1};
+    case Role::kLinDtBias: case Role::kLinALog: return {false, true, 0, 1};
+    case Role::kLinOut: return {false, true, 0, c.lin_v_dim};
+    default: return {};
+  }
+}
+
+// Streams one converted tensor: each GGUF row is built from the HF row it
+// comes from (as the HF file stores it), reordered, transformed, encoded.
+Status ProduceTensor(const ModelConfig& c, const PlannedTensor& p, uint64_t seed, DType hf_dtype, DType out_dtype,
+                     FileSink& sink) {
+  const int64_t cols = p.hf_shape.back();
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < p.hf_shape.size(); ++i) rows *= p.hf_shape[i];
+  VHeadPermutation perm;
+  if (c.arch == Arch::kQwen3_5 && c.lin_num_k_heads > 0) {
+    perm.num_k_heads = c.lin_num_k_heads;
+    perm.ratio = c.lin_num_v_heads / c.lin_num_k_heads;
+  }
+  const Reorder re = ReorderFor(c, p.role);
+  const DType source = HfStoredDType(p, hf_dtype);
+  std::vector<float> src(static_cast<size_t>(cols)), row(static_cast<size_t>(cols));
+  std::vector<uint8_t> bytes(static_cast<size_t>(RowBytes(out_dtype, cols)));
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t src_row = re.rows ? perm.Map(r, re.offset, re.head_size) : r;
+    FillRandom(c.arch, p, seed, src_row * cols, cols, src.data());
+    RoundTrip(src.data(), cols, source);
+    for (int64_t i = 0; i < cols; ++i) row[i] = src[re.cols ? perm.Map(i, re.offset, re.head_size) : i];
+    if (IsZeroCentredNorm(p.role, c.arch))
+      for (float& w : row) w = 1.0f + w;
+    if (p.role == Role::kLinALog)
+      for (float& a : row) a = SsmAFromALog(a);
+    EncodeRow(row.data(), cols, out_dtype, bytes.data());
+    LINEAGE_RETURN_IF_ERROR(sink.Write(bytes.data(), bytes.size()));
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> FullAttentionInterval(const ModelConfig& c) {
+  if (c.num_full_layers() == 0) return InvalidArgument("a qwen35 model needs full-attention layers");
+  int64_t interval = 0;
+  for (int64_t i = 0; i < c.num_layers; ++i)
+    if (c.layer_kinds[i] == LayerKind::kFullAttention) {
+      interval = i + 1;
+      break;
+    }
+  if (LayerKindsFromInterval(c.num_layers, interval) != c.layer_kinds)
+    return InvalidArgument("layer kinds do not follow a full_attention_interval, which GGUF requires");
+  return interval;
+}
+
+void AddTokenizer(GgufWriter& w, const VocabData& v) {
+  w.AddString("tokenizer.ggml.model", v.model);
+  w.AddString("tokenizer.ggml.pre", v.pre);
+  w.AddStringArray("tokenizer.ggml.tokens", v.tokens);
+  std::vector<int32_t> types;
+  for (TokenType t : v.token_types) types.push_back(static_cast<int32_t>(t));
+  w.AddInt32Array("tokenizer.ggml.token_type", types);
+  w.AddStringArray("tokenizer.ggml.merges", v.merges);
+  if (v.eos_id >= 0) w.AddUint32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(v.eos_id));
+  if (v.pad_id >= 0) w.AddUint32("tokenizer.ggml.padding_token_id", static_cast<uint32_t>(v.pad_id));
+  if (v.bos_id >= 0) w.AddUint32("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(v.bos_id));
+  w.AddBool("tokenizer.ggml.add_bos_token", v.add_bos);
+  if (!v.chat_template.empty()) w.AddString("tokenizer.chat_template", v.chat_template);
+}
+
+}  // namespace
+
+DType GgufTensorDType(const PlannedTensor& p, DType dtype) {
+  const bool is_weight = p.gguf_name.size() > 7 && p.gguf_name.compare(p.gguf_name.size() - 7, 7, ".weight") == 0;
+  if (p.hf_shape.size() <= 1 || IsSmallRole(p.role) || !is_weight) return DType::kF32;
+  if (dtype == DType::kQ8_0 && p.hf_shape.back() % 32 != 0) return DType::kF16;
+  return dtype;
+}
+
+Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const WriteOptions& o, const std::string& path) {
+  ModelConfig c = spec.config;
+  c.format = FileFormat::kSafetensors;  // the plan's HF side is the source of every tensor
+  const std::string arch = GgufArchName(c.arch);
+  const std::string a = arch + ".";
+  GgufWriter w;
+  w.AddString("general.architecture", arch);
+  w.AddString("general.type", "model");
+  w.AddString("general.name", "Lineage random " + spec.shape);
+  w.AddUint32("general.quantization_version", 2);
+  w.AddUint32("general.file_type", FileType(o.dtype));
+  w.AddUint32(a + "block_count", static_cast<uint32_t>(c.num_layers));
+  w.AddUint32(a + "context_length", static_cast<uint32_t>(c.context_length));
+  w.AddUint32(a + "embedding_length", static_cast<uint32_t>(c.hidden));
+  w.AddUint32(a + "feed_forward_length", static_cast<uint32_t>(c.intermediate));
+  w.AddUint32(a + "attention.head_count", static_cast<uint32_t>(c.num_heads));
+  w.AddUint32(a + "attention.head_count_kv", static_cast<uint32_t>(c.num_kv_heads));
+  w.AddFloat32(a + "rope.freq_base", static_cast<float>(c.rope_theta));
+  w.AddFloat32(a + "attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_eps));
+  w.AddUint32(a + "attention.key_length", static_cast<uint32_t>(c.head_dim));
+  w.AddUint32(a + "attention.value_length", static_cast<uint32_t>(c.head_dim));
+  if (c.arch == Arch::kQwen3_5) {
+    w.AddUint32(a + "rope.dimension_count", static_cast<uint32_t>(c.rope_dims));
+    std::vector<int32_t> sections(spec.mrope_sections.begin(), spec.mrope_sections.end());
+    sections.resize(4, 0);
+    w.AddInt32Array(a + "rope.dimension_sections", sections);
+    LINEAGE_ASSIGN_OR_RETURN(int64_t interval, FullAttentionInterval(c));
+    w.AddUint32(a + "full_attention_interval", static_cast<uint32_t>(interval));
+    w.AddUint32(a + "ssm.conv_kernel", static_cast<uint32_t>(c.conv_kernel));
+    w.AddUint32(a + "ssm.state_size", static_cast<uint32_t>(c.lin_k_dim));
+    w.AddUint32(a + "ssm.group_count", static_cast<uint32_t>(c.lin_num_k_heads));
+    w.AddUint32(a + "ssm.time_step_rank", static_cast<uint32_t>(c.lin_num_v_heads));
+    w.AddUint32(a + "ssm.inner_size", static_cast<uint32_t>(c.lin_num_v_heads * c.lin_v_dim));
+  }
+  AddTokenizer(w, vocab);
+
+  // The converter reads an HF checkpoint of the requested float type; for
+  // q8_0 it quantizes from f32 weights.
+  const DType hf_dtype = o.dtype == DType::kQ8_0 ? DType::kF32 : o.dtype;
+  for (const PlannedTensor& p : PlanTensors(c)) {
+    const DType out = GgufTensorDType(p, o.dtype);
+    std::vector<int64_t> ne(p.gguf_shape.rbegin(), p.gguf_shape.rend());
+    int64_t numel = 1;
+    for (int64_t d : ne) numel *= d;
+    const uint64_t seed = o.seed;
+    w.AddTensor(p.gguf_name, ne, GgmlFromDType(out), static_cast<uint64_t>(RowBytes(out, numel)),
+                [c, p, seed, hf_dtype, out](FileSink& sink) { return ProduceTensor(c, p, seed, hf_dtype, out, sink); });
+  }
+  return w.WriteFile(path);
+}
+
+}  // namespace lineage::model

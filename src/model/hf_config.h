@@ -1,0 +1,33 @@
+// config.json <-> ModelConfig for Hugging Face checkpoints.
+//
+// Reading accepts the flat form (Qwen3ForCausalLM, Qwen3_5ForCausalLM) and
+// Qwen3.5's nested form (Qwen3_5ForConditionalGeneration with text_config;
+// the top-level tie_word_embeddings wins). layer_types, else
+// full_attention_interval (default 4); rope_parameters, else top-level
+// rope_theta / partial_rotary_factor. Every required field is checked and
+// a missing or mistyped one is named in the error.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/dtype.h"
+#include "core/status.h"
+#include "model/config.h"
+#include "model/shapes.h"
+#include "model/vocab_data.h"
+
+namespace lineage::model {
+
+// Parses config.json (`path` is used in error messages only). The result has
+// format kSafetensors, grouped V heads, and zero-centred norms for qwen3_5.
+Result<ModelConfig> ParseHfConfig(const nlohmann::json& j, const std::string& path);
+
+// Adds the ids of generation_config.json's eos_token_id (int or list) to c.
+void MergeGenerationConfig(const nlohmann::json& j, ModelConfig* c);
+
+// config.json and generation_config.json as the real checkpoints write them.
+nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& vocab, DType dtype);
+nlohmann::ordered_json MakeGenerationConfig(const VocabData& vocab);
+
+}  // namespace lineage::model

@@ -1,0 +1,142 @@
+#include "model/load_model.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model/bind_weights.h"
+#include "model/gguf_config.h"
+#include "model/hf_config.h"
+#include "model/safetensors_file.h"
+
+namespace lineage::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<nlohmann::json> ReadJson(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": no such file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Corrupt(path + ": bad JSON");
+  return j;
+}
+
+// The safetensors files of a HF directory and which one holds each tensor.
+struct ShardSet {
+  std::vector<SafetensorsFile> files;
+  std::map<std::string, size_t> owner;  // tensor name -> index in files
+
+  Result<FoundTensor> Find(const std::string& name) const {
+    auto it = owner.find(name);
+    if (it == owner.end()) {
+      std::string where = files.size() == 1 ? files[0].path() : fs::path(files[0].path()).parent_path().string();
+      return NotFound(where + ": tensor '" + name + "' is missing");
+    }
+    const SafetensorsFile& f = files[it->second];
+    LINEAGE_ASSIGN_OR_RETURN(TensorView v, f.Tensor(name));
+    return FoundTensor{v, f.path()};
+  }
+};
+
+Result<ShardSet> OpenShards(const std::string& dir) {
+  ShardSet set;
+  const std::string index_path = dir + "/model.safetensors.index.json";
+  std::vector<std::string> shard_names;
+  if (fs::exists(index_path)) {
+    LINEAGE_ASSIGN_OR_RETURN(nlohmann::json index, ReadJson(index_path));
+    if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
+      return Corrupt(index_path + ": no weight_map object");
+    for (auto it = index["weight_map"].begin(); it != index["weight_map"].end(); ++it) {
+      if (!it.value().is_string()) return Corrupt(index_path + ": weight_map entry '" + it.key() + "' is not a file name");
+      std::string shard = it.value().get<std::string>();
+      if (shard.find('/') != std::string::npos)
+        return Corrupt(index_path + ": shard name '" + shard + "' is not a plain file name");
+      if (std::find(shard_names.begin(), shard_names.end(), shard) == shard_names.end()) shard_names.push_back(shard);
+    }
+  } else if (fs::exists(dir + "/model.safetensors")) {
+    shard_names.push_back("model.safetensors");
+  } else {
+    return NotFound(dir + ": neither model.safetensors nor model.safetensors.index.json exists");
+  }
+  for (const std::string& name : shard_names) {
+    LINEAGE_ASSIGN_OR_RETURN(SafetensorsFile f, SafetensorsFile::Open(dir + "/" + name));
+    for (const std::string& t : f.names()) set.owner.emplace(t, set.files.size());
+    set.files.push_back(std::move(f));
+  }
+  return set;
+}
+
+// HF checkpoints put the text model under `model.language_model.` (VLM
+// wrapped) or `model.`; the plan uses the usual one per arch, the other is
+// accepted too.
+std::string OtherPrefixName(const std::string& name) {
+  const std::string vlm = "model.language_model.", flat = "model.";
+  if (name.rfind(vlm, 0) == 0) return flat + name.substr(vlm.size());
+  if (name.rfind(flat, 0) == 0) return vlm + name.substr(flat.size());
+  return name;
+}
+
+Result<std::shared_ptr<const Model>> LoadHf(const std::string& dir) {
+  const std::string config_path = dir + "/config.json";
+  LINEAGE_ASSIGN_OR_RETURN(nlohmann::json config_json, ReadJson(config_path));
+  auto model = std::make_shared<Model>();
+  LINEAGE_ASSIGN_OR_RETURN(model->config, ParseHfConfig(config_json, config_path));
+  model->config.source_path = dir;
+  if (fs::exists(dir + "/generation_config.json")) {
+    LINEAGE_ASSIGN_OR_RETURN(nlohmann::json gen, ReadJson(dir + "/generation_config.json"));
+    MergeGenerationConfig(gen, &model->config);
+  }
+  LINEAGE_ASSIGN_OR_RETURN(ShardSet shards, OpenShards(dir));
+  auto lookup = [&](const std::string& name) -> Result<FoundTensor> {
+    if (!shards.owner.count(name) && shards.owner.count(OtherPrefixName(name))) return shards.Find(OtherPrefixName(name));
+    return shards.Find(name);
+  };
+  LINEAGE_ASSIGN_OR_RETURN(model->weights, BindWeights(model->config, lookup));
+  for (const SafetensorsFile& f : shards.files) model->files.push_back(f.file());
+  return std::shared_ptr<const Model>(std::move(model));
+}
+
+Result<std::shared_ptr<const Model>> LoadGguf(const std::string& path) {
+  LINEAGE_ASSIGN_OR_RETURN(GgufFile g, GgufFile::Open(path));
+  auto model = std::make_shared<Model>();
+  LINEAGE_ASSIGN_OR_RETURN(model->config, ParseGgufConfig(g));
+  auto lookup = [&](const std::string& name) -> Result<FoundTensor> {
+    LINEAGE_ASSIGN_OR_RETURN(TensorView v, g.Tensor(name));
+    return FoundTensor{v, path};
+  };
+  LINEAGE_ASSIGN_OR_RETURN(model->weights, BindWeights(model->config, lookup));
+  model->files.push_back(g.file());
+  return std::shared_ptr<const Model>(std::move(model));
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Model>> LoadModel(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return LoadHf(path);
+  if (!fs::exists(path, ec)) return NotFound(path + ": no such file or directory");
+  return LoadGguf(path);
+}
+
+Result<VocabSource> LoadVocabSource(const std::string& path) {
+  std::error_code ec;
+  VocabSource src;
+  if (fs::is_directory(path, ec)) {
+    src.format = FileFormat::kSafetensors;
+    src.tokenizer_json = path + "/tokenizer.json";
+    if (!fs::exists(src.tokenizer_json)) return NotFound(src.tokenizer_json + ": no such file");
+    if (fs::exists(path + "/tokenizer_config.json")) src.tokenizer_config_json = path + "/tokenizer_config.json";
+    return src;
+  }
+  LINEAGE_ASSIGN_OR_RETURN(GgufFile g, GgufFile::Open(path));
+  src.format = FileFormat::kGguf;
+  src.gguf = std::make_shared<const GgufFile>(std::move(g));
+  return src;
+}
+
+}  // namespace lineage::model

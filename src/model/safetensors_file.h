@@ -1,0 +1,50 @@
+// SafetensorsFile: a read-only, memory-mapped .safetensors file.
+//
+// Layout: u64 little-endian N, then N bytes of JSON header
+//   {"__metadata__": {str: str}, NAME: {"dtype": "BF16", "shape": [..],
+//    "data_offsets": [begin, end]}, ...}
+// then the data section; offsets are relative to its start (8 + N).
+// Open() validates the header and that every tensor's byte range lies inside
+// the file and matches its shape and dtype. Tensors of dtypes other than
+// F32/F16/BF16 are listed but reported as unsupported when looked up.
+// TensorViews point into the mapping, which `file()` keeps alive.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/mapped_file.h"
+#include "core/status.h"
+#include "core/tensor_view.h"
+
+namespace lineage::model {
+
+class SafetensorsFile {
+ public:
+  static Result<SafetensorsFile> Open(const std::string& path);
+
+  const std::string& path() const { return file_->path(); }
+  const std::shared_ptr<MappedFile>& file() const { return file_; }
+  std::vector<std::string> names() const;
+  bool Has(const std::string& name) const { return entries_.count(name) != 0; }
+  // The tensor's view; NotFound / Unsupported errors name the file and tensor.
+  Result<TensorView> Tensor(const std::string& name) const;
+
+ private:
+  struct Entry {
+    std::string dtype;             // as written in the header
+    std::vector<int64_t> shape;
+    uint64_t begin = 0, end = 0;   // absolute file offsets
+  };
+  std::shared_ptr<MappedFile> file_;
+  std::map<std::string, Entry> entries_;
+};
+
+// Byte size of one element of a safetensors dtype name; 0 when unknown.
+int64_t SafetensorsDTypeSize(const std::string& dtype);
+// "F32" / "F16" / "BF16" for our plain dtypes.
+const char* SafetensorsDTypeName(DType t);
+
+}  // namespace lineage::model

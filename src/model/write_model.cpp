@@ -1,0 +1,70 @@
+#include "model/write_model.h"
+
+#include <filesystem>
+
+#include "model/gguf_model_writer.h"
+#include "model/encode.h"
+#include "model/hf_config.h"
+#include "model/random_model.h"
+#include "model/safetensors_writer.h"
+#include "model/tensor_plan.h"
+#include "model/tokenizer_files.h"
+
+namespace lineage::model {
+namespace {
+
+Status WriteHfDirectory(const ModelSpec& spec, const VocabData& vocab, const WriteOptions& o, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return IoError(dir + ": cannot create directory: " + ec.message());
+  const ModelConfig c = HfConfigFor(spec);
+  SafetensorsWriter st;
+  for (const PlannedTensor& p : PlanTensors(c)) {
+    const DType stored = HfStoredDType(p, o.dtype);
+    const uint64_t seed = o.seed;
+    const Arch arch = c.arch;
+    st.AddTensor(p.hf_name, stored, p.hf_shape, [p, stored, seed, arch](FileSink& sink) -> Status {
+      const int64_t cols = p.hf_shape.back();
+      int64_t rows = 1;
+      for (size_t i = 0; i + 1 < p.hf_shape.size(); ++i) rows *= p.hf_shape[i];
+      std::vector<float> row(static_cast<size_t>(cols));
+      std::vector<uint8_t> bytes(static_cast<size_t>(RowBytes(stored, cols)));
+      for (int64_t r = 0; r < rows; ++r) {
+        FillRandom(arch, p, seed, r * cols, cols, row.data());
+        EncodeRow(row.data(), cols, stored, bytes.data());
+        LINEAGE_RETURN_IF_ERROR(sink.Write(bytes.data(), bytes.size()));
+      }
+      return Status::Ok();
+    });
+  }
+  if (o.shard_bytes > 0) {
+    LINEAGE_ASSIGN_OR_RETURN(int shards, st.WriteSharded(dir, o.shard_bytes));
+    (void)shards;
+  } else {
+    LINEAGE_RETURN_IF_ERROR(st.WriteFile(dir + "/model.safetensors"));
+  }
+  LINEAGE_RETURN_IF_ERROR(WriteTextFile(dir + "/config.json", MakeHfConfig(spec, vocab, o.dtype).dump(2) + "\n"));
+  LINEAGE_RETURN_IF_ERROR(WriteTextFile(dir + "/generation_config.json", MakeGenerationConfig(vocab).dump(2) + "\n"));
+  LINEAGE_RETURN_IF_ERROR(WriteTextFile(dir + "/tokenizer.json", MakeTokenizerJson(vocab)));
+  return WriteTextFile(dir + "/tokenizer_config.json", MakeTokenizerConfigJson(vocab, c.context_length));
+}
+
+}  // namespace
+
+Status WriteModel(const ModelSpec& spec, const VocabData& vocab, const WriteOptions& o, const std::string& out_path) {
+  if (static_cast<int64_t>(vocab.tokens.size()) != spec.config.vocab)
+    return InvalidArgument("vocabulary has " + std::to_string(vocab.tokens.size()) + " tokens but the shape needs " +
+                           std::to_string(spec.config.vocab));
+  switch (o.dtype) {
+    case DType::kF32: case DType::kF16: case DType::kBF16: break;
+    case DType::kQ8_0:
+      if (o.format == FileFormat::kGguf) break;
+      return InvalidArgument("dtype q8_0 is only available for the gguf format (safetensors holds f32, f16, bf16)");
+    default:
+      return InvalidArgument("dtype " + std::string(Info(o.dtype).name) + " cannot be written (use f32, f16, bf16, q8_0)");
+  }
+  if (o.format == FileFormat::kGguf) return WriteGgufModel(spec, vocab, o, out_path);
+  return WriteHfDirectory(spec, vocab, o, out_path);
+}
+
+}  // namespace lineage::model

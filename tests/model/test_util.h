@@ -1,0 +1,64 @@
+// Helpers shared by the model tests: writing tiny random models to a
+// temporary directory and comparing logits.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "model/chat_templates.h"
+#include "model/shapes.h"
+#include "model/write_model.h"
+#include "text/synthetic_vocab.h"
+
+namespace lineage::model::testing_util {
+
+inline std::string TempPath(const std::string& name) {
+  std::string dir = ::testing::TempDir() + "/lineage_model_test";
+  std::filesystem::create_directories(dir);
+  return dir + "/" + name;
+}
+
+inline VocabData VocabFor(const ModelSpec& spec, uint64_t seed) {
+  auto flavour = spec.config.arch == Arch::kQwen3_5 ? text::VocabFlavour::kQwen35 : text::VocabFlavour::kQwen3;
+  VocabData v = text::MakeSyntheticVocab(spec.config.vocab, flavour, seed);
+  v.chat_template = ChatTemplateFor(spec.config.arch);
+  return v;
+}
+
+// Writes `spec` and returns the path (a directory for safetensors, a file for gguf).
+inline std::string Write(const ModelSpec& spec, FileFormat format, DType dtype, uint64_t seed,
+                         const std::string& name, uint64_t shard_bytes = 0) {
+  std::string path = TempPath(name);
+  std::filesystem::remove_all(path);
+  WriteOptions o;
+  o.format = format;
+  o.dtype = dtype;
+  o.seed = seed;
+  o.shard_bytes = shard_bytes;
+  Status s = WriteModel(spec, VocabFor(spec, seed), o, path);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return path;
+}
+
+// max_i |a_i - b_i| / max_i |b_i| over all positions.
+inline double MaxRelErr(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b) {
+  double num = 0, den = 0;
+  for (size_t t = 0; t < a.size(); ++t)
+    for (size_t i = 0; i < a[t].size(); ++i) {
+      num = std::max(num, std::fabs(a[t][i] - b[t][i]));
+      den = std::max(den, std::fabs(b[t][i]));
+    }
+  return num / den;
+}
+
+inline std::vector<int32_t> SomeTokens(int n, int vocab) {
+  std::vector<int32_t> t;
+  for (int i = 0; i < n; ++i) t.push_back((i * 131 + 17) % vocab);
+  return t;
+}
+
+}  // namespace lineage::model::testing_util
