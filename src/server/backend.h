@@ -109,7 +109,7 @@ struct CacheStats {
   int64_t absorptions = 0;
   int64_t evictions_ram = 0;
   int64_t evictions_disk = 0;
-  nlohmann::json extra = nlohmann::json::object();  // backend-specific detail for /v1/cache/stats
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // backend-specific detail for /v1/cache/stats
 };
 
 class Backend {

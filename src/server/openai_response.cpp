@@ -8,7 +8,7 @@
 namespace lineage::server {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 const char* FinishReasonName(FinishInfo::Reason r) {
   switch (r) {

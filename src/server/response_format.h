@@ -43,9 +43,9 @@ std::unique_ptr<ResponseFormatter> MakeOpenAiFormatter(const ApiRequest& request
 std::unique_ptr<ResponseFormatter> MakeAnthropicFormatter(const ApiRequest& request, const std::string& model);
 
 // "data: <json>\n\n", with "event: <name>\n" first when a name is given.
-std::string SseEvent(const nlohmann::json& data, const char* event_name = nullptr);
+std::string SseEvent(const nlohmann::ordered_json& data, const char* event_name = nullptr);
 // JSON text; invalid UTF-8 cannot occur (Utf8Repair) but is replaced anyway.
-std::string Dump(const nlohmann::json& v);
+std::string Dump(const nlohmann::ordered_json& v);
 // prefix + 24 random alphanumerics ("chatcmpl-", "call_", "msg_", "toolu_").
 std::string RandomId(const char* prefix);
 

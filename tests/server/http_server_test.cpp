@@ -9,7 +9,7 @@
 namespace lineage::server {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 using testing::FakeBackend;
 using testing::ParseSse;
 using testing::Script;

@@ -6,7 +6,7 @@
 namespace lineage::server {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 json Tools() {
   return json::parse(R"([{"type": "function", "function": {"name": "read", "parameters": {"type": "object",
@@ -66,8 +66,8 @@ TEST(OutputParser, ParsesQwen35XmlToolCallsAfterReasoning) {
   auto events = ParseWhole(text, WithTools(/*reasoning_open=*/true));
   EXPECT_EQ(Transcript(events),
             "R(Let me look.)C(I will read it.)"
-            "T(read {\"limit\":20,\"opts\":{\"raw\":true},\"path\":\"/tmp/a b.txt\"})"
-            "T(read {\"note\":\"line one\\nline two\",\"path\":\"42\"})");
+            "T(read {\"path\":\"/tmp/a b.txt\",\"limit\":20,\"opts\":{\"raw\":true}})"
+            "T(read {\"path\":\"42\",\"note\":\"line one\\nline two\"})");
 }
 
 TEST(OutputParser, ParsesQwen3JsonToolCalls) {
