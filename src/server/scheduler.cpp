@@ -84,6 +84,7 @@ void Scheduler::Admit(Job job) {
   report.restore_tier = rp.length == 0 ? "none" : cache::TierName(rp.tier);
   if (rp.length == 0 && lr->explanation.closest_entry != cache::kNoEntry)
     report.closest_tokens = lr->explanation.closest_shared_tokens;
+  report.cache_detail = lr->explanation.ToString();
   auto live = std::make_unique<Live>(std::move(job), std::move(seq).value(), std::move(lr).value());
   live->report = report;
   live->job.stream->Admitted(rp.length);
@@ -134,6 +135,7 @@ void Scheduler::PrefillOne() {
     Result<cache::CommitResult> cr = cache_->Commit(std::move(req));
     l.report.commit_us = Us(t1, Clock::now());
     if (cr.ok()) l.entry = cr->entry;  // a failed commit costs reuse, not the request
+    l.report.cache_detail += cr.ok() ? "; commit " + cr->explanation.ToString() : "; commit failed: " + cr.status().message();
     l.decoding = true;
     TakeToken(l, result.logits);
     return;
