@@ -63,15 +63,16 @@ void GgufWriter::AddStringArray(const std::string& k, const std::vector<std::str
   Put<uint64_t>(kv_bytes_, v.size());
   for (const std::string& s : v) PutString(kv_bytes_, s);
 }
-void GgufWriter::AddInt32Array(const std::string& k, const std::vector<int32_t>& v) {
-  AddArray(k, GgufType::kInt32, v);
-}
-void GgufWriter::AddUint32Array(const std::string& k, const std::vector<uint32_t>& v) {
-  AddArray(k, GgufType::kUint32, v);
-}
-void GgufWriter::AddFloat32Array(const std::string& k, const std::vector<float>& v) {
-  AddArray(k, GgufType::kFloat32, v);
-}
+void GgufWriter::AddUint8Array(const std::string& k, const std::vector<uint8_t>& v) { AddArray(k, GgufType::kUint8, v); }
+void GgufWriter::AddInt8Array(const std::string& k, const std::vector<int8_t>& v) { AddArray(k, GgufType::kInt8, v); }
+void GgufWriter::AddUint16Array(const std::string& k, const std::vector<uint16_t>& v) { AddArray(k, GgufType::kUint16, v); }
+void GgufWriter::AddInt16Array(const std::string& k, const std::vector<int16_t>& v) { AddArray(k, GgufType::kInt16, v); }
+void GgufWriter::AddUint32Array(const std::string& k, const std::vector<uint32_t>& v) { AddArray(k, GgufType::kUint32, v); }
+void GgufWriter::AddInt32Array(const std::string& k, const std::vector<int32_t>& v) { AddArray(k, GgufType::kInt32, v); }
+void GgufWriter::AddUint64Array(const std::string& k, const std::vector<uint64_t>& v) { AddArray(k, GgufType::kUint64, v); }
+void GgufWriter::AddInt64Array(const std::string& k, const std::vector<int64_t>& v) { AddArray(k, GgufType::kInt64, v); }
+void GgufWriter::AddFloat32Array(const std::string& k, const std::vector<float>& v) { AddArray(k, GgufType::kFloat32, v); }
+void GgufWriter::AddFloat64Array(const std::string& k, const std::vector<double>& v) { AddArray(k, GgufType::kFloat64, v); }
 void GgufWriter::AddBoolArray(const std::string& k, const std::vector<bool>& v) {
   std::vector<uint8_t> bytes(v.begin(), v.end());
   AddArray(k, GgufType::kBool, bytes);

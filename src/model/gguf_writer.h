@@ -34,9 +34,16 @@ class GgufWriter {
   void AddString(const std::string& key, const std::string& v);
   // Arrays.
   void AddStringArray(const std::string& key, const std::vector<std::string>& v);
-  void AddInt32Array(const std::string& key, const std::vector<int32_t>& v);
+  void AddUint8Array(const std::string& key, const std::vector<uint8_t>& v);
+  void AddInt8Array(const std::string& key, const std::vector<int8_t>& v);
+  void AddUint16Array(const std::string& key, const std::vector<uint16_t>& v);
+  void AddInt16Array(const std::string& key, const std::vector<int16_t>& v);
   void AddUint32Array(const std::string& key, const std::vector<uint32_t>& v);
+  void AddInt32Array(const std::string& key, const std::vector<int32_t>& v);
+  void AddUint64Array(const std::string& key, const std::vector<uint64_t>& v);
+  void AddInt64Array(const std::string& key, const std::vector<int64_t>& v);
   void AddFloat32Array(const std::string& key, const std::vector<float>& v);
+  void AddFloat64Array(const std::string& key, const std::vector<double>& v);
   void AddBoolArray(const std::string& key, const std::vector<bool>& v);
 
   // Writes exactly the tensor's bytes to the sink.

@@ -30,13 +30,20 @@ const char* PreTokenizerRegex(const std::string& pre) {
 }
 
 std::string MakeTokenizerJson(const VocabData& v) {
+  // model.vocab is written by hand: ordered_json inserts in linear time,
+  // which is quadratic for a 248k-token vocabulary; this keeps id order.
   OJson added = OJson::array();
-  OJson vocab = OJson::object();
+  std::string vocab = "{";
   for (size_t id = 0; id < v.tokens.size(); ++id) {
     TokenType t = id < v.token_types.size() ? v.token_types[id] : TokenType::kNormal;
-    if (IsAdded(t)) added.push_back(AddedToken(static_cast<int64_t>(id), v.tokens[id], t == TokenType::kControl));
-    else vocab[v.tokens[id]] = id;
+    if (IsAdded(t)) {
+      added.push_back(AddedToken(static_cast<int64_t>(id), v.tokens[id], t == TokenType::kControl));
+      continue;
+    }
+    vocab += (vocab.size() > 1 ? ",\n      " : "\n      ") + OJson(v.tokens[id]).dump() + ": " + std::to_string(id);
   }
+  vocab += "\n    }";
+  const std::string kVocabSlot = "\"@vocab@\"";
   OJson merges = OJson::array();
   for (const std::string& m : v.merges) merges.push_back(m);
   OJson j;
@@ -60,9 +67,11 @@ std::string MakeTokenizerJson(const VocabData& v) {
                 {"fuse_unk", false},
                 {"byte_fallback", false},
                 {"ignore_merges", false},
-                {"vocab", vocab},
+                {"vocab", "@vocab@"},
                 {"merges", merges}};
-  return j.dump(2) + "\n";
+  std::string text = j.dump(2);
+  text.replace(text.find(kVocabSlot, text.rfind("\"model\": {")), kVocabSlot.size(), vocab);
+  return text + "\n";
 }
 
 std::string MakeTokenizerConfigJson(const VocabData& v, int64_t context_length) {

@@ -3,6 +3,10 @@
 // +1 on zero-centred norms, squeezed conv) and the tiled V-head order.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "model/load_model.h"
 #include "model/random_model.h"
 #include "model/reference_forward.h"
@@ -35,7 +39,9 @@ void ExpectConfigMatchesSpec(const ModelConfig& got, const ModelSpec& spec) {
   EXPECT_EQ(got.lin_num_v_heads, want.lin_num_v_heads);
   EXPECT_EQ(got.lin_k_dim, want.lin_k_dim);
   EXPECT_EQ(got.lin_v_dim, want.lin_v_dim);
-  if (want.arch == Arch::kQwen3_5) EXPECT_EQ(got.conv_kernel, want.conv_kernel);
+  if (want.arch == Arch::kQwen3_5) {
+    EXPECT_EQ(got.conv_kernel, want.conv_kernel);
+  }
   EXPECT_EQ(got.layer_kinds, want.layer_kinds);
   EXPECT_FALSE(got.eos_token_ids.empty());
 }
@@ -43,6 +49,7 @@ void ExpectConfigMatchesSpec(const ModelConfig& got, const ModelSpec& spec) {
 struct Case {
   Arch arch;
   DType dtype;
+  bool tied = true;
 };
 
 class FormatEquivalence : public ::testing::TestWithParam<Case> {};
@@ -51,7 +58,9 @@ TEST_P(FormatEquivalence, SafetensorsAndGgufGiveTheSameLogits) {
   const Case c = GetParam();
   auto spec = LookupShape(c.arch, "tiny");
   ASSERT_TRUE(spec.ok());
-  const std::string tag = std::string(ArchName(c.arch)) + "_" + std::string(Info(c.dtype).name);
+  spec->config.tied_embeddings = c.tied;
+  const std::string tag =
+      std::string(ArchName(c.arch)) + "_" + std::string(Info(c.dtype).name) + (c.tied ? "" : "_untied");
   const uint64_t seed = 11;
   // q8_0 exists only in GGUF; its HF twin is the f32 checkpoint it was quantized from.
   const DType hf_dtype = c.dtype == DType::kQ8_0 ? DType::kF32 : c.dtype;
@@ -63,10 +72,14 @@ TEST_P(FormatEquivalence, SafetensorsAndGgufGiveTheSameLogits) {
   auto gguf = LoadModel(gguf_path);
   ASSERT_TRUE(gguf.ok()) << gguf.status().ToString();
   ExpectConfigMatchesSpec((*hf)->config, *spec);
+  EXPECT_EQ((*hf)->weights.lm_head.data == (*hf)->weights.embed.data, c.tied);
+  EXPECT_EQ((*gguf)->weights.lm_head.data == (*gguf)->weights.embed.data, c.tied);
   ExpectConfigMatchesSpec((*gguf)->config, *spec);
   EXPECT_EQ((*hf)->config.format, FileFormat::kSafetensors);
   EXPECT_EQ((*gguf)->config.format, FileFormat::kGguf);
-  if (c.arch == Arch::kQwen3_5) EXPECT_EQ((*gguf)->config.v_head_order, VHeadOrder::kTiled);
+  if (c.arch == Arch::kQwen3_5) {
+    EXPECT_EQ((*gguf)->config.v_head_order, VHeadOrder::kTiled);
+  }
   EXPECT_EQ((*gguf)->weights.layers[0].input_norm.size(), static_cast<size_t>(spec->config.hidden));
 
   const auto tokens = SomeTokens(10, static_cast<int>(spec->config.vocab));
@@ -79,7 +92,7 @@ TEST_P(FormatEquivalence, SafetensorsAndGgufGiveTheSameLogits) {
   const double exact = c.arch == Arch::kQwen3_5 ? 1e-12 : 0.0;
   if (c.dtype == DType::kF32) {
     EXPECT_LE(err, 1e-9);
-  } else if (c.dtype == DType::kBF16) {
+  } else if (c.dtype == DType::kBF16 || c.dtype == DType::kF16) {
     EXPECT_LE(err, exact);
   } else {
     // Q8_0 against the f32 weights it was quantized from (~0.4% per weight);
@@ -104,10 +117,11 @@ TEST_P(FormatEquivalence, SafetensorsAndGgufGiveTheSameLogits) {
 INSTANTIATE_TEST_SUITE_P(All, FormatEquivalence,
                          ::testing::Values(Case{Arch::kQwen3_5, DType::kF32}, Case{Arch::kQwen3_5, DType::kBF16},
                                            Case{Arch::kQwen3_5, DType::kQ8_0}, Case{Arch::kQwen3, DType::kF32},
-                                           Case{Arch::kQwen3, DType::kBF16}, Case{Arch::kQwen3, DType::kQ8_0}),
+                                           Case{Arch::kQwen3, DType::kBF16}, Case{Arch::kQwen3, DType::kQ8_0},
+                                           Case{Arch::kQwen3_5, DType::kF16, false}, Case{Arch::kQwen3, DType::kF16, false}),
                          [](const auto& info) {
                            return std::string(ArchName(info.param.arch)) + "_" +
-                                  std::string(Info(info.param.dtype).name);
+                                  std::string(Info(info.param.dtype).name) + (info.param.tied ? "" : "_untied");
                          });
 
 // Without the V-head permutation the tiled GGUF would not match: reading it
@@ -138,6 +152,39 @@ TEST(FormatEquivalence, ShardedSafetensorsLoadTheSame) {
   auto b = LoadModel(sharded);
   ASSERT_TRUE(a.ok() && b.ok()) << b.status().ToString();
   EXPECT_EQ((*b)->files.size(), 4u);
+  const auto tokens = SomeTokens(5, 1024);
+  EXPECT_EQ(*ReferenceForward(**a, tokens), *ReferenceForward(**b, tokens));
+}
+
+// A checkpoint without layer_types (derived from full_attention_interval)
+// and with the text tensors under `model.` instead of `model.language_model.`.
+TEST(FormatEquivalence, HfVariantsLoadTheSame) {
+  auto spec = LookupShape(Arch::kQwen3_5, "tiny");
+  ASSERT_TRUE(spec.ok());
+  std::string plain = Write(*spec, FileFormat::kSafetensors, DType::kBF16, 8, "plain_hf");
+  std::string variant = Write(*spec, FileFormat::kSafetensors, DType::kBF16, 8, "variant_hf");
+  {
+    std::ifstream in(variant + "/config.json");
+    nlohmann::json c = nlohmann::json::parse(in);
+    c["text_config"].erase("layer_types");
+    std::ofstream(variant + "/config.json") << c.dump();
+  }
+  std::string st = variant + "/model.safetensors";
+  std::ifstream in(st, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  in.close();
+  // Dropping the prefix shortens the header: pad it with spaces to keep the data offsets.
+  uint64_t n;
+  std::memcpy(&n, bytes.data(), 8);
+  std::string header = bytes.substr(8, n);
+  const std::string from = "\"model.language_model.", to = "\"model.";
+  for (size_t at; (at = header.find(from)) != std::string::npos;) header.replace(at, from.size(), to);
+  header.append(n - header.size(), ' ');
+  std::ofstream(st, std::ios::binary) << bytes.substr(0, 8) << header << bytes.substr(8 + n);
+  auto a = LoadModel(plain);
+  auto b = LoadModel(variant);
+  ASSERT_TRUE(a.ok() && b.ok()) << b.status().ToString();
+  EXPECT_EQ((*b)->config.layer_kinds, spec->config.layer_kinds);
   const auto tokens = SomeTokens(5, 1024);
   EXPECT_EQ(*ReferenceForward(**a, tokens), *ReferenceForward(**b, tokens));
 }

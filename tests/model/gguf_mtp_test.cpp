@@ -1,0 +1,95 @@
+// A Qwen3.5 GGUF converted with its MTP block has block_count = L + 1 and
+// nextn_predict_layers = 1 (spec §5.2, §9.9): the loader must read L trunk
+// layers and ignore blk.L. The file is made by copying a written GGUF with
+// GgufWriter and adding what the converter adds.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "model/gguf_file.h"
+#include "model/gguf_writer.h"
+#include "model/load_model.h"
+#include "model/reference_forward.h"
+#include "test_util.h"
+
+namespace lineage::model {
+namespace {
+
+// Re-emits every key and tensor of `g`, then adds the MTP block (blk.<layers>).
+Status CopyWithMtpBlock(const GgufFile& g, const std::string& out, int64_t layers) {
+  GgufWriter w;
+  for (const auto& [key, v] : g.metadata()) {
+    if (key == "qwen35.block_count") {
+      w.AddUint32(key, static_cast<uint32_t>(layers + 1));
+      continue;
+    }
+    switch (v.type) {
+      case GgufType::kUint32: w.AddUint32(key, static_cast<uint32_t>(v.as_uint)); break;
+      case GgufType::kInt32: w.AddInt32(key, static_cast<int32_t>(v.as_int)); break;
+      case GgufType::kFloat32: w.AddFloat32(key, static_cast<float>(v.as_double)); break;
+      case GgufType::kBool: w.AddBool(key, v.as_bool); break;
+      case GgufType::kString: w.AddString(key, std::string(v.as_string)); break;
+      case GgufType::kArray:
+        if (v.elem_type == GgufType::kString) {
+          w.AddStringArray(key, *g.GetStringArray(key));
+        } else if (v.elem_type == GgufType::kInt32) {
+          const std::vector<int64_t> values = *g.GetIntArray(key);
+          std::vector<int32_t> x(values.begin(), values.end());
+          w.AddInt32Array(key, x);
+        } else {
+          return Internal("unexpected array type in " + key);
+        }
+        break;
+      default:
+        return Internal("unexpected value type in " + key);
+    }
+  }
+  w.AddUint32("qwen35.nextn_predict_layers", 1);
+  for (const GgufTensorInfo& t : g.tensors()) {
+    auto view = g.Tensor(t.name);
+    if (!view.ok()) return view.status();
+    const TensorView v = *view;
+    w.AddTensor(t.name, t.ne, t.ggml_type, static_cast<uint64_t>(t.nbytes),
+                [v](FileSink& sink) { return sink.Write(v.data, static_cast<size_t>(v.nbytes)); });
+  }
+  const std::string blk = "blk." + std::to_string(layers) + ".";
+  const int64_t H = 128;
+  std::vector<float> ones(static_cast<size_t>(2 * H * H), 1.0f);
+  auto add = [&](const std::string& name, std::vector<int64_t> ne) {
+    int64_t n = 1;
+    for (int64_t d : ne) n *= d;
+    w.AddTensor(blk + name, ne, 0, static_cast<uint64_t>(n * 4),
+                [&ones, n](FileSink& sink) { return sink.Write(ones.data(), static_cast<size_t>(n) * 4); });
+  };
+  add("nextn.eh_proj.weight", {2 * H, H});
+  add("nextn.enorm.weight", {H});
+  add("nextn.hnorm.weight", {H});
+  add("attn_norm.weight", {H});
+  return w.WriteFile(out);
+}
+
+TEST(GgufMtp, NextnBlockIsNotPartOfTheTrunk) {
+  auto spec = LookupShape(Arch::kQwen3_5, "tiny");
+  ASSERT_TRUE(spec.ok());
+  std::string plain = testing_util::Write(*spec, FileFormat::kGguf, DType::kF32, 6, "plain.gguf");
+  std::string mtp = testing_util::TempPath("mtp.gguf");
+  {
+    auto g = GgufFile::Open(plain);
+    ASSERT_TRUE(g.ok());
+    Status s = CopyWithMtpBlock(*g, mtp, spec->config.num_layers);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  auto g = GgufFile::Open(mtp);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(*g->GetInt("qwen35.block_count"), 9);
+  auto a = LoadModel(plain);
+  auto b = LoadModel(mtp);
+  ASSERT_TRUE(a.ok() && b.ok()) << b.status().ToString();
+  EXPECT_EQ((*b)->config.num_layers, 8);
+  EXPECT_EQ((*b)->weights.layers.size(), 8u);
+  const auto tokens = testing_util::SomeTokens(4, 1024);
+  EXPECT_EQ(*ReferenceForward(**a, tokens), *ReferenceForward(**b, tokens));
+}
+
+}  // namespace
+}  // namespace lineage::model

@@ -1,0 +1,144 @@
+// `lineage mkmodel` end to end: determinism, the files of a HF directory,
+// the embedded chat templates, and its refusals.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/chat_templates.h"
+#include "model/load_model.h"
+#include "model/random_model.h"
+#include "model/reference_forward.h"
+#include "test_util.h"
+
+namespace lineage::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+int Mkmodel(const std::string& args) {
+  std::string cmd = std::string(LINEAGE_BINARY) + " mkmodel " + args + " > /dev/null 2>&1";
+  return std::system(cmd.c_str());
+}
+
+// Every file under `path` (or the file itself), relative name -> bytes.
+std::map<std::string, std::string> Contents(const std::string& path) {
+  std::map<std::string, std::string> out;
+  if (fs::is_directory(path)) {
+    for (const auto& e : fs::directory_iterator(path)) out[e.path().filename().string()] = Slurp(e.path().string());
+  } else {
+    out[""] = Slurp(path);
+  }
+  return out;
+}
+
+TEST(Mkmodel, SameSeedGivesIdenticalBytes) {
+  for (const std::string format : {"safetensors", "gguf"}) {
+    std::string a = testing_util::TempPath("det_a_" + format), b = testing_util::TempPath("det_b_" + format),
+                c = testing_util::TempPath("det_c_" + format);
+    for (const auto& p : {a, b, c}) fs::remove_all(p);
+    const std::string common = "--arch qwen3_5 --shape tiny --dtype bf16 --format " + format;
+    ASSERT_EQ(Mkmodel(common + " --seed 42 --out " + a), 0);
+    ASSERT_EQ(Mkmodel(common + " --seed 42 --out " + b), 0);
+    ASSERT_EQ(Mkmodel(common + " --seed 43 --out " + c), 0);
+    auto ca = Contents(a), cb = Contents(b), cc = Contents(c);
+    EXPECT_FALSE(ca.empty());
+    EXPECT_EQ(ca, cb) << format;
+    EXPECT_NE(ca, cc) << format;
+  }
+}
+
+TEST(Mkmodel, WritesARealQwen35Directory) {
+  std::string dir = testing_util::TempPath("mk_hf");
+  fs::remove_all(dir);
+  ASSERT_EQ(Mkmodel("--arch qwen3_5 --shape tiny --format safetensors --dtype f32 --seed 3 --out " + dir), 0);
+  for (const char* f : {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                        "model.safetensors"})
+    EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
+  auto config = nlohmann::json::parse(Slurp(dir + "/config.json"));
+  EXPECT_EQ(config["architectures"][0], "Qwen3_5ForConditionalGeneration");
+  EXPECT_EQ(config["tie_word_embeddings"], true);
+  EXPECT_EQ(config["text_config"]["layer_types"][3], "full_attention");
+  EXPECT_EQ(config["text_config"]["rope_parameters"]["partial_rotary_factor"], 0.25);
+  auto tok_config = nlohmann::json::parse(Slurp(dir + "/tokenizer_config.json"));
+  EXPECT_EQ(tok_config["chat_template"], ChatTemplateFor(Arch::kQwen3_5));
+  auto tok = nlohmann::json::parse(Slurp(dir + "/tokenizer.json"));
+  EXPECT_EQ(tok["model"]["type"], "BPE");
+  EXPECT_EQ(tok["normalizer"]["type"], "NFC");
+  EXPECT_FALSE(tok["added_tokens"].empty());
+  // Tensors live under model.language_model.; the loaded model equals the in-memory one.
+  EXPECT_NE(Slurp(dir + "/model.safetensors").find("model.language_model.layers.0.linear_attn.A_log"),
+            std::string::npos);
+  auto loaded = LoadModel(dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto mem = MakeRandomModel(*LookupShape(Arch::kQwen3_5, "tiny"), DType::kF32, 3);
+  auto tokens = testing_util::SomeTokens(4, 1024);
+  EXPECT_EQ(*ReferenceForward(**loaded, tokens), *ReferenceForward(**mem, tokens));
+  auto vs = LoadVocabSource(dir);
+  ASSERT_TRUE(vs.ok());
+  EXPECT_EQ(vs->tokenizer_json, dir + "/tokenizer.json");
+}
+
+TEST(Mkmodel, Qwen3DirectoryIsFlat) {
+  std::string dir = testing_util::TempPath("mk_hf3");
+  fs::remove_all(dir);
+  ASSERT_EQ(Mkmodel("--arch qwen3 --shape tiny --format safetensors --dtype bf16 --seed 3 --out " + dir), 0);
+  auto config = nlohmann::json::parse(Slurp(dir + "/config.json"));
+  EXPECT_EQ(config["architectures"][0], "Qwen3ForCausalLM");
+  EXPECT_FALSE(config.contains("text_config"));
+  EXPECT_NE(Slurp(dir + "/model.safetensors").find("\"model.layers.0.self_attn.q_norm.weight\""), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(Slurp(dir + "/tokenizer_config.json"))["chat_template"], ChatTemplateFor(Arch::kQwen3));
+}
+
+TEST(Mkmodel, RefusesQ8ForSafetensorsAndUnknownShapes) {
+  std::string dir = testing_util::TempPath("mk_bad");
+  EXPECT_NE(Mkmodel("--arch qwen3_5 --shape tiny --format safetensors --dtype q8_0 --out " + dir), 0);
+  EXPECT_NE(Mkmodel("--arch qwen3 --shape qwen3.5-0.8b --format gguf --out " + dir), 0);
+  EXPECT_NE(Mkmodel("--arch qwen9 --shape tiny --format gguf --out " + dir), 0);
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(ChatTemplates, EmbeddedTextsAreThePublishedOnes) {
+  const std::string data = LINEAGE_SHARED_DATA;
+  const std::string q35 = data + "/templates/Qwen3.5-4B.jinja", q3 = data + "/templates/Qwen-Qwen3-0.6B.jinja";
+  if (!fs::exists(q35) || !fs::exists(q3)) GTEST_SKIP() << "shared data absent: " << data;
+  EXPECT_EQ(ChatTemplateFor(Arch::kQwen3_5), Slurp(q35));
+  EXPECT_EQ(ChatTemplateFor(Arch::kQwen3), Slurp(q3));
+}
+
+// The real dimensions (cut to their first 4 layers and a small vocabulary to
+// stay fast) keep activations O(1) with the chosen scales.
+void ExpectRealDimensionsSane(Arch arch, const char* shape) {
+  auto spec = LookupShape(arch, shape, 2048);
+  ASSERT_TRUE(spec.ok());
+  spec->config.num_layers = 4;
+  spec->config.layer_kinds.resize(4);
+  auto m = MakeRandomModel(*spec, DType::kBF16, 1);
+  ASSERT_TRUE(m.ok());
+  ReferenceTrace trace;
+  auto logits = ReferenceForward(**m, testing_util::SomeTokens(3, 2048), &trace);
+  ASSERT_TRUE(logits.ok());
+  for (double rms : trace.layer_rms) {
+    EXPECT_GT(rms, 0.05) << shape;
+    EXPECT_LT(rms, 10.0) << shape;
+  }
+  for (const auto& row : *logits) {
+    double mx = -1e300, z = 0;
+    for (double x : row) mx = std::max(mx, x);
+    for (double x : row) z += std::exp(x - mx);
+    EXPECT_LT(1.0 / z, 0.9) << shape;
+  }
+}
+
+TEST(RandomModel, RealQwen35DimensionsStaySane) { ExpectRealDimensionsSane(Arch::kQwen3_5, "qwen3.5-0.8b"); }
+TEST(RandomModel, RealQwen3DimensionsStaySane) { ExpectRealDimensionsSane(Arch::kQwen3, "qwen3-0.6b"); }
+
+}  // namespace
+}  // namespace lineage::model
