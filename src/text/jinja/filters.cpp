@@ -49,6 +49,8 @@ Value FAbs(Interpreter&, const Value& v, CallArgs& a) {
 Value FAttr(Interpreter& in, const Value& v, CallArgs& a) {
   ArgBinder b("attr", a, {"name"});
   if (!b.Get(0) || !b.Get(0)->is_string()) Fail(ErrorKind::kType, "attr() requires a name");
+  // Attributes only: unlike `.name`, attr() does not fall back to dict items.
+  if (v.is_dict() && !HasMethod(v, b.Get(0)->str())) return Value::Undefined("'dict object' has no attribute '" + b.Get(0)->str() + "'");
   return in.GetAttr(v, b.Get(0)->str());
 }
 
@@ -210,6 +212,7 @@ Value FJoin(Interpreter& in, const Value& v, CallArgs& a) {
     first = false;
     if (attribute && !attribute->is_none()) GetAttribute(in, item, *attribute).AppendStr(out);
     else item.AppendStr(out);
+    CheckStringSize(out.size());
   }
   return Value::String(std::move(out));
 }
@@ -322,7 +325,10 @@ Value FReplace(Interpreter&, const Value& v, CallArgs& a) {
   ArgBinder b("replace", a, {"old", "new", "count"});
   if (!b.Get(0) || !b.Get(1)) Fail(ErrorKind::kType, "replace() missing required arguments");
   Value count = b.GetOr(2, Value::None());
-  return Value::String(PyReplace(Str(v), b.Get(0)->ToStr(), b.Get(1)->ToStr(), count.is_none() ? -1 : count.as_int()));
+  auto out = PyReplace(Str(v), b.Get(0)->ToStr(), b.Get(1)->ToStr(), count.is_none() ? -1 : count.as_int(),
+                       kMaxStringBytes);
+  if (!out) CheckStringSize(kMaxStringBytes + 1);
+  return Value::String(std::move(*out));
 }
 
 Value FReverse(Interpreter&, const Value& v, CallArgs& a) {

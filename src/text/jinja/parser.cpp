@@ -73,6 +73,7 @@ class Parser {
 
   // Parses until a block tag whose keyword is in `end` (cursor left on it).
   Body Subparse(std::initializer_list<const char*> end) {
+    DepthGuard guard(this);
     Body body;
     while (Cur().type != Tok::kEof) {
       const Token& t = Cur();
@@ -645,7 +646,7 @@ class Parser {
   }
 
   ExprPtr ParseCall(ExprPtr node) {
-    auto e = Make(ExprKind::kCall, Cur().pos);
+    auto e = Make(ExprKind::kCall, node->pos);
     e->args.push_back(std::move(node));
     ParseCallArgs(e.get());
     return e;

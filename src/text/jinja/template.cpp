@@ -41,6 +41,15 @@ Result<Template> Template::Parse(std::string_view source) {
 
 Result<std::string> Template::Render(const nlohmann::ordered_json& context, const RenderOptions& options) const {
   if (!context.is_object()) return InvalidArgument("template context must be a JSON object");
+  try {
+    return Render(Value::FromJson(context), options);
+  } catch (const RenderError& e) {
+    return ToStatus(e, "render");
+  }
+}
+
+Result<std::string> Template::Render(const Value& context, const RenderOptions& options) const {
+  if (!context.is_dict()) return InvalidArgument("template context must be a dict");
   std::tm now{};
   if (options.now) {
     now = *options.now;
@@ -50,7 +59,7 @@ Result<std::string> Template::Render(const nlohmann::ordered_json& context, cons
   }
   try {
     Interpreter interp(options.limits, now);
-    return interp.Render(*body_, Value::FromJson(context));
+    return interp.Render(*body_, context);
   } catch (const RenderError& e) {
     return ToStatus(e, "render");
   } catch (const std::bad_alloc&) {
