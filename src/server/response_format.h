@@ -25,6 +25,10 @@ struct FinishInfo {
   int64_t prompt_tokens = 0;
   int64_t cached_tokens = 0;    // restore length
   int64_t completion_tokens = 0;
+  // Where the time went (RequestReport); reported as "timings" in
+  // non-streaming OpenAI responses, as llama-server does.
+  std::string restore;          // "kind/tier"
+  double admission_ms = 0, prefill_ms = 0, commit_ms = 0, ttft_ms = -1, total_ms = 0;
 };
 
 class ResponseFormatter {
