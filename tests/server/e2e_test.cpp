@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "http_test_util.h"
+#include "node_clients.h"
 #include "model/chat_templates.h"
 #include "model/load_model.h"
 #include "model/shapes.h"
@@ -298,6 +299,17 @@ TEST_F(EndToEnd, DisconnectFreesTheSequenceAndARetryLandsOnTheCache) {
   body["max_tokens"] = 4;
   json retry = Post(*s, "/v1/chat/completions", body);
   EXPECT_GT(Cached(retry), 0);
+}
+
+TEST_F(EndToEnd, OfficialClientLibrariesAgainstTheModel) {
+  std::string why;
+  std::string dir = testing::PrepareNodeClients(&why);
+  if (dir.empty()) GTEST_SKIP() << why;
+  auto s = Start();
+  std::string out;
+  int rc = testing::RunShell(
+      "cd '" + dir + "' && timeout 300 node client.mjs http://127.0.0.1:" + std::to_string(s->http->port()) + " real", &out);
+  EXPECT_EQ(rc, 0) << out;
 }
 
 }  // namespace

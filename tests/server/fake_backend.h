@@ -9,6 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -53,6 +55,11 @@ class FakeBackend : public Backend {
     std::lock_guard<std::mutex> lock(mu_);
     scripts_.push_back(std::move(s));
   }
+  // Consulted before the queue: a script chosen from the request itself.
+  void SetResponder(std::function<std::optional<Script>(const ApiRequest&)> f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    responder_ = std::move(f);
+  }
   void SetDefault(Script s) {
     std::lock_guard<std::mutex> lock(mu_);
     default_ = std::move(s);
@@ -63,7 +70,10 @@ class FakeBackend : public Backend {
     {
       std::lock_guard<std::mutex> lock(mu_);
       requests_.push_back(request);
-      if (!scripts_.empty()) {
+      std::optional<Script> chosen = responder_ ? responder_(request) : std::nullopt;
+      if (chosen) {
+        s = std::move(*chosen);
+      } else if (!scripts_.empty()) {
         s = std::move(scripts_.front());
         scripts_.pop_front();
       } else {
@@ -114,6 +124,7 @@ class FakeBackend : public Backend {
  private:
   std::mutex mu_;
   std::deque<Script> scripts_;
+  std::function<std::optional<Script>(const ApiRequest&)> responder_;
   Script default_{std::vector<std::string>{"Hello", ", ", "world"}};
   std::vector<ApiRequest> requests_;
   std::vector<std::thread> threads_;
