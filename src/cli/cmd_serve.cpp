@@ -70,7 +70,6 @@ Status Run(const ServeArgs& a) {
   if (a.cache_reuse > 0)
     std::fprintf(stderr, "serve: --cache-reuse %lld: chunk reuse is not in this build (never used for hybrid models)\n",
                  static_cast<long long>(a.cache_reuse));
-  if (!a.trace_log.empty()) std::fprintf(stderr, "serve: --trace-log is not in this build; ignored\n");
 
   auto t0 = std::chrono::steady_clock::now();
   std::fprintf(stderr, "serve: loading model %s ...\n", a.model.c_str());
@@ -92,7 +91,12 @@ Status Run(const ServeArgs& a) {
     std::fprintf(stderr, "serve: the model has no chat template; only /v1/completions will work\n");
   }
 
+  std::unique_ptr<server::TraceLog> trace_log;
+  if (!a.trace_log.empty()) {
+    LINEAGE_ASSIGN_OR_RETURN(trace_log, server::TraceLog::Open(a.trace_log));
+  }
   server::EngineBackendOptions bo;
+  bo.scheduler.trace_log = trace_log.get();
   bo.model_id = !a.alias.empty() ? a.alias : a.model.substr(a.model.find_last_of('/') + 1);
   bo.engine.num_threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bo.scheduler.context_tokens = a.ctx_size;

@@ -194,6 +194,8 @@ void Scheduler::Finish(Live& l, FinishReason reason, Status error) {
     (void)cache_->ExtendAfterGeneration(l.entry, tokens, snap.kv, snap.recurrent);
   }
   l.lookup.lease.Release();
+  if (options_.trace_log)
+    options_.trace_log->Append(Us(started_, l.job.submitted) / 1000, l.job.prompt, l.job.hints.anchor_tokens, l.generated);
   l.report.total_us = Us(l.job.submitted, Clock::now());
   l.job.stream->Close(reason, l.report, std::move(error));
 }

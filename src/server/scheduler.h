@@ -33,6 +33,7 @@
 #include "engine/engine.h"
 #include "engine/sampler.h"
 #include "server/backend.h"
+#include "server/trace_log.h"
 #include "text/tokenizer.h"
 
 namespace lineage::server {
@@ -43,6 +44,7 @@ struct SchedulerOptions {
   int64_t context_tokens = 4096;      // prompt + reply limit per sequence
   int64_t prefill_chunk_tokens = 256; // per loop turn: bounds the stall of decoding sequences
   bool extend_after_generation = true;
+  TraceLog* trace_log = nullptr;      // borrowed; every finished request is appended
 };
 
 struct Job {
@@ -92,6 +94,7 @@ class Scheduler {
   // Scheduler thread only.
   std::vector<std::unique_ptr<Live>> live_;
   size_t next_prefill_ = 0;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::thread thread_;
 };
 
