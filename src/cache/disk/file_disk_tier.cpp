@@ -1,7 +1,5 @@
 #include "cache/disk/file_disk_tier.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -22,24 +20,21 @@ Result<std::unique_ptr<FileDiskTier>> FileDiskTier::Open(const FileDiskTierOptio
                                layout.states_dir()}) {
     if (Status st = env->MakeDirs(d); !st.ok()) return st.With("disk tier");
   }
-  const int fd = ::open(layout.lock_path().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("disk tier: cannot open " + layout.lock_path());
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    return ResourceExhausted("disk tier: " + options.dir + " is in use by another process");
-  }
-  std::unique_ptr<FileDiskTier> tier(new FileDiskTier(options, std::move(codec), fd));
+  Result<DirLock> lock = DirLock::Acquire(layout.lock_path());
+  if (!lock.ok()) return lock.status().With("disk tier");
+  std::unique_ptr<FileDiskTier> tier(new FileDiskTier(options, std::move(codec), std::move(*lock)));
   if (Status st = tier->Rebuild(); !st.ok()) return st.With("disk tier: " + options.dir);
   tier->writer_ = std::thread([t = tier.get()] { t->WriterLoop(); });
   return tier;
 }
 
-FileDiskTier::FileDiskTier(const FileDiskTierOptions& options, std::shared_ptr<const StateCodec> codec, int lock_fd)
+FileDiskTier::FileDiskTier(const FileDiskTierOptions& options, std::shared_ptr<const StateCodec> codec,
+                           DirLock lock)
     : options_(options),
       codec_(std::move(codec)),
       env_(options.env ? options.env : DefaultFileEnv()),
       layout_(options.dir),
-      lock_fd_(lock_fd),
+      lock_(std::move(lock)),
       file_ids_(std::random_device{}() ^ (static_cast<uint64_t>(WallMs()) << 20) ^ static_cast<uint64_t>(::getpid())) {}
 
 FileDiskTier::~FileDiskTier() {
@@ -49,7 +44,6 @@ FileDiskTier::~FileDiskTier() {
   }
   work_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
-  ::close(lock_fd_);  // releases the flock
 }
 
 void FileDiskTier::Log(const std::string& line) {

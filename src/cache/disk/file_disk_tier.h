@@ -51,6 +51,7 @@
 
 #include "cache/disk/codec.h"
 #include "cache/disk/dir_layout.h"
+#include "cache/disk/dir_lock.h"
 #include "cache/disk/disk_index.h"
 #include "cache/disk/file_env.h"
 #include "cache/disk_tier.h"
@@ -122,7 +123,7 @@ class FileDiskTier final : public DiskTier {
     std::vector<BlobKey> blobs;                // kCollect: orphan candidates
   };
 
-  FileDiskTier(const FileDiskTierOptions& options, std::shared_ptr<const StateCodec> codec, int lock_fd);
+  FileDiskTier(const FileDiskTierOptions& options, std::shared_ptr<const StateCodec> codec, DirLock lock);
   Status Rebuild();                       // tier_startup.cpp
   void WriterLoop();                      // tier_writer.cpp
   Status WriteRecord(const Task& task);   // tier_writer.cpp
@@ -139,7 +140,7 @@ class FileDiskTier final : public DiskTier {
   std::shared_ptr<const StateCodec> codec_;
   FileEnv* env_;
   DirLayout layout_;
-  int lock_fd_;
+  DirLock lock_;
 
   std::mutex mu_;
   std::condition_variable work_cv_;   // the writer waits for tasks

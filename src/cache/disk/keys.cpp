@@ -20,7 +20,8 @@ Key128 FromHash(XXH128_hash_t h) {
 }  // namespace
 
 KeyChain::KeyChain(const Key128& fingerprint, int64_t page_tokens, TokenSpan tokens)
-    : page_tokens_(page_tokens), num_tokens_(static_cast<int64_t>(tokens.size())), tokens_(tokens) {
+    : page_tokens_(page_tokens), num_tokens_(static_cast<int64_t>(tokens.size())),
+      tokens_(tokens.begin(), tokens.end()) {
   uint8_t seed[20];
   std::memcpy(seed, fingerprint.bytes.data(), 16);
   PutU32(seed + 16, static_cast<uint32_t>(page_tokens));

@@ -34,7 +34,7 @@ class KeyChain {
 
   int64_t page_tokens_;
   int64_t num_tokens_;
-  TokenSpan tokens_;             // borrowed for the constructor's caller's lifetime
+  Tokens tokens_;                // a copy: a chain may outlive its caller's tokens
   Key128 root_;
   std::vector<Key128> full_;     // chain value after each full page
 };
