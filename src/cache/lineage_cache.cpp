@@ -56,6 +56,7 @@ RestorePoint PointOf(const Entry& e, const TreePoint& p) {
   rp.length = p.n;
   rp.kind = p.kind;
   rp.tier = Tier::kRam;
+  rp.anchor = e.anchor;
   rp.kv = p.n == e.num_tokens() ? e.kv : e.kv->Prefix(p.n);
   if (p.kind == PointKind::kEntryEnd) {
     rp.state = e.state;
@@ -123,7 +124,8 @@ Result<LookupResult> LineageCache::Lookup(TokenSpan prompt, const LookupHints& h
     lock.lock();
     if (loaded.ok() && loaded->kv && loaded->kv->num_tokens() == on_disk->length) {
       s.ReleaseLease(lease_id);
-      out.restore = {on_disk->entry, on_disk->length, on_disk->kind, Tier::kDisk, loaded->kv, loaded->state};
+      out.restore = {on_disk->entry, on_disk->length, on_disk->kind, Tier::kDisk, loaded->kv, loaded->state,
+                     on_disk->anchor};
       lease = {on_disk->entry, Tier::kDisk, on_disk->length, on_disk->kind, loaded->state, on_disk->anchor};
       lease_id = s.NewLease(lease);
       ++s.counters().disk_restores;

@@ -80,7 +80,7 @@ void Scheduler::Admit(Job job) {
   }
   report.admission_us = Us(t0, Clock::now());
   report.cached_tokens = rp.length;
-  report.restore_kind = rp.length == 0 ? "none" : cache::PointKindName(rp.kind);
+  report.restore_kind = rp.length == 0 ? "none" : rp.KindName();
   report.restore_tier = rp.length == 0 ? "none" : cache::TierName(rp.tier);
   if (rp.length == 0 && lr->explanation.closest_entry != cache::kNoEntry)
     report.closest_tokens = lr->explanation.closest_shared_tokens;
