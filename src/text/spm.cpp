@@ -27,6 +27,20 @@ struct Bigram {
 
 }  // namespace
 
+SpmModel::SpmModel(const std::unordered_map<std::string_view, TokenId>* text_to_id, std::vector<float> scores,
+                   const std::array<TokenId, 256>& byte_ids)
+    : text_to_id_(text_to_id), scores_(std::move(scores)), byte_ids_(byte_ids) {
+  constexpr std::string_view kMark = "\xE2\x96\x81";
+  word_separable_ = true;
+  for (const auto& [text, id] : *text_to_id_) {
+    for (size_t p = text.find(kMark, 1); p != std::string_view::npos; p = text.find(kMark, p + 1)) {
+      bool after_mark = p >= kMark.size() && text.compare(p - kMark.size(), kMark.size(), kMark) == 0;
+      if (!after_mark) word_separable_ = false;
+    }
+    if (!word_separable_) break;
+  }
+}
+
 void SpmModel::Encode(std::string_view text, std::vector<TokenId>* out) const {
   std::vector<Symbol> syms;
   for (size_t off = 0; off < text.size();) {

@@ -185,7 +185,8 @@ void Tokenizer::Impl::EncodeWord(std::string_view word, std::vector<TokenId>* ou
   }
   if (WordCache::Lookup(cache_owner, word, out)) return;
   size_t start = out->size();
-  bpe.EncodeWord(word, out);
+  if (kind == TokenizerKind::kSpm) spm.Encode(word, out);
+  else bpe.EncodeWord(word, out);
   WordCache::Insert(cache_owner, word, out->data() + start, out->size() - start);
 }
 
@@ -199,7 +200,11 @@ void Tokenizer::Impl::EncodeRaw(std::string_view text, bool after_special, std::
       if (c == ' ') escaped += kSpmSpace;
       else escaped += c;
     }
-    spm.Encode(escaped, out);
+    if (spm.word_separable()) {
+      ForEachSpmWord(escaped, [&](std::string_view word) { EncodeWord(word, out); });
+    } else {
+      spm.Encode(escaped, out);
+    }
     return;
   }
   std::string owned;

@@ -1,4 +1,6 @@
-// Tokenizer: byte-level BPE (GPT-2 / Qwen / Llama 3 style) text <-> token ids.
+// Tokenizer: byte-level BPE (GPT-2 / Qwen / Llama 3 style) text <-> token ids;
+// also SentencePiece-style vocabularies from GGUF (see spm.h), which skip the
+// normalizer and regex steps below.
 //
 // Encoding: added tokens are matched whole in the raw text first (control
 // tokens only when EncodeOptions::parse_special; user-defined ones always,
@@ -41,7 +43,7 @@ class Tokenizer {
 
   static Result<Tokenizer> Build(TokenizerSpec spec);
   static Result<Tokenizer> FromVocabData(const model::VocabData& vocab);
-  // tokenizer.ggml.* metadata of a GGUF file (model "gpt2" only).
+  // tokenizer.ggml.* metadata of a GGUF file (model "gpt2" or "llama").
   static Result<Tokenizer> FromGguf(const model::GgufFile& gguf);
   // A Hugging Face tokenizer.json, with the optional tokenizer_config.json
   // text (bos/eos token names, add_bos_token, chat_template).

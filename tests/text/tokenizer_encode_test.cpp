@@ -110,3 +110,43 @@ TEST(Encode, QwenHardStringsRoundTripThroughTheSyntheticVocab) {
 
 }  // namespace
 }  // namespace lineage::text
+
+#include "model/gguf_file.h"
+#include "text/spm.h"
+
+namespace lineage::text {
+namespace {
+
+// The SPM word split is an optimization: for a separable vocabulary it must
+// give exactly the ids of merging the whole text at once (llama.cpp's way).
+TEST(Spm, WordByWordEqualsWholeText) {
+  std::string path = testing::VocabPath("llama-spm");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "shared data absent: " << path;
+  auto gguf = model::GgufFile::Open(path);
+  ASSERT_TRUE(gguf.ok());
+  auto tokens = gguf->GetStringArray("tokenizer.ggml.tokens");
+  auto scores = gguf->GetFloatArray("tokenizer.ggml.scores");
+  ASSERT_TRUE(tokens.ok() && scores.ok());
+  std::unordered_map<std::string_view, TokenId> map;
+  for (size_t i = 0; i < tokens->size(); ++i) map.emplace((*tokens)[i], static_cast<TokenId>(i));
+  std::array<TokenId, 256> bytes;
+  for (int b = 0; b < 256; ++b) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "<0x%02X>", b);
+    bytes[b] = map.count(hex) ? map[hex] : kNoToken;
+  }
+  SpmModel spm(&map, std::vector<float>(scores->begin(), scores->end()), bytes);
+  ASSERT_TRUE(spm.word_separable());
+  std::mt19937 rng(23);
+  for (int i = 0; i < 200; ++i) {
+    std::string text = testing::RandomText(rng, 1 + rng() % 40), escaped;
+    for (char c : text) escaped += c == ' ' ? std::string("\xE2\x96\x81") : std::string(1, c);
+    std::vector<TokenId> whole, by_word;
+    spm.Encode(escaped, &whole);
+    ForEachSpmWord(escaped, [&](std::string_view w) { spm.Encode(w, &by_word); });
+    ASSERT_EQ(whole, by_word) << text;
+  }
+}
+
+}  // namespace
+}  // namespace lineage::text
