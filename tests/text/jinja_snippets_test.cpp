@@ -141,15 +141,27 @@ const Snippet kSnippets[] = {
     {"{{ l[undefined_name] }}", "{}"},
 };
 
-TEST(JinjaSnippets, AgreeWithPythonJinja2) {
+const Snippet kMutationSnippets[] = {
+    {"{% set ns = namespace(ids=[]) %}{% set _ = ns.ids.append(1) %}{% set _ = ns.ids.append('x') %}{{ ns.ids }} {{ ns.ids.pop(0) }} {{ ns.ids }}", "{}"},
+    {"{% set q = [3, 1, 2] %}{{ q.sort() }}{{ q }} {{ q.reverse() }}{{ q }} {{ q.insert(1, 9) }}{{ q }} {{ q.extend('ab') }}{{ q }}", "{}"},
+    {"{% set q = [1, 2, 1] %}{{ q.remove(1) }}{{ q }} {{ q.pop() }} {{ q.clear() }}{{ q }}", "{}"},
+    {"{% set m = {'a': 1} %}{{ m.update({'b': 2}) }}{{ m }} {{ m.setdefault('c', 3) }} {{ m.pop('a') }} {{ m.pop('z', 'dflt') }} {{ m }} {{ m.popitem() }}", "{}"},
+    {"{% set q = [] %}{{ q.pop() }}", "{}"},
+    {"{% set q = [1] %}{{ q.remove(5) }}", "{}"},
+    {"{{ l.append(4) }}{{ l }}", "{}"},
+    {"{% for m in msgs %}{% set _ = m.update({'seen': loop.index}) %}{% endfor %}{{ msgs | map(attribute='seen') | list }}", "{}"},
+};
+
+void CheckSnippets(const std::vector<Snippet>& snippets, bool allow_mutation) {
   std::string why = testing::ReferenceUnavailableReason();
   if (!why.empty()) GTEST_SKIP() << why;
   J request;
   std::tm now = testing::FixedNow();
   request["now"] = {now.tm_year + 1900, now.tm_mon + 1, now.tm_mday, now.tm_hour, now.tm_min, now.tm_sec};
   request["snippets"] = J::array();
+  request["mutable"] = allow_mutation;
   std::vector<J> contexts;
-  for (const Snippet& s : kSnippets) {
+  for (const Snippet& s : snippets) {
     J ctx = kData;
     const J extra = J::parse(s.context);
     for (auto it = extra.begin(); it != extra.end(); ++it) ctx[it.key()] = it.value();
@@ -158,13 +170,14 @@ TEST(JinjaSnippets, AgreeWithPythonJinja2) {
   }
   auto ref = testing::RunReference(request);
   ASSERT_TRUE(ref.ok()) << ref.status().ToString();
-  ASSERT_TRUE(ref->is_array() && ref->size() == std::size(kSnippets)) << ref->dump().substr(0, 2000);
+  ASSERT_TRUE(ref->is_array() && ref->size() == snippets.size()) << ref->dump().substr(0, 2000);
   RenderOptions options;
   options.now = now;
+  options.allow_mutation = allow_mutation;
   size_t agree = 0;
-  for (size_t k = 0; k < std::size(kSnippets); ++k) {
+  for (size_t k = 0; k < snippets.size(); ++k) {
     const J& want = (*ref)[k];
-    const char* src = kSnippets[k].source;
+    const char* src = snippets[k].source;
     auto t = Template::Parse(src);
     Result<std::string> got = t.ok() ? t->Render(contexts[k], options) : Result<std::string>(t.status());
     if (want.contains("error")) {
@@ -180,7 +193,16 @@ TEST(JinjaSnippets, AgreeWithPythonJinja2) {
       agree += ok;
     }
   }
-  std::printf("[ snippets ] %zu/%zu agree with python3-jinja2\n", agree, std::size(kSnippets));
+  std::printf("[ snippets ] %zu/%zu agree with python3-jinja2%s\n", agree, snippets.size(), allow_mutation ? " (mutation allowed)" : "");
+}
+
+
+TEST(JinjaSnippets, AgreeWithPythonJinja2) {
+  CheckSnippets(std::vector<Snippet>(std::begin(kSnippets), std::end(kSnippets)), false);
+}
+
+TEST(JinjaSnippets, MutationAgreesWithSandboxedEnvironment) {
+  CheckSnippets(std::vector<Snippet>(std::begin(kMutationSnippets), std::end(kMutationSnippets)), true);
 }
 
 }  // namespace

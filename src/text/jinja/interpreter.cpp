@@ -284,14 +284,8 @@ Value Interpreter::EvalCall(const Expr& e, Scope& scope) {
 Value Interpreter::GetAttr(const Value& obj, const std::string& name) {
   if (obj.is_undefined()) FailUndefined(obj);
   if (HasMethod(obj, name)) {
-    static const char* kMutating[] = {"append", "pop", "insert", "extend", "remove", "clear", "sort",
-                                      "reverse", "update", "setdefault", "popitem"};
-    if (obj.is_list() || obj.is_dict()) {
-      for (const char* m : kMutating) {
-        if (name == m) {
-          return Value::Undefined("access to attribute '" + name + "' of '" + obj.TypeName() + "' object is unsafe.");
-        }
-      }
+    if (!allow_mutation_ && IsMutatingMethod(obj, name)) {
+      return Value::Undefined("access to attribute '" + name + "' of '" + obj.TypeName() + "' object is unsafe.");
     }
     return Value::MakeCallable(name, [obj, name](Interpreter& in, CallArgs& a) {
       return CallMethod(in, obj, name, a);

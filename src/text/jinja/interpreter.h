@@ -42,7 +42,11 @@ class Scope : public std::enable_shared_from_this<Scope> {
 
 class Interpreter {
  public:
-  Interpreter(const RenderLimits& limits, const std::tm& now) : limits_(limits), now_(now) {}
+  // allow_mutation: list.append, dict.update and the other mutating methods
+  // work (jinja2's SandboxedEnvironment) instead of being refused
+  // (ImmutableSandboxedEnvironment, what transformers uses).
+  Interpreter(const RenderLimits& limits, const std::tm& now, bool allow_mutation = false)
+      : limits_(limits), now_(now), allow_mutation_(allow_mutation) {}
 
   // context must be a dict (the keyword arguments of render()).
   std::string Render(const Body& body, const Value& context);
@@ -53,6 +57,7 @@ class Interpreter {
   Value GetAttr(const Value& obj, const std::string& name);
   Value GetItem(const Value& obj, const Value& key);
   const std::tm& now() const { return now_; }
+  bool allow_mutation() const { return allow_mutation_; }
   void CountIterations(int64_t n);
 
  private:
@@ -72,6 +77,7 @@ class Interpreter {
 
   RenderLimits limits_;
   std::tm now_;
+  bool allow_mutation_;
   int call_depth_ = 0;
   int64_t iterations_ = 0;
   std::shared_ptr<Scope> globals_;
