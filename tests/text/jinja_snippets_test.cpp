@@ -116,6 +116,16 @@ const Snippet kSnippets[] = {
     {"{{ strftime_now('%Y-%m-%d %H:%M:%S %A %B %d %b') }}", "{}"},
     {"{{ dict(a=1, b='x') }} {{ namespace(a=1).a }} {{ namespace(d).b }}", "{}"},
     {"{% set x = [1, 2] %}{{ x + [3] }} {% set t2 = (1,) %}{{ t2 }}", "{}"},
+    // String formatting.
+    {"{{ '%s and %s' % ('a', 1) }}|{{ '%d%%' % 42 }}|{{ '%5.2f|%-6s|%06d|%x|%X|%o|%e' % (3.14159, 'ab', -42, 255, -255, 8, 12345.678) }}", "{}"},
+    {"{{ '%(name)s is %(age)d' % {'name': 'Ann', 'age': 30} }}|{{ '%r %s' % ('q', none) }}|{{ '%s' % [1, 'x'] }}|{{ '%c%c' % (72, 'i') }}", "{}"},
+    {"{{ '%s - %s' | format('a', 'b') }}|{{ '%(x)s' | format(x=5) }}|{{ '%.3s|%*d' % ('abcdef', 5, 42) }}|{{ '%g %g' % (0.0001, 1e20) }}", "{}"},
+    {"{{ '{} + {} = {}'.format(1, 2.5, 'x') }}|{{ '{0}{1}{0}'.format('a', 'b') }}|{{ '{name}!'.format(name='N') }}|{{ '{{}} {:>6}|{:<4}|{:^7}|'.format('r', 'l', 'c') }}", "{}"},
+    {"{{ '{:05d}|{:.2f}|{:+d}|{:x}|{!r}|{:*^9}'.format(-42, 2.345, 7, 255, 'q', 'mid') }}", "{}"},
+    {"{{ '%s %s' % ('only one',) }}", "{}"},
+    {"{{ '%s' % ('a', 'b') }}", "{}"},
+    {"{{ '%d' % 'x' }}", "{}"},
+    {"{{ '{} {}'.format(1) }}", "{}"},
     // Errors: both must fail for the same class of reason.
     {"{{ raise_exception('Custom failure: ' ~ n) }}", "{}"},
     {"{{ undefined_name.attr }}", "{}"},

@@ -7,6 +7,7 @@
 
 #include "text/jinja/builtins.h"
 #include "text/jinja/error.h"
+#include "text/jinja/format.h"
 #include "text/jinja/interpreter.h"
 #include "text/jinja/ops.h"
 #include "text/jinja/string_util.h"
@@ -299,7 +300,7 @@ bool HasMethod(const Value& obj, std::string_view name) {
 Value CallMethod(Interpreter& in, const Value& obj, const std::string& name, CallArgs& args) {
   switch (obj.kind()) {
     case Kind::kString:
-      if (name == "format") Fail(ErrorKind::kType, "str.format is not supported");
+      if (name == "format") return Value::String(StrFormat(obj.str(), args));
       return StrMethod(in, obj.str(), name, args);
     case Kind::kDict: return DictMethod(in, obj, name, args);
     case Kind::kList: return ListMethod(in, obj, name, args);
