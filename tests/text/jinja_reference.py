@@ -24,8 +24,23 @@ import json
 import sys
 
 import jinja2
-from jinja2.ext import loopcontrols
+from jinja2 import nodes
+from jinja2.ext import Extension, loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
+
+
+class GenerationTag(Extension):
+    """transformers' AssistantTracker, rendering-wise: {% generation %} blocks
+    render their body unchanged."""
+    tags = {"generation"}
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
+        return nodes.CallBlock(self.call_method("_generation_support"), [], [], body).set_lineno(lineno)
+
+    def _generation_support(self, caller):
+        return caller()
 
 
 def main():
@@ -44,7 +59,7 @@ def main():
 
     # "mutable": allow list.append and the like (jinja2's SandboxedEnvironment).
     env_class = SandboxedEnvironment if request.get("mutable") else ImmutableSandboxedEnvironment
-    env = env_class(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
+    env = env_class(trim_blocks=True, lstrip_blocks=True, extensions=[GenerationTag, loopcontrols])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now

@@ -65,6 +65,7 @@ enum class StmtKind {
   kMacro,      // name, params, body
   kCallBlock,  // expr = call, params (caller's), body
   kFilterBlock,// expr = filter chain, body
+  kScope,      // {% with a = x %} / {% generation %}: params = assignments, body in a child scope
   kBreak,
   kContinue,
 };

@@ -107,6 +107,13 @@ Interpreter::Flow Interpreter::ExecStmt(const Stmt& s, Scope& scope, std::string
       CheckOutput(out);
       return Flow::kNormal;
     }
+    case StmtKind::kScope: {
+      // Values are computed in the enclosing scope, then bound in the new one.
+      auto child = std::make_shared<Scope>(scope.shared_from_this());
+      for (const Param& p : s.params) child->Set(p.name, Eval(*p.default_value, scope));
+      Flow f = Exec(s.body, *child, out);
+      return f;
+    }
     case StmtKind::kBreak: return Flow::kBreak;
     case StmtKind::kContinue: return Flow::kContinue;
   }

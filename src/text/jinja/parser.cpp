@@ -87,6 +87,15 @@ class Parser : public ExprParser {
     if (kw == "macro") return ParseMacro();
     if (kw == "call") return ParseCallBlock();
     if (kw == "filter") return ParseFilterBlock();
+    if (kw == "with") return ParseWith();
+    if (kw == "generation") {
+      // transformers' AssistantTracker tag: renders its body unchanged (it
+      // only records where assistant text is, for training masks).
+      const Token& opener = Cur();
+      StmtPtr s = Open(StmtKind::kScope);
+      s->body = ParseStatements({"endgeneration"}, true, opener);
+      return s;
+    }
     if (kw == "break" || kw == "continue") {
       if (loop_depth_ == 0) Error(t.pos, "'" + kw + "' outside of a loop");
       auto s = std::make_unique<Stmt>();
@@ -200,6 +209,21 @@ class Parser : public ExprParser {
     s->expr = ParseExpression(true);
     if (s->expr->kind != ExprKind::kCall) Error(s->expr->pos, "expected call");
     s->body = ParseCallableBody("endcall", opener);
+    return s;
+  }
+
+  StmtPtr ParseWith() {
+    const Token& opener = Cur();
+    StmtPtr s = Open(StmtKind::kScope);
+    while (Cur().type != Tok::kBlockEnd) {
+      if (!s->params.empty()) ExpectOp(",");
+      Param p;
+      p.name = ExpectName();
+      ExpectOp("=");
+      p.default_value = ParseExpression(true);
+      s->params.push_back(std::move(p));
+    }
+    s->body = ParseStatements({"endwith"}, true, opener);
     return s;
   }
 
