@@ -118,6 +118,10 @@ const Snippet kSnippets[] = {
     {"{% set x = [1, 2] %}{{ x + [3] }} {% set t2 = (1,) %}{{ t2 }}", "{}"},
     {"{% with a = n, b = n + 1 %}{{ a }}{{ b }}{% set c = 1 %}{% endwith %}[{{ a }}{{ c }}]{% with %}x{% endwith %}", "{}"},
     {"{% for m in msgs %}{% if m.role == 'assistant' %}{% generation %}{{ m.content }}{% set g = 1 %}{% endgeneration %}{% endif %}{% endfor %}[{{ g }}]", "{}"},
+    {"{% macro v(a) %}{{ a }}{{ varargs }}{{ kwargs }}{% endmacro %}{{ v(1, 2, 3, k='x') }}", "{}"},
+    {"{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, 2) }}", "{}"},
+    {"{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, b=2) }}", "{}"},
+    {"{% macro m(a) %}{{ a }}{% endmacro %}{% call m(1) %}body{% endcall %}", "{}"},
     // String formatting.
     {"{{ '%s and %s' % ('a', 1) }}|{{ '%d%%' % 42 }}|{{ '%5.2f|%-6s|%06d|%x|%X|%o|%e' % (3.14159, 'ab', -42, 255, -255, 8, 12345.678) }}", "{}"},
     {"{{ '%(name)s is %(age)d' % {'name': 'Ann', 'age': 30} }}|{{ '%r %s' % ('q', none) }}|{{ '%s' % [1, 'x'] }}|{{ '%c%c' % (72, 'i') }}", "{}"},

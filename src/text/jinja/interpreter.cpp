@@ -217,11 +217,15 @@ Value Interpreter::MakeMacro(const Stmt& s, std::shared_ptr<Scope> scope) {
     const auto& params = stmt->params;
     List varargs;
     for (size_t k = params.size(); k < a.positional.size(); ++k) varargs.push_back(a.positional[k]);
+    if (!varargs.empty() && !stmt->uses_varargs) {
+      Fail(ErrorKind::kType, "macro '" + name + "' takes not more than " + std::to_string(params.size()) + " argument(s)");
+    }
     auto kwargs = std::make_shared<Dict>();
     for (auto& kv : a.keyword) {
       bool is_param = false;
       for (const Param& p : params) is_param = is_param || p.name == kv.first;
-      if (kv.first == "caller") sc->Set("caller", kv.second);
+      if (kv.first == "caller" && stmt->uses_caller) sc->Set("caller", kv.second);
+      else if (!is_param && !stmt->uses_kwargs) Fail(ErrorKind::kType, "macro '" + name + "' takes no keyword argument '" + kv.first + "'");
       else if (!is_param) kwargs->Set(kv.first, kv.second);
     }
     for (size_t k = 0; k < params.size(); ++k) {
@@ -234,7 +238,7 @@ Value Interpreter::MakeMacro(const Stmt& s, std::shared_ptr<Scope> scope) {
       else if (p.default_value) sc->Set(p.name, in.Eval(*p.default_value, *sc));
       else sc->Set(p.name, Value::Undefined("parameter '" + p.name + "' was not provided"));
     }
-    sc->Set("varargs", Value::MakeList(std::move(varargs)));
+    sc->Set("varargs", Value::MakeList(std::move(varargs), /*tuple=*/true));
     sc->Set("kwargs", Value::MakeDict(std::move(kwargs)));
     ++in.call_depth_;
     struct Depth {
