@@ -323,6 +323,16 @@ Value Interpreter::GetItem(const Value& obj, const Value& key) {
 }
 
 Value Interpreter::Eval(const Expr& e, Scope& scope) {
+  // Expressions nest at most kMaxNesting deep per macro level, but macro
+  // recursion multiplies that: bound the native stack depth overall.
+  if (++eval_depth_ > limits_.max_eval_depth) {
+    --eval_depth_;
+    Fail(ErrorKind::kLimit, "expression evaluation nested too deeply");
+  }
+  struct Leave {
+    int* d;
+    ~Leave() { --*d; }
+  } leave{&eval_depth_};
   try {
     return EvalInner(e, scope);
   } catch (RenderError& err) {

@@ -26,6 +26,7 @@ namespace lineage::jinja {
 struct RenderLimits {
   size_t max_output_bytes = 64u << 20;
   int max_call_depth = 256;
+  int max_eval_depth = 2000;  // nested expression evaluations, across macro calls
   int64_t max_loop_iterations = 10'000'000;  // total over the render
 };
 
@@ -79,6 +80,7 @@ class Interpreter {
   std::tm now_;
   bool allow_mutation_;
   int call_depth_ = 0;
+  int eval_depth_ = 0;
   int64_t iterations_ = 0;
   std::shared_ptr<Scope> globals_;
   std::vector<Value> filter_inputs_;  // the rendered body of enclosing filter blocks
