@@ -14,8 +14,8 @@
 // Lengths are in bytes of the UTF-8 text and always fall on a character
 // boundary.
 //
-// Thread-safety: immutable after Create; all methods are const and may run
-// concurrently.
+// Thread-safety: configure (set_now, set_allow_mutation) before sharing;
+// after that the const methods may run concurrently.
 #pragma once
 
 #include <ctime>
