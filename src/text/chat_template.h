@@ -14,8 +14,8 @@
 // Lengths are in bytes of the UTF-8 text and always fall on a character
 // boundary.
 //
-// Thread-safety: immutable after Create; all methods are const and may run
-// concurrently.
+// Thread-safety: configure (set_now, set_allow_mutation) before sharing;
+// after that the const methods may run concurrently.
 #pragma once
 
 #include <ctime>
@@ -75,6 +75,8 @@ class ChatTemplate {
 
   // Fixes the time strftime_now sees (tests); the local time when unset.
   void set_now(std::optional<std::tm> now) { options_.now = now; }
+  // See jinja::RenderOptions::allow_mutation (off: transformers' behaviour).
+  void set_allow_mutation(bool allow) { options_.allow_mutation = allow; }
 
   // The variables the template is rendered with, as apply_chat_template passes them.
   nlohmann::ordered_json Context(const ChatRequest& request) const;

@@ -95,6 +95,14 @@ TEST(JinjaErrors, LimitsStopRunawayTemplates) {
     ASSERT_FALSE(r.ok()) << c.source;
     EXPECT_NE(r.status().message().find(c.words), std::string::npos) << c.source << " -> " << r.status().ToString();
   }
+  // Deep expressions inside deep macro recursion: stopped, not a stack overflow.
+  std::string nest = "r(n + 1)";  // the recursive call sits under 80 pending operators
+  for (int k = 0; k < 80; ++k) nest = "(" + nest + " ~ '')";
+  auto deep_macro = Template::Parse("{% macro r(n) %}{{ " + nest + " }}{% endmacro %}{{ r(0) }}");
+  ASSERT_TRUE(deep_macro.ok()) << deep_macro.status().ToString();
+  auto deep_result = deep_macro->Render(nlohmann::ordered_json::object());
+  ASSERT_FALSE(deep_result.ok());
+  EXPECT_NE(deep_result.status().message().find("nested too deeply"), std::string::npos) << deep_result.status().ToString();
   std::string deep(5000, '(');
   EXPECT_FALSE(Template::Parse("{{ " + deep + " }}").ok());
   std::string nested;

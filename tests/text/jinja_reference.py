@@ -8,7 +8,7 @@ controls, a tojson filter that is json.dumps(ensure_ascii=False, ...), and the
 raise_exception / strftime_now globals. strftime_now uses a fixed time given
 in the request so that both renderers agree.
 
-stdin:  {"now": [Y, m, d, H, M, S],
+stdin:  {"now": [Y, m, d, H, M, S], "mutable": bool (optional),
          "templates": {name: source},
          "cases": [{"name": str, "messages": [...], "tools": [...] | null,
                     "add_generation_prompt": bool, "bos_token": str,
@@ -24,8 +24,23 @@ import json
 import sys
 
 import jinja2
-from jinja2.ext import loopcontrols
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2 import nodes
+from jinja2.ext import Extension, loopcontrols
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
+
+
+class GenerationTag(Extension):
+    """transformers' AssistantTracker, rendering-wise: {% generation %} blocks
+    render their body unchanged."""
+    tags = {"generation"}
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
+        return nodes.CallBlock(self.call_method("_generation_support"), [], [], body).set_lineno(lineno)
+
+    def _generation_support(self, caller):
+        return caller()
 
 
 def main():
@@ -42,8 +57,9 @@ def main():
     def strftime_now(fmt):
         return now.strftime(fmt)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[loopcontrols])
+    # "mutable": allow list.append and the like (jinja2's SandboxedEnvironment).
+    env_class = SandboxedEnvironment if request.get("mutable") else ImmutableSandboxedEnvironment
+    env = env_class(trim_blocks=True, lstrip_blocks=True, extensions=[GenerationTag, loopcontrols])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now

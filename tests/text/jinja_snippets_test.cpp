@@ -116,6 +116,22 @@ const Snippet kSnippets[] = {
     {"{{ strftime_now('%Y-%m-%d %H:%M:%S %A %B %d %b') }}", "{}"},
     {"{{ dict(a=1, b='x') }} {{ namespace(a=1).a }} {{ namespace(d).b }}", "{}"},
     {"{% set x = [1, 2] %}{{ x + [3] }} {% set t2 = (1,) %}{{ t2 }}", "{}"},
+    {"{% with a = n, b = n + 1 %}{{ a }}{{ b }}{% set c = 1 %}{% endwith %}[{{ a }}{{ c }}]{% with %}x{% endwith %}", "{}"},
+    {"{% for m in msgs %}{% if m.role == 'assistant' %}{% generation %}{{ m.content }}{% set g = 1 %}{% endgeneration %}{% endif %}{% endfor %}[{{ g }}]", "{}"},
+    {"{% macro v(a) %}{{ a }}{{ varargs }}{{ kwargs }}{% endmacro %}{{ v(1, 2, 3, k='x') }}", "{}"},
+    {"{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, 2) }}", "{}"},
+    {"{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, b=2) }}", "{}"},
+    {"{% macro m(a) %}{{ a }}{% endmacro %}{% call m(1) %}body{% endcall %}", "{}"},
+    // String formatting.
+    {"{{ '%s and %s' % ('a', 1) }}|{{ '%d%%' % 42 }}|{{ '%5.2f|%-6s|%06d|%x|%X|%o|%e' % (3.14159, 'ab', -42, 255, -255, 8, 12345.678) }}", "{}"},
+    {"{{ '%(name)s is %(age)d' % {'name': 'Ann', 'age': 30} }}|{{ '%r %s' % ('q', none) }}|{{ '%s' % [1, 'x'] }}|{{ '%c%c' % (72, 'i') }}", "{}"},
+    {"{{ '%s - %s' | format('a', 'b') }}|{{ '%(x)s' | format(x=5) }}|{{ '%.3s|%*d' % ('abcdef', 5, 42) }}|{{ '%g %g' % (0.0001, 1e20) }}", "{}"},
+    {"{{ '{} + {} = {}'.format(1, 2.5, 'x') }}|{{ '{0}{1}{0}'.format('a', 'b') }}|{{ '{name}!'.format(name='N') }}|{{ '{{}} {:>6}|{:<4}|{:^7}|'.format('r', 'l', 'c') }}", "{}"},
+    {"{{ '{:05d}|{:.2f}|{:+d}|{:x}|{!r}|{:*^9}'.format(-42, 2.345, 7, 255, 'q', 'mid') }}", "{}"},
+    {"{{ '%s %s' % ('only one',) }}", "{}"},
+    {"{{ '%s' % ('a', 'b') }}", "{}"},
+    {"{{ '%d' % 'x' }}", "{}"},
+    {"{{ '{} {}'.format(1) }}", "{}"},
     // Errors: both must fail for the same class of reason.
     {"{{ raise_exception('Custom failure: ' ~ n) }}", "{}"},
     {"{{ undefined_name.attr }}", "{}"},
@@ -141,15 +157,27 @@ const Snippet kSnippets[] = {
     {"{{ l[undefined_name] }}", "{}"},
 };
 
-TEST(JinjaSnippets, AgreeWithPythonJinja2) {
+const Snippet kMutationSnippets[] = {
+    {"{% set ns = namespace(ids=[]) %}{% set _ = ns.ids.append(1) %}{% set _ = ns.ids.append('x') %}{{ ns.ids }} {{ ns.ids.pop(0) }} {{ ns.ids }}", "{}"},
+    {"{% set q = [3, 1, 2] %}{{ q.sort() }}{{ q }} {{ q.reverse() }}{{ q }} {{ q.insert(1, 9) }}{{ q }} {{ q.extend('ab') }}{{ q }}", "{}"},
+    {"{% set q = [1, 2, 1] %}{{ q.remove(1) }}{{ q }} {{ q.pop() }} {{ q.clear() }}{{ q }}", "{}"},
+    {"{% set m = {'a': 1} %}{{ m.update({'b': 2}) }}{{ m }} {{ m.setdefault('c', 3) }} {{ m.pop('a') }} {{ m.pop('z', 'dflt') }} {{ m }} {{ m.popitem() }}", "{}"},
+    {"{% set q = [] %}{{ q.pop() }}", "{}"},
+    {"{% set q = [1] %}{{ q.remove(5) }}", "{}"},
+    {"{{ l.append(4) }}{{ l }}", "{}"},
+    {"{% for m in msgs %}{% set _ = m.update({'seen': loop.index}) %}{% endfor %}{{ msgs | map(attribute='seen') | list }}", "{}"},
+};
+
+void CheckSnippets(const std::vector<Snippet>& snippets, bool allow_mutation) {
   std::string why = testing::ReferenceUnavailableReason();
   if (!why.empty()) GTEST_SKIP() << why;
   J request;
   std::tm now = testing::FixedNow();
   request["now"] = {now.tm_year + 1900, now.tm_mon + 1, now.tm_mday, now.tm_hour, now.tm_min, now.tm_sec};
   request["snippets"] = J::array();
+  request["mutable"] = allow_mutation;
   std::vector<J> contexts;
-  for (const Snippet& s : kSnippets) {
+  for (const Snippet& s : snippets) {
     J ctx = kData;
     const J extra = J::parse(s.context);
     for (auto it = extra.begin(); it != extra.end(); ++it) ctx[it.key()] = it.value();
@@ -158,13 +186,14 @@ TEST(JinjaSnippets, AgreeWithPythonJinja2) {
   }
   auto ref = testing::RunReference(request);
   ASSERT_TRUE(ref.ok()) << ref.status().ToString();
-  ASSERT_TRUE(ref->is_array() && ref->size() == std::size(kSnippets)) << ref->dump().substr(0, 2000);
+  ASSERT_TRUE(ref->is_array() && ref->size() == snippets.size()) << ref->dump().substr(0, 2000);
   RenderOptions options;
   options.now = now;
+  options.allow_mutation = allow_mutation;
   size_t agree = 0;
-  for (size_t k = 0; k < std::size(kSnippets); ++k) {
+  for (size_t k = 0; k < snippets.size(); ++k) {
     const J& want = (*ref)[k];
-    const char* src = kSnippets[k].source;
+    const char* src = snippets[k].source;
     auto t = Template::Parse(src);
     Result<std::string> got = t.ok() ? t->Render(contexts[k], options) : Result<std::string>(t.status());
     if (want.contains("error")) {
@@ -180,7 +209,16 @@ TEST(JinjaSnippets, AgreeWithPythonJinja2) {
       agree += ok;
     }
   }
-  std::printf("[ snippets ] %zu/%zu agree with python3-jinja2\n", agree, std::size(kSnippets));
+  std::printf("[ snippets ] %zu/%zu agree with python3-jinja2%s\n", agree, snippets.size(), allow_mutation ? " (mutation allowed)" : "");
+}
+
+
+TEST(JinjaSnippets, AgreeWithPythonJinja2) {
+  CheckSnippets(std::vector<Snippet>(std::begin(kSnippets), std::end(kSnippets)), false);
+}
+
+TEST(JinjaSnippets, MutationAgreesWithSandboxedEnvironment) {
+  CheckSnippets(std::vector<Snippet>(std::begin(kMutationSnippets), std::end(kMutationSnippets)), true);
 }
 
 }  // namespace

@@ -65,6 +65,7 @@ enum class StmtKind {
   kMacro,      // name, params, body
   kCallBlock,  // expr = call, params (caller's), body
   kFilterBlock,// expr = filter chain, body
+  kScope,      // {% with a = x %} / {% generation %}: params = assignments, body in a child scope
   kBreak,
   kContinue,
 };
@@ -83,8 +84,16 @@ struct Stmt {
   Target target;
   std::string name;
   std::vector<Param> params;
+  // kMacro / kCallBlock: whether the body names caller, varargs, kwargs
+  // (jinja2 only accepts extra arguments, or a caller, when it does).
   bool uses_caller = false;
+  bool uses_varargs = false;
+  bool uses_kwargs = false;
   Body body, else_body;
 };
+
+// Whether `name` is read anywhere in body (expressions of nested statements
+// included).
+bool BodyReadsName(const Body& body, const std::string& name);
 
 }  // namespace lineage::jinja

@@ -2,7 +2,8 @@
 // dict and list) that templates may use. The set mirrors jinja2's builtins
 // plus the chat-template additions of Hugging Face transformers (a tojson
 // that is json.dumps, raise_exception, strftime_now). Methods that mutate a
-// list or dict are refused, as jinja2's ImmutableSandboxedEnvironment does.
+// list or dict are refused, as jinja2's ImmutableSandboxedEnvironment does,
+// unless the render allows mutation (jinja2's SandboxedEnvironment).
 #pragma once
 
 #include <memory>
@@ -23,6 +24,11 @@ bool ApplyTest(Interpreter& in, const std::string& name, const Value& input, Cal
 
 // Whether Python's getattr(obj, name) finds a method (str, dict, list).
 bool HasMethod(const Value& obj, std::string_view name);
+// list.append, dict.update, ...: refused unless the render allows mutation.
+bool IsMutatingMethod(const Value& obj, std::string_view name);
+// Run one of them on obj (shared with every holder of the list or dict).
+Value MutateList(const Value& obj, const std::string& name, CallArgs& args);
+Value MutateDict(const Value& obj, const std::string& name, CallArgs& args);
 Value CallMethod(Interpreter& in, const Value& obj, const std::string& name, CallArgs& args);
 
 void InstallGlobals(Scope& globals);

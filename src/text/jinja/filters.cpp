@@ -6,6 +6,7 @@
 
 #include "text/jinja/builtins.h"
 #include "text/jinja/filters_seq.h"
+#include "text/jinja/format.h"
 #include "text/jinja/error.h"
 #include "text/jinja/interpreter.h"
 #include "text/jinja/json_dump.h"
@@ -258,6 +259,19 @@ Value FWordcount(Interpreter&, const Value& v, CallArgs& a) {
   return Value::Int(n);
 }
 
+// jinja2: value % (kwargs or args).
+Value FFormat(Interpreter&, const Value& v, CallArgs& a) {
+  if (!a.positional.empty() && !a.keyword.empty()) {
+    Fail(ErrorKind::kType, "can't handle positional and keyword arguments at the same time");
+  }
+  if (!a.keyword.empty()) {
+    auto d = std::make_shared<Dict>();
+    for (const auto& kv : a.keyword) d->Set(kv.first, kv.second);
+    return Value::String(PercentFormat(Str(v), Value::MakeDict(std::move(d))));
+  }
+  return Value::String(PercentFormat(Str(v), Value::MakeList(a.positional, true)));
+}
+
 Value FUnsupported(Interpreter&, const Value&, CallArgs&) {
   Fail(ErrorKind::kType, "this jinja2 filter is not supported");
 }
@@ -276,7 +290,7 @@ const std::unordered_map<std::string_view, FilterFn>& Filters() {
       {"unique", FUnique}, {"wordcount", FWordcount},
       // jinja2 builtins that chat templates do not use: they exist (so a
       // template naming them parses) but fail when applied.
-      {"batch", FUnsupported}, {"filesizeformat", FUnsupported}, {"format", FUnsupported},
+      {"batch", FUnsupported}, {"filesizeformat", FUnsupported}, {"format", FFormat},
       {"groupby", FUnsupported}, {"pprint", FUnsupported}, {"random", FUnsupported},
       {"slice", FUnsupported}, {"striptags", FUnsupported}, {"truncate", FUnsupported},
       {"urlencode", FUnsupported}, {"urlize", FUnsupported}, {"wordwrap", FUnsupported},

@@ -107,6 +107,13 @@ Interpreter::Flow Interpreter::ExecStmt(const Stmt& s, Scope& scope, std::string
       CheckOutput(out);
       return Flow::kNormal;
     }
+    case StmtKind::kScope: {
+      // Values are computed in the enclosing scope, then bound in the new one.
+      auto child = std::make_shared<Scope>(scope.shared_from_this());
+      for (const Param& p : s.params) child->Set(p.name, Eval(*p.default_value, scope));
+      Flow f = Exec(s.body, *child, out);
+      return f;
+    }
     case StmtKind::kBreak: return Flow::kBreak;
     case StmtKind::kContinue: return Flow::kContinue;
   }
@@ -210,11 +217,15 @@ Value Interpreter::MakeMacro(const Stmt& s, std::shared_ptr<Scope> scope) {
     const auto& params = stmt->params;
     List varargs;
     for (size_t k = params.size(); k < a.positional.size(); ++k) varargs.push_back(a.positional[k]);
+    if (!varargs.empty() && !stmt->uses_varargs) {
+      Fail(ErrorKind::kType, "macro '" + name + "' takes not more than " + std::to_string(params.size()) + " argument(s)");
+    }
     auto kwargs = std::make_shared<Dict>();
     for (auto& kv : a.keyword) {
       bool is_param = false;
       for (const Param& p : params) is_param = is_param || p.name == kv.first;
-      if (kv.first == "caller") sc->Set("caller", kv.second);
+      if (kv.first == "caller" && stmt->uses_caller) sc->Set("caller", kv.second);
+      else if (!is_param && !stmt->uses_kwargs) Fail(ErrorKind::kType, "macro '" + name + "' takes no keyword argument '" + kv.first + "'");
       else if (!is_param) kwargs->Set(kv.first, kv.second);
     }
     for (size_t k = 0; k < params.size(); ++k) {
@@ -227,7 +238,7 @@ Value Interpreter::MakeMacro(const Stmt& s, std::shared_ptr<Scope> scope) {
       else if (p.default_value) sc->Set(p.name, in.Eval(*p.default_value, *sc));
       else sc->Set(p.name, Value::Undefined("parameter '" + p.name + "' was not provided"));
     }
-    sc->Set("varargs", Value::MakeList(std::move(varargs)));
+    sc->Set("varargs", Value::MakeList(std::move(varargs), /*tuple=*/true));
     sc->Set("kwargs", Value::MakeDict(std::move(kwargs)));
     ++in.call_depth_;
     struct Depth {
@@ -284,14 +295,8 @@ Value Interpreter::EvalCall(const Expr& e, Scope& scope) {
 Value Interpreter::GetAttr(const Value& obj, const std::string& name) {
   if (obj.is_undefined()) FailUndefined(obj);
   if (HasMethod(obj, name)) {
-    static const char* kMutating[] = {"append", "pop", "insert", "extend", "remove", "clear", "sort",
-                                      "reverse", "update", "setdefault", "popitem"};
-    if (obj.is_list() || obj.is_dict()) {
-      for (const char* m : kMutating) {
-        if (name == m) {
-          return Value::Undefined("access to attribute '" + name + "' of '" + obj.TypeName() + "' object is unsafe.");
-        }
-      }
+    if (!allow_mutation_ && IsMutatingMethod(obj, name)) {
+      return Value::Undefined("access to attribute '" + name + "' of '" + obj.TypeName() + "' object is unsafe.");
     }
     return Value::MakeCallable(name, [obj, name](Interpreter& in, CallArgs& a) {
       return CallMethod(in, obj, name, a);
@@ -318,6 +323,16 @@ Value Interpreter::GetItem(const Value& obj, const Value& key) {
 }
 
 Value Interpreter::Eval(const Expr& e, Scope& scope) {
+  // Expressions nest at most kMaxNesting deep per macro level, but macro
+  // recursion multiplies that: bound the native stack depth overall.
+  if (++eval_depth_ > limits_.max_eval_depth) {
+    --eval_depth_;
+    Fail(ErrorKind::kLimit, "expression evaluation nested too deeply");
+  }
+  struct Leave {
+    int* d;
+    ~Leave() { --*d; }
+  } leave{&eval_depth_};
   try {
     return EvalInner(e, scope);
   } catch (RenderError& err) {

@@ -26,6 +26,7 @@ namespace lineage::jinja {
 struct RenderLimits {
   size_t max_output_bytes = 64u << 20;
   int max_call_depth = 256;
+  int max_eval_depth = 2000;  // nested expression evaluations, across macro calls
   int64_t max_loop_iterations = 10'000'000;  // total over the render
 };
 
@@ -42,7 +43,11 @@ class Scope : public std::enable_shared_from_this<Scope> {
 
 class Interpreter {
  public:
-  Interpreter(const RenderLimits& limits, const std::tm& now) : limits_(limits), now_(now) {}
+  // allow_mutation: list.append, dict.update and the other mutating methods
+  // work (jinja2's SandboxedEnvironment) instead of being refused
+  // (ImmutableSandboxedEnvironment, what transformers uses).
+  Interpreter(const RenderLimits& limits, const std::tm& now, bool allow_mutation = false)
+      : limits_(limits), now_(now), allow_mutation_(allow_mutation) {}
 
   // context must be a dict (the keyword arguments of render()).
   std::string Render(const Body& body, const Value& context);
@@ -53,6 +58,7 @@ class Interpreter {
   Value GetAttr(const Value& obj, const std::string& name);
   Value GetItem(const Value& obj, const Value& key);
   const std::tm& now() const { return now_; }
+  bool allow_mutation() const { return allow_mutation_; }
   void CountIterations(int64_t n);
 
  private:
@@ -72,7 +78,9 @@ class Interpreter {
 
   RenderLimits limits_;
   std::tm now_;
+  bool allow_mutation_;
   int call_depth_ = 0;
+  int eval_depth_ = 0;
   int64_t iterations_ = 0;
   std::shared_ptr<Scope> globals_;
   std::vector<Value> filter_inputs_;  // the rendered body of enclosing filter blocks

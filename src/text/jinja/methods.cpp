@@ -7,6 +7,8 @@
 
 #include "text/jinja/builtins.h"
 #include "text/jinja/error.h"
+#include "text/jinja/format.h"
+#include "text/jinja/interpreter.h"
 #include "text/jinja/ops.h"
 #include "text/jinja/string_util.h"
 
@@ -219,7 +221,15 @@ Value StrMethod(Interpreter&, const std::string& s, const std::string& name, Cal
   Fail(ErrorKind::kType, "str." + name + "() is not supported");
 }
 
-Value DictMethod(const Value& obj, const std::string& name, CallArgs& a) {
+[[noreturn]] void FailUnsafe(const Value& obj, const std::string& name) {
+  Fail(ErrorKind::kSecurity, "access to attribute '" + name + "' of '" + obj.TypeName() + "' object is unsafe.");
+}
+
+Value DictMethod(Interpreter& in, const Value& obj, const std::string& name, CallArgs& a) {
+  if (IsMutatingMethod(obj, name)) {
+    if (!in.allow_mutation()) FailUnsafe(obj, name);
+    return MutateDict(obj, name, a);
+  }
   const Dict& d = obj.dict();
   if (name == "items" || name == "keys" || name == "values") {
     ArgBinder b(name, a, {});
@@ -244,10 +254,14 @@ Value DictMethod(const Value& obj, const std::string& name, CallArgs& a) {
     ArgBinder b(name, a, {});
     return Value::MakeDict(std::make_shared<Dict>(d));
   }
-  Fail(ErrorKind::kSecurity, "access to attribute '" + name + "' of 'dict' object is unsafe.");
+  FailUnsafe(obj, name);
 }
 
-Value ListMethod(const Value& obj, const std::string& name, CallArgs& a) {
+Value ListMethod(Interpreter& in, const Value& obj, const std::string& name, CallArgs& a) {
+  if (IsMutatingMethod(obj, name)) {
+    if (!in.allow_mutation()) FailUnsafe(obj, name);
+    return MutateList(obj, name, a);
+  }
   const List& l = obj.list();
   if (name == "index" || name == "count") {
     ArgBinder b(name, a, {"value"});
@@ -266,10 +280,11 @@ Value ListMethod(const Value& obj, const std::string& name, CallArgs& a) {
     ArgBinder b(name, a, {});
     return Value::MakeList(l, obj.is_tuple());
   }
-  Fail(ErrorKind::kSecurity, "access to attribute '" + name + "' of '" + obj.TypeName() + "' object is unsafe.");
+  FailUnsafe(obj, name);
 }
 
 }  // namespace
+
 
 bool HasMethod(const Value& obj, std::string_view name) {
   switch (obj.kind()) {
@@ -285,10 +300,10 @@ bool HasMethod(const Value& obj, std::string_view name) {
 Value CallMethod(Interpreter& in, const Value& obj, const std::string& name, CallArgs& args) {
   switch (obj.kind()) {
     case Kind::kString:
-      if (name == "format") Fail(ErrorKind::kType, "str.format is not supported");
+      if (name == "format") return Value::String(StrFormat(obj.str(), args));
       return StrMethod(in, obj.str(), name, args);
-    case Kind::kDict: return DictMethod(obj, name, args);
-    case Kind::kList: return ListMethod(obj, name, args);
+    case Kind::kDict: return DictMethod(in, obj, name, args);
+    case Kind::kList: return ListMethod(in, obj, name, args);
     default: Fail(ErrorKind::kType, "'" + obj.TypeName() + "' object has no attribute '" + name + "'");
   }
 }

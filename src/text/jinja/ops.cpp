@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "text/jinja/error.h"
+#include "text/jinja/format.h"
 #include "text/jinja/string_util.h"
 
 namespace lineage::jinja {
@@ -216,9 +217,7 @@ Value BinaryOp(const std::string& op, const Value& a, const Value& b) {
     if (IsIntLike(a) && (b.is_string() || b.is_list())) return Repeat(b, a.as_int());
     return Arith(op, a, b);
   }
-  if (op == "%" && a.is_string()) {
-    Fail(ErrorKind::kType, "printf-style string formatting is not supported");
-  }
+  if (op == "%" && a.is_string()) return Value::String(PercentFormat(a.str(), b));
   return Arith(op, a, b);
 }
 

@@ -87,6 +87,15 @@ class Parser : public ExprParser {
     if (kw == "macro") return ParseMacro();
     if (kw == "call") return ParseCallBlock();
     if (kw == "filter") return ParseFilterBlock();
+    if (kw == "with") return ParseWith();
+    if (kw == "generation") {
+      // transformers' AssistantTracker tag: renders its body unchanged (it
+      // only records where assistant text is, for training masks).
+      const Token& opener = Cur();
+      StmtPtr s = Open(StmtKind::kScope);
+      s->body = ParseStatements({"endgeneration"}, true, opener);
+      return s;
+    }
     if (kw == "break" || kw == "continue") {
       if (loop_depth_ == 0) Error(t.pos, "'" + kw + "' outside of a loop");
       auto s = std::make_unique<Stmt>();
@@ -176,12 +185,14 @@ class Parser : public ExprParser {
   }
 
   // A macro's or caller's body: break and continue cannot reach a loop outside it.
-  Body ParseCallableBody(const char* end, const Token& opener) {
+  void ParseCallableBody(Stmt* s, const char* end, const Token& opener) {
     int saved = loop_depth_;
     loop_depth_ = 0;
-    Body body = ParseStatements({end}, true, opener);
+    s->body = ParseStatements({end}, true, opener);
     loop_depth_ = saved;
-    return body;
+    s->uses_caller = BodyReadsName(s->body, "caller");
+    s->uses_varargs = BodyReadsName(s->body, "varargs");
+    s->uses_kwargs = BodyReadsName(s->body, "kwargs");
   }
 
   StmtPtr ParseMacro() {
@@ -189,7 +200,7 @@ class Parser : public ExprParser {
     StmtPtr s = Open(StmtKind::kMacro);
     s->name = ExpectName();
     s->params = ParseSignature();
-    s->body = ParseCallableBody("endmacro", opener);
+    ParseCallableBody(s.get(), "endmacro", opener);
     return s;
   }
 
@@ -199,7 +210,22 @@ class Parser : public ExprParser {
     if (IsOp("(")) s->params = ParseSignature();
     s->expr = ParseExpression(true);
     if (s->expr->kind != ExprKind::kCall) Error(s->expr->pos, "expected call");
-    s->body = ParseCallableBody("endcall", opener);
+    ParseCallableBody(s.get(), "endcall", opener);
+    return s;
+  }
+
+  StmtPtr ParseWith() {
+    const Token& opener = Cur();
+    StmtPtr s = Open(StmtKind::kScope);
+    while (Cur().type != Tok::kBlockEnd) {
+      if (!s->params.empty()) ExpectOp(",");
+      Param p;
+      p.name = ExpectName();
+      ExpectOp("=");
+      p.default_value = ParseExpression(true);
+      s->params.push_back(std::move(p));
+    }
+    s->body = ParseStatements({"endwith"}, true, opener);
     return s;
   }
 
@@ -236,7 +262,30 @@ class Parser : public ExprParser {
   int loop_depth_ = 0;
 };
 
+bool ExprReadsName(const Expr* e, const std::string& name) {
+  if (!e) return false;
+  if (e->kind == ExprKind::kName && e->name == name) return true;
+  for (const ExprPtr& a : e->args) {
+    if (ExprReadsName(a.get(), name)) return true;
+  }
+  for (const auto& kv : e->kwargs) {
+    if (ExprReadsName(kv.second.get(), name)) return true;
+  }
+  return ExprReadsName(e->dyn_args.get(), name) || ExprReadsName(e->dyn_kwargs.get(), name);
+}
+
 }  // namespace
+
+bool BodyReadsName(const Body& body, const std::string& name) {
+  for (const StmtPtr& s : body) {
+    if (ExprReadsName(s->expr.get(), name) || ExprReadsName(s->filter.get(), name)) return true;
+    for (const Param& p : s->params) {
+      if (ExprReadsName(p.default_value.get(), name)) return true;
+    }
+    if (BodyReadsName(s->body, name) || BodyReadsName(s->else_body, name)) return true;
+  }
+  return false;
+}
 
 Body ParseTokens(const std::vector<Token>& tokens) { return Parser(tokens).ParseTemplate(); }
 

@@ -67,7 +67,7 @@ Result<std::string> Template::Render(const Value& context, const RenderOptions& 
     localtime_r(&t, &now);
   }
   return Guarded<std::string>("render", [&] {
-    Interpreter interp(options.limits, now);
+    Interpreter interp(options.limits, now, options.allow_mutation);
     return interp.Render(*body_, context);
   });
 }

@@ -28,6 +28,10 @@ struct RenderOptions {
   // The time strftime_now formats; the local time at render when unset.
   std::optional<std::tm> now;
   RenderLimits limits;
+  // Let templates call list.append, dict.update and the like (jinja2's
+  // SandboxedEnvironment). Off by default, as in transformers, which refuses
+  // them; Kimi-K2-Thinking's template needs them to render tool calls.
+  bool allow_mutation = false;
 };
 
 class Template {
