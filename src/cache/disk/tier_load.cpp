@@ -48,6 +48,8 @@ Result<DiskLoad> FileDiskTier::Load(EntryId entry, int64_t length) {
     return st;
   };
 
+  for (const Want& w : pages) env_->Prefetch(layout_.PagePath(w.key));
+  if (state) env_->Prefetch(layout_.StatePath(*state));
   std::vector<std::vector<uint8_t>> files(pages.size());
   std::vector<PagePayload> payloads;
   payloads.reserve(pages.size());
