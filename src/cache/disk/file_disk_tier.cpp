@@ -59,13 +59,13 @@ Status FileDiskTier::Put(const DiskRecord& record) {
       record.kv->num_tokens() != static_cast<int64_t>(record.tokens.size())) {
     return InvalidArgument("disk put: record KV length differs from its tokens");
   }
+  auto rec = std::make_shared<const DiskRecord>(record);  // copied outside the lock
   std::unique_lock<std::mutex> lock(mu_);
   if (WritesDisabledLocked()) {
     ++counters_.dropped_writes;
     return ResourceExhausted("disk put: writes are disabled");
   }
   if (inflight_ == record.id) inflight_cancelled_ = false;
-  auto rec = std::make_shared<const DiskRecord>(record);
   for (Task& t : queue_) {
     if (t.kind == Task::kWrite && t.id == record.id) {
       t.record = std::move(rec);  // the newer version supersedes the queued one
