@@ -49,6 +49,16 @@ std::string Shell(const std::string& cmd) {
   return out;
 }
 
+// memcpy speed between two touched buffers: on a shared machine, the ceiling
+// for any restore that must copy its bytes into freshly allocated pages.
+double MemcpyBytesPerSecond(int64_t bytes) {
+  std::vector<char> a(static_cast<size_t>(bytes), 1), b(static_cast<size_t>(bytes), 2);
+  const auto t0 = Clock::now();
+  std::memcpy(b.data(), a.data(), a.size());
+  const double s = Seconds(t0, Clock::now());
+  return b[bytes / 2] == 1 ? static_cast<double>(bytes) / s : 0;
+}
+
 // Drops every file under `dir` from the page cache (they are clean: fsynced).
 void Evict(const std::string& dir) {
   for (const auto& f : fs::recursive_directory_iterator(dir)) {
@@ -275,6 +285,7 @@ int main(int argc, char** argv) {
               last.tokens.size(), read / 1048576.0, restore_s, read / 1048576.0 / restore_s, device / 1048576.0,
               device_before / 1048576.0, device_after / 1048576.0, 100.0 * (read / restore_s) / device,
               read / 1048576.0 / warm_s);
+  std::printf("   (memcpy on this machine right now: %.0f MiB/s)\n", MemcpyBytesPerSecond(int64_t{256} << 20) / 1048576.0);
   again->reset();
 
   // 3. Start-up over many entry files: siblings of 100 conversations, each
