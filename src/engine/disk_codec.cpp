@@ -109,9 +109,8 @@ Status EngineDiskCodec::EncodePage(const cache::KvView& kv, int64_t page_index, 
   return cache::disk::EncodePagedKvPage(kv_, kv, page_index, num_rows, out);
 }
 
-Result<cache::KvPtr> EngineDiskCodec::DecodeKv(std::span<const cache::disk::PagePayload> pages,
-                                               int64_t num_tokens) const {
-  return cache::disk::DecodePagedKv(kv_, pages, num_tokens);
+std::unique_ptr<cache::disk::KvBuilder> EngineDiskCodec::NewKvBuilder(int64_t num_tokens) const {
+  return cache::disk::NewPagedKvBuilder(kv_, num_tokens);
 }
 
 Status EngineDiskCodec::EncodeState(const cache::RecurrentBlob& state, std::vector<uint8_t>* out) const {

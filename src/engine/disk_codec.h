@@ -38,7 +38,7 @@ class EngineDiskCodec final : public cache::disk::StateCodec {
 
   Status EncodePage(const cache::KvView& kv, int64_t page_index, int64_t num_rows,
                     std::vector<uint8_t>* out) const override;
-  Result<cache::KvPtr> DecodeKv(std::span<const cache::disk::PagePayload> pages, int64_t num_tokens) const override;
+  std::unique_ptr<cache::disk::KvBuilder> NewKvBuilder(int64_t num_tokens) const override;
   Status EncodeState(const cache::RecurrentBlob& state, std::vector<uint8_t>* out) const override;
   Result<cache::RecurrentPtr> DecodeState(std::span<const uint8_t> bytes) const override;
 

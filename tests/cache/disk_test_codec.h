@@ -122,9 +122,7 @@ class TestCodec final : public StateCodec {
   Status EncodePage(const KvView& kv, int64_t p, int64_t rows, std::vector<uint8_t>* out) const override {
     return EncodePagedKvPage(TestKvLayout(), kv, p, rows, out);
   }
-  Result<KvPtr> DecodeKv(std::span<const PagePayload> pages, int64_t n) const override {
-    return DecodePagedKv(TestKvLayout(), pages, n);
-  }
+  std::unique_ptr<KvBuilder> NewKvBuilder(int64_t n) const override { return NewPagedKvBuilder(TestKvLayout(), n); }
   Status EncodeState(const RecurrentBlob& s, std::vector<uint8_t>* out) const override {
     const auto* b = dynamic_cast<const FloatBlob*>(&s);
     if (b == nullptr || b->bytes() != state_bytes()) return InvalidArgument("not a test state");

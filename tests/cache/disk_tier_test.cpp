@@ -246,6 +246,8 @@ TEST(FileDiskTier, ForeignAndDamagedEntriesAreSkippedAtStartUp) {
   FlipByte(ents[1], kEntryHeaderBytes + 5);    // body
   fs::resize_file(ents[2], fs::file_size(ents[2]) - 3);
   { std::ofstream(dir + "/tmp/leftover.ent.tmp") << "partial"; }
+  { std::ofstream(dir + "/pages/" + fs::directory_iterator(dir + "/pages")->path().filename().string() + "/x.kvp") << "?"; }
+  { std::ofstream(dir + "/pages/stray") << "not a directory"; }
   LogSink log;
   auto tier = OpenTier(dir, &log);
   EXPECT_EQ(tier->Counters().skipped_damaged, 3);

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -32,6 +33,14 @@ struct PagePayload {
   int64_t num_rows = 0;
 };
 
+// Collects decoded pages in order; Finish checks that all arrived.
+class KvBuilder {
+ public:
+  virtual ~KvBuilder() = default;
+  virtual Status AddPage(const PagePayload& page) = 0;
+  virtual Result<KvPtr> Finish() = 0;
+};
+
 class StateCodec {
  public:
   virtual ~StateCodec() = default;
@@ -44,9 +53,10 @@ class StateCodec {
   // Appends the payload of rows [0, num_rows) of page `page_index` of `kv`.
   virtual Status EncodePage(const KvView& kv, int64_t page_index, int64_t num_rows,
                             std::vector<uint8_t>* out) const = 0;
-  // KV rows [0, num_tokens) from the payloads of pages 0, 1, ...; each page
-  // holds at least the rows below num_tokens that fall inside it.
-  virtual Result<KvPtr> DecodeKv(std::span<const PagePayload> pages, int64_t num_tokens) const = 0;
+  // Rebuilds KV rows [0, num_tokens) from the payloads of pages 0, 1, ...
+  // given one at a time (so a reader can reuse one buffer for every page);
+  // each page holds at least the rows below num_tokens that fall inside it.
+  virtual std::unique_ptr<KvBuilder> NewKvBuilder(int64_t num_tokens) const = 0;
 
   virtual Status EncodeState(const RecurrentBlob& state, std::vector<uint8_t>* out) const = 0;
   virtual Result<RecurrentPtr> DecodeState(std::span<const uint8_t> bytes) const = 0;

@@ -15,8 +15,9 @@ Status ScanBlobs(FileEnv* env, const std::string& dir, const char* suffix,
   Result<std::vector<std::string>> subdirs = ListOrEmpty(env, dir);
   if (!subdirs.ok()) return subdirs.status();
   for (const std::string& sub : *subdirs) {
+    if (sub.size() != 2) continue;  // not one of ours; never a reason to refuse to start
     Result<std::vector<std::string>> names = ListOrEmpty(env, dir + "/" + sub);
-    if (!names.ok()) return names.status();
+    if (!names.ok()) continue;
     for (const std::string& name : *names) {
       Key128 key;
       if (DirLayout::ParseBlobName(name, suffix, &key) && key.Hex().substr(0, 2) == sub) keys->insert(key);

@@ -59,13 +59,13 @@ Status FileDiskTier::Put(const DiskRecord& record) {
       record.kv->num_tokens() != static_cast<int64_t>(record.tokens.size())) {
     return InvalidArgument("disk put: record KV length differs from its tokens");
   }
+  auto rec = std::make_shared<const DiskRecord>(record);  // copied outside the lock
   std::unique_lock<std::mutex> lock(mu_);
   if (WritesDisabledLocked()) {
     ++counters_.dropped_writes;
     return ResourceExhausted("disk put: writes are disabled");
   }
   if (inflight_ == record.id) inflight_cancelled_ = false;
-  auto rec = std::make_shared<const DiskRecord>(record);
   for (Task& t : queue_) {
     if (t.kind == Task::kWrite && t.id == record.id) {
       t.record = std::move(rec);  // the newer version supersedes the queued one
@@ -73,7 +73,7 @@ Status FileDiskTier::Put(const DiskRecord& record) {
       return Status::Ok();
     }
   }
-  if (queued_writes_ >= options_.max_pending_writes) DropPendingWriteLocked();
+  if (queued_writes_ >= options_.max_pending_writes) DropPendingWriteLocked(*rec);
   queue_.push_back({Task::kWrite, record.id, std::move(rec), {}, {}});
   ++queued_writes_;
   lock.unlock();
@@ -81,13 +81,15 @@ Status FileDiskTier::Put(const DiskRecord& record) {
   return Status::Ok();
 }
 
-void FileDiskTier::DropPendingWriteLocked() {
+void FileDiskTier::DropPendingWriteLocked(const DiskRecord& incoming) {
+  auto extends = [](const Tokens& longer, const Tokens& mine) {
+    return longer.size() > mine.size() && std::equal(mine.begin(), mine.end(), longer.begin());
+  };
   auto superseded = [&](const Task& t) {
     const Tokens& mine = t.record->tokens;
+    if (extends(incoming.tokens, mine)) return true;
     for (const Task& o : queue_) {
-      if (o.kind != Task::kWrite || &o == &t) continue;
-      const Tokens& theirs = o.record->tokens;
-      if (theirs.size() > mine.size() && std::equal(mine.begin(), mine.end(), theirs.begin())) return true;
+      if (o.kind == Task::kWrite && &o != &t && extends(o.record->tokens, mine)) return true;
     }
     return false;
   };

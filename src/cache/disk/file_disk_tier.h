@@ -131,7 +131,7 @@ class FileDiskTier final : public DiskTier {
   void EnforceCap();
   void DisableWrites(const Status& why);
   bool WritesDisabledLocked();
-  void DropPendingWriteLocked();
+  void DropPendingWriteLocked(const DiskRecord& incoming);
   void Log(const std::string& line);
   int64_t BlobFileBytes(const BlobKey& blob, int64_t tokens) const;
   std::string BlobPath(const BlobKey& blob) const;

@@ -28,6 +28,10 @@ class FileEnv {
                              std::span<const std::span<const uint8_t>> parts) = 0;
   // Reads `n` bytes at `offset`; a short file is kCorrupt.
   virtual Status ReadAt(const std::string& path, uint64_t offset, uint64_t n, uint8_t* out) = 0;
+  // A hint that `path` will be read soon: the real environment starts
+  // reading it into the page cache asynchronously, so a restore that reads
+  // many files keeps the device busy instead of waiting on each in turn.
+  virtual void Prefetch(const std::string& path) {}
   virtual Result<uint64_t> FileSize(const std::string& path) = 0;
   virtual Result<int64_t> MtimeMs(const std::string& path) = 0;
   virtual Status Touch(const std::string& path, int64_t mtime_ms) = 0;

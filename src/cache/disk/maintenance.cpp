@@ -67,6 +67,7 @@ EntryReport Inspect(const ScannedEntry& e, BlobTable& blobs, bool verify) {
 }  // namespace
 
 Result<DirReport> InspectDir(FileEnv* env, const DirLayout& layout, bool verify_checksums) {
+  if (Result<std::vector<std::string>> root = env->List(layout.root()); !root.ok()) return root.status();
   Result<DirScan> scan = ScanDir(env, layout);
   if (!scan.ok()) return scan.status();
   DirReport report;

@@ -39,37 +39,66 @@ Status EncodePagedKvPage(const KvLayout& layout, const KvView& kv, int64_t page_
   return Status::Ok();
 }
 
-Result<KvPtr> DecodePagedKv(const KvLayout& layout, std::span<const PagePayload> pages, int64_t num_tokens) {
-  if (num_tokens < 0 || static_cast<int64_t>(pages.size()) != layout.num_pages(num_tokens)) {
-    return Corrupt("disk codec: " + std::to_string(pages.size()) + " pages for " + std::to_string(num_tokens) +
-                   " tokens");
+namespace {
+
+class PagedKvBuilder final : public KvBuilder {
+ public:
+  PagedKvBuilder(const KvLayout& layout, int64_t num_tokens) : layout_(layout), num_tokens_(num_tokens) {
+    pages_.reserve(static_cast<size_t>(layout_.num_pages(num_tokens_)));
   }
-  std::vector<PagePtr> out;
-  out.reserve(pages.size());
-  for (size_t i = 0; i < pages.size(); ++i) {
-    const PagePayload& pp = pages[i];
-    const int64_t needed = std::min(layout.page_tokens, num_tokens - static_cast<int64_t>(i) * layout.page_tokens);
-    if (pp.num_rows < needed || pp.num_rows > layout.page_tokens ||
-        static_cast<int64_t>(pp.bytes.size()) != PagedKvPayloadBytes(layout, pp.num_rows)) {
-      return Corrupt("disk codec: page " + std::to_string(i) + " holds " + std::to_string(pp.num_rows) +
-                     " rows in " + std::to_string(pp.bytes.size()) + " bytes, " + std::to_string(needed) +
-                     " rows needed");
+
+  Status AddPage(const PagePayload& pp) override {
+    const auto i = static_cast<int64_t>(pages_.size());
+    if (i >= layout_.num_pages(num_tokens_)) return Corrupt("disk codec: more pages than the length needs");
+    const int64_t needed = std::min(layout_.page_tokens, num_tokens_ - i * layout_.page_tokens);
+    if (pp.num_rows < needed || pp.num_rows > layout_.page_tokens ||
+        static_cast<int64_t>(pp.bytes.size()) != PagedKvPayloadBytes(layout_, pp.num_rows)) {
+      return Corrupt("disk codec: page " + std::to_string(i) + " holds " + std::to_string(pp.num_rows) + " rows in " +
+                     std::to_string(pp.bytes.size()) + " bytes, " + std::to_string(needed) + " rows needed");
     }
-    auto page = std::make_shared<KvPage>(layout);
-    const size_t block = static_cast<size_t>(pp.num_rows * layout.head_dim) * 4;
-    const size_t keep = static_cast<size_t>(needed * layout.head_dim) * 4;
+    auto page = std::make_shared<KvPage>(layout_);
+    const size_t block = static_cast<size_t>(pp.num_rows * layout_.head_dim) * 4;
+    const size_t keep = static_cast<size_t>(needed * layout_.head_dim) * 4;
     const uint8_t* p = pp.bytes.data();
-    for (int64_t layer = 0; layer < layout.num_layers; ++layer) {
+    for (int64_t layer = 0; layer < layout_.num_layers; ++layer) {
       for (int kv_half = 0; kv_half < 2; ++kv_half) {
-        for (int64_t h = 0; h < layout.num_kv_heads; ++h) {
+        for (int64_t h = 0; h < layout_.num_kv_heads; ++h) {
           std::memcpy(kv_half == 0 ? page->k(layer, h) : page->v(layer, h), p, keep);
           p += block;
         }
       }
     }
-    out.push_back(std::move(page));
+    pages_.push_back(std::move(page));
+    return Status::Ok();
   }
-  return KvPtr(std::make_shared<PagedKv>(layout, std::move(out), num_tokens));
+
+  Result<KvPtr> Finish() override {
+    if (static_cast<int64_t>(pages_.size()) != layout_.num_pages(num_tokens_)) {
+      return Corrupt("disk codec: " + std::to_string(pages_.size()) + " pages for " + std::to_string(num_tokens_) +
+                     " tokens");
+    }
+    return KvPtr(std::make_shared<PagedKv>(layout_, std::move(pages_), num_tokens_));
+  }
+
+ private:
+  KvLayout layout_;
+  int64_t num_tokens_;
+  std::vector<PagePtr> pages_;
+};
+
+}  // namespace
+
+std::unique_ptr<KvBuilder> NewPagedKvBuilder(const KvLayout& layout, int64_t num_tokens) {
+  return std::make_unique<PagedKvBuilder>(layout, num_tokens);
+}
+
+Result<KvPtr> DecodePagedKv(const KvLayout& layout, std::span<const PagePayload> pages, int64_t num_tokens) {
+  if (num_tokens < 0) return Corrupt("disk codec: negative length");
+  std::unique_ptr<KvBuilder> b = NewPagedKvBuilder(layout, num_tokens);
+  for (const PagePayload& pp : pages) {
+    if (Status st = b->AddPage(pp); !st.ok()) return st;
+  }
+  return b->Finish();
 }
 
 }  // namespace lineage::cache::disk

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -23,7 +24,10 @@ int64_t PagedKvPayloadBytes(const KvLayout& layout, int64_t num_rows);
 Status EncodePagedKvPage(const KvLayout& layout, const KvView& kv, int64_t page_index, int64_t num_rows,
                          std::vector<uint8_t>* out);
 
-// Fresh pages (new PageIds) holding rows [0, num_tokens).
+// Builds fresh pages (new PageIds) holding rows [0, num_tokens).
+std::unique_ptr<KvBuilder> NewPagedKvBuilder(const KvLayout& layout, int64_t num_tokens);
+
+// All pages at once, through the builder.
 Result<KvPtr> DecodePagedKv(const KvLayout& layout, std::span<const PagePayload> pages, int64_t num_tokens);
 
 }  // namespace lineage::cache::disk

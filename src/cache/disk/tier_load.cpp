@@ -48,24 +48,23 @@ Result<DiskLoad> FileDiskTier::Load(EntryId entry, int64_t length) {
     return st;
   };
 
-  std::vector<std::vector<uint8_t>> files(pages.size());
-  std::vector<PagePayload> payloads;
-  payloads.reserve(pages.size());
-  for (size_t i = 0; i < pages.size(); ++i) {
-    Result<BlobHeader> h = ReadBlobFile(env_, layout_.PagePath(pages[i].key), BlobKind::kPage, fp, pages[i].key,
-                                        &files[i]);
-    if (h.ok() && static_cast<int64_t>(h->tokens) != pages[i].rows) h = Corrupt("page holds the wrong row count");
+  for (const Want& w : pages) env_->Prefetch(layout_.PagePath(w.key));
+  if (state) env_->Prefetch(layout_.StatePath(*state));
+  // One buffer serves every page: it stays warm in cache and is allocated once.
+  std::vector<uint8_t> file;
+  std::unique_ptr<KvBuilder> kv = codec_->NewKvBuilder(length);
+  for (const Want& w : pages) {
+    Result<BlobHeader> h = ReadBlobFile(env_, layout_.PagePath(w.key), BlobKind::kPage, fp, w.key, &file);
+    if (h.ok() && static_cast<int64_t>(h->tokens) != w.rows) h = Corrupt("page holds the wrong row count");
     if (!h.ok()) return forget(h.status());
-    payloads.push_back({BlobPayload(files[i], *h), pages[i].rows});
-    bytes_read += static_cast<int64_t>(files[i].size());
+    if (Status st = kv->AddPage({BlobPayload(file, *h), w.rows}); !st.ok()) return forget(st);
+    bytes_read += static_cast<int64_t>(file.size());
   }
   DiskLoad out;
-  Result<KvPtr> kv = codec_->DecodeKv(payloads, length);
-  if (!kv.ok()) return forget(kv.status());
-  out.kv = std::move(*kv);
-  files.clear();
+  Result<KvPtr> built = kv->Finish();
+  if (!built.ok()) return forget(built.status());
+  out.kv = std::move(*built);
   if (state) {
-    std::vector<uint8_t> file;
     Result<BlobHeader> h = ReadBlobFile(env_, layout_.StatePath(*state), BlobKind::kState, fp, *state, &file);
     if (h.ok() && static_cast<int64_t>(h->tokens) != length) h = Corrupt("state is for another length");
     if (!h.ok()) return forget(h.status());
