@@ -82,13 +82,14 @@ struct Result {
 //  - T = 1: every run takes the next `slice_rows` rows of a set of weights
 //    larger than the L3 cache (copies of the matrix, or the matrix itself
 //    for lm_head), so each run streams its weights from DRAM;
-//  - T = 512: the first kPrefillRows rows only; per-row work is the same
-//    for every row, so the rate depends on cols and T, not on rows.
-constexpr int64_t kPrefillRows = 512;
+//  - T = 512: the first rows only, kPrefillWeights of them (a multiple of
+//    32 rows); per-row work is the same for every row, so the rate depends
+//    on cols and T, not on rows, and every shape's run is equally short.
+constexpr int64_t kPrefillWeights = 512 * 1024;
 
 Result Run(DType dt, const Shape& s, int64_t T, ThreadPool& pool, bool quick) {
   const int64_t row_bytes = RowBytes(dt, s.cols);
-  const int64_t rows = T == 1 ? s.rows : std::min(s.rows, kPrefillRows);
+  const int64_t rows = T == 1 ? s.rows : std::min(s.rows, std::max<int64_t>(32, kPrefillWeights / s.cols / 32 * 32));
   const int64_t slice_rows = std::min(rows, std::max<int64_t>(64, (int64_t{32} << 20) / row_bytes));
   const int64_t copies = T == 1 ? std::max<int64_t>(1, (int64_t{600} << 20) / (row_bytes * rows) + 1) : 1;
   const int64_t slices_per_copy = rows / slice_rows;
@@ -233,8 +234,8 @@ int main(int argc, char** argv) {
   }
   std::printf("bounds used: copy %.1f GB/s, FMA peak %.1f GFLOP/s\n", copy_gbps, fma_gflops);
 
-  std::printf("\nT = 1: weights streamed from DRAM in slices of <= 32 MiB; T = 512: first %ld rows\n",
-              static_cast<long>(kPrefillRows));
+  std::printf("\nT = 1: weights streamed from DRAM in slices of <= 32 MiB; T = 512: first %ld weights' rows\n",
+              static_cast<long>(kPrefillWeights));
   std::printf("%-8s %-22s %11s %5s %10s %9s %9s %8s\n", "dtype", "shape", "rows x cols", "T", "time_ms",
               "GFLOP/s", "GB/s", "of bound");
   std::string js = "[";
