@@ -82,9 +82,9 @@ struct Result {
 //  - T = 1: every run takes the next `slice_rows` rows of a set of weights
 //    larger than the L3 cache (copies of the matrix, or the matrix itself
 //    for lm_head), so each run streams its weights from DRAM;
-//  - T = 512: the first rows only, kPrefillWeights of them (a multiple of
-//    32 rows); per-row work is the same for every row, so the rate depends
-//    on cols and T, not on rows, and every shape's run is equally short.
+//  - T = 512: only the first rows, as many as hold kPrefillWeights weights
+//    (a multiple of 32); per-row work is the same for every row, so the rate
+//    depends on cols and T, not on rows, and every shape's run is as short.
 constexpr int64_t kPrefillWeights = 512 * 1024;
 
 Result Run(DType dt, const Shape& s, int64_t T, ThreadPool& pool, bool quick) {
@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
   }
   std::printf("bounds used: copy %.1f GB/s, FMA peak %.1f GFLOP/s\n", copy_gbps, fma_gflops);
 
-  std::printf("\nT = 1: weights streamed from DRAM in slices of <= 32 MiB; T = 512: first %ld weights' rows\n",
+  std::printf("\nT = 1: weights streamed from DRAM in slices of <= 32 MiB; T = 512: the first rows holding %ld weights\n",
               static_cast<long>(kPrefillWeights));
   std::printf("%-8s %-22s %11s %5s %10s %9s %9s %8s\n", "dtype", "shape", "rows x cols", "T", "time_ms",
               "GFLOP/s", "GB/s", "of bound");
