@@ -49,9 +49,9 @@ void StreamCopy(uint8_t* dst, const uint8_t* src, int64_t bytes) {
 constexpr int kFmaChains = 12;  // > FMA latency x ports, so the loop is throughput-bound
 // Short bursts, best of many: on a shared machine a long loop measures the
 // scheduler's share, a short one can land in an undisturbed time slice.
-constexpr int64_t kFmaIterations = 200'000;
-constexpr int kFmaBursts = 200;
-constexpr int kCopyBursts = 100;
+constexpr int64_t kFmaIterations = 100'000;  // ~0.2 ms
+constexpr int kFmaBursts = 500;
+constexpr int kCopyBursts = 200;
 
 float FmaLoopAvx2(int64_t iterations) {
   __m256 acc[kFmaChains];
@@ -85,7 +85,7 @@ double MeasureCopyBandwidth(ThreadPool& pool) {
   // Bursts of kBurstBytes copied from successive pieces of two kBufferBytes
   // buffers: each piece is evicted from the caches before its turn comes
   // again, and each burst (~1 ms) is short enough to run undisturbed.
-  const size_t kBufferBytes = size_t{512} << 20, kBurstBytes = size_t{32} << 20;
+  const size_t kBufferBytes = size_t{512} << 20, kBurstBytes = size_t{16} << 20;
   AlignedBuffer a = AllocAligned(kBufferBytes), b = AllocAligned(kBufferBytes);
   uint8_t* src = a.get();
   uint8_t* dst = b.get();
