@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 
 #include "core/isa.h"
 #include "core/roofline.h"
@@ -51,6 +52,19 @@ double PrefillGemmFlops(const model::Weights& w, int64_t T) {
   return 2.0 * layer_params * static_cast<double>(T) + 2.0 * static_cast<double>(w.lm_head.numel());
 }
 
+// "model name" of /proc/cpuinfo, or "unknown cpu".
+std::string CpuName() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown cpu";
+}
+
 double MedianAdmitUs(Engine& engine, int64_t context_tokens) {
   // A snapshot of `context_tokens` whose pages are allocated but never
   // computed: admission cost does not depend on their contents.
@@ -77,6 +91,12 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   const model::Model& m = engine.model();
   BenchReport r;
   r.isa = kernels::IsaName(kernels::ActiveIsa());
+  r.cpu = CpuName();
+#ifdef NDEBUG
+  r.build = "release";
+#else
+  r.build = "debug";
+#endif
   r.threads = engine.pool().size();
   r.prompt_tokens = options.prompt_tokens;
   r.gen_tokens = options.gen_tokens;
@@ -126,7 +146,7 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
 
 nlohmann::json BenchReport::ToJson() const {
   nlohmann::json j = {
-      {"model", model}, {"isa", isa}, {"threads", threads}, {"prompt_tokens", prompt_tokens},
+      {"model", model}, {"cpu", cpu}, {"build", build}, {"isa", isa}, {"threads", threads}, {"prompt_tokens", prompt_tokens},
       {"gen_tokens", gen_tokens}, {"prefill_s", prefill_s}, {"prefill_tok_s", prefill_tok_s},
       {"decode_s", decode_s}, {"decode_tok_s", decode_tok_s}, {"weight_bytes", weight_bytes},
       {"weight_bytes_per_token", weight_bytes_per_token}, {"state_bytes", state_bytes},
@@ -149,7 +169,7 @@ std::string BenchReport::ToTable() const {
     s += line;
   };
   add("model            %s\n", model.c_str());
-  add("machine          %s, %d threads\n", isa.c_str(), threads);
+  add("machine          %s, %s, %d threads, %s build\n", cpu.c_str(), isa.c_str(), threads, build.c_str());
   add("prefill          %lld tokens in %.3f s: %.1f tokens/s\n", static_cast<long long>(prompt_tokens), prefill_s,
       prefill_tok_s);
   add("decode           %lld tokens in %.3f s: %.2f tokens/s\n", static_cast<long long>(gen_tokens), decode_s,

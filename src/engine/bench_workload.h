@@ -35,6 +35,8 @@ struct AdmissionCost {
 
 struct BenchReport {
   std::string model;
+  std::string cpu;
+  std::string build;  // release / debug
   std::string isa;
   int threads = 0;
   int64_t prompt_tokens = 0, gen_tokens = 0;
