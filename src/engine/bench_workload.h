@@ -1,5 +1,5 @@
-// The engine benchmark behind `lineage bench` and bench/bench_engine: one
-// cold prefill of a prompt, greedy decode of a number of tokens, and the two
+// The engine benchmark behind `lineage bench` and bench/bench_engine: after a
+// one-token warm-up that faults the weights in, one cold prefill of a prompt, greedy decode of a number of tokens, and the two
 // roofline figures of the same machine measured in the same run:
 //   - copy bandwidth (STREAM-like) and the decode bound it implies: weight
 //     bytes read per decoded token / bandwidth;

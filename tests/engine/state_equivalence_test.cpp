@@ -84,6 +84,11 @@ TEST_P(StateEquivalence, RestoreFromSnapshotThenPrefillEqualsCold) {
       ASSERT_TRUE(restored.ok()) << restored.status().ToString();
       EXPECT_EQ(restored->num_tokens(), n);
       ASSERT_TRUE(engine_->Prefill(*restored, std::span(tokens).subspan(n), {}, &r).ok());
+      // No KV copy: the full pages are the snapshot's own; only the page the
+      // restore point falls inside was copied, once.
+      const int64_t page_tokens = engine_->kv_layout().page_tokens;
+      for (int64_t p = 0; p < n / page_tokens; ++p) EXPECT_EQ(restored->kv().page(p).id(), snap.kv->page_ids()[p]);
+      EXPECT_EQ(restored->kv().cow_copies(), n % page_tokens == 0 ? 0 : 1);
       EXPECT_LT(MaxRelError(r.logits, cold), kTol) << "n=" << n << " round " << round;
     }
   }
