@@ -14,6 +14,7 @@
 
 #include "core/kernels.h"
 #include "engine/layers.h"
+#include "engine/multi_gemm.h"
 #include "engine/paged_attention.h"
 #include "engine/rope.h"
 
@@ -56,9 +57,8 @@ void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, con
   float* k = ctx.ws.kv0.data();       // [R, kv_dim]
   float* v = ctx.ws.kv1.data();       // [R, kv_dim]
   float* rope = ctx.ws.rope.data();   // [R, rd]
-  kernels::Gemm(w.q_proj, xn, H, gated ? qg : q, gated ? 2 * q_dim : q_dim, R, ctx.pool);
-  kernels::Gemm(w.k_proj, xn, H, k, kv_dim, R, ctx.pool);
-  kernels::Gemm(w.v_proj, xn, H, v, kv_dim, R, ctx.pool);
+  MultiGemm({{&w.q_proj, gated ? qg : q, gated ? 2 * q_dim : q_dim}, {&w.k_proj, k, kv_dim}, {&w.v_proj, v, kv_dim}},
+            xn, H, R, ctx.pool);
   if (gated) {
     for (int64_t r = 0; r < R; ++r) {
       for (int64_t h = 0; h < nh; ++h) {
