@@ -17,6 +17,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
+// User + system CPU seconds of the whole process so far.
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return sec(u.ru_utime) + sec(u.ru_stime);
+}
+
 int64_t PeakRssBytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -116,13 +124,16 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   }
   Sequence seq = engine.NewSequence();
   PrefillResult pre;
+  double cpu0 = CpuSeconds();
   auto t0 = Clock::now();
   LINEAGE_RETURN_IF_ERROR(engine.Prefill(seq, prompt, {}, &pre));
   r.prefill_s = Seconds(t0, Clock::now());
+  r.prefill_cpu_share = (CpuSeconds() - cpu0) / (r.prefill_s * r.threads);
   r.prefill_tok_s = static_cast<double>(options.prompt_tokens) / r.prefill_s;
 
   int32_t next = Argmax(pre.logits);
   std::vector<float> logits;
+  cpu0 = CpuSeconds();
   t0 = Clock::now();
   for (int64_t i = 0; i < options.gen_tokens; ++i) {
     Sequence* one[] = {&seq};
@@ -130,6 +141,7 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
     next = Argmax(logits);
   }
   r.decode_s = Seconds(t0, Clock::now());
+  r.decode_cpu_share = (CpuSeconds() - cpu0) / (r.decode_s * r.threads);
   r.decode_tok_s = options.gen_tokens > 0 ? static_cast<double>(options.gen_tokens) / r.decode_s : 0;
 
   r.peak_rss_bytes = PeakRssBytes();
@@ -155,7 +167,7 @@ nlohmann::json BenchReport::ToJson() const {
   nlohmann::json j = {
       {"model", model}, {"cpu", cpu}, {"build", build}, {"isa", isa}, {"threads", threads}, {"prompt_tokens", prompt_tokens},
       {"gen_tokens", gen_tokens}, {"prefill_s", prefill_s}, {"prefill_tok_s", prefill_tok_s},
-      {"decode_s", decode_s}, {"decode_tok_s", decode_tok_s}, {"weight_bytes", weight_bytes},
+      {"decode_s", decode_s}, {"prefill_cpu_share", prefill_cpu_share}, {"decode_cpu_share", decode_cpu_share}, {"decode_tok_s", decode_tok_s}, {"weight_bytes", weight_bytes},
       {"weight_bytes_per_token", weight_bytes_per_token}, {"state_bytes", state_bytes},
       {"peak_rss_bytes", peak_rss_bytes}, {"copy_bandwidth_bytes_s", copy_bandwidth_bytes_s},
       {"decode_bound_tok_s", decode_bound_tok_s}, {"decode_ratio", decode_ratio},
@@ -177,10 +189,10 @@ std::string BenchReport::ToTable() const {
   };
   add("model            %s\n", model.c_str());
   add("machine          %s, %s, %d threads, %s build\n", cpu.c_str(), isa.c_str(), threads, build.c_str());
-  add("prefill          %lld tokens in %.3f s: %.1f tokens/s\n", static_cast<long long>(prompt_tokens), prefill_s,
-      prefill_tok_s);
-  add("decode           %lld tokens in %.3f s: %.2f tokens/s\n", static_cast<long long>(gen_tokens), decode_s,
-      decode_tok_s);
+  add("prefill          %lld tokens in %.3f s: %.1f tokens/s (threads on cpu %.0f%% of the time)\n",
+      static_cast<long long>(prompt_tokens), prefill_s, prefill_tok_s, 100.0 * prefill_cpu_share);
+  add("decode           %lld tokens in %.3f s: %.2f tokens/s (threads on cpu %.0f%% of the time)\n",
+      static_cast<long long>(gen_tokens), decode_s, decode_tok_s, 100.0 * decode_cpu_share);
   add("copy bandwidth   %.2f GB/s\n", copy_bandwidth_bytes_s / 1e9);
   add("decode bound     %.1f MiB of weights per token -> %.2f tokens/s; achieved %.0f%%\n",
       weight_bytes_per_token / MiB, decode_bound_tok_s, 100.0 * decode_ratio);
