@@ -23,8 +23,8 @@ int main() {
   uint32_t x = 7;
   for (int64_t p = 0; p < table.num_pages(); ++p) {
     cache::KvPage& page = const_cast<cache::KvPage&>(table.page(p));
-    float* d = page.mutable_data();
-    for (int64_t i = 0; i < layout.page_floats(); ++i) d[i] = static_cast<float>((x = x * 1664525u + 1013904223u) >> 8) * 1e-8f;
+    float* d = static_cast<float*>(page.mutable_data());
+    for (int64_t i = 0; i < layout.page_elements(); ++i) d[i] = static_cast<float>((x = x * 1664525u + 1013904223u) >> 8) * 1e-8f;
   }
   table.Commit(max_ctx - 1);  // the query's own row is the last reserved one
   std::vector<float> q(num_heads * layout.head_dim, 0.01f), out(q.size());

@@ -28,13 +28,10 @@ constexpr int64_t kRowsPerTask = 32;
 void WriteKv(const float* k, const float* v, int64_t attn_index, const Segment& s, int64_t num_kv_heads,
              int64_t hd) {
   cache::PageTable& table = s.seq->kv();
-  const size_t bytes = static_cast<size_t>(hd) * 4;
   for (int64_t t = 0; t < s.num_tokens; ++t) {
-    const int64_t pos = s.start_pos() + t;
     const int64_t row = (s.row_begin + t) * num_kv_heads * hd;
     for (int64_t h = 0; h < num_kv_heads; ++h) {
-      std::memcpy(table.k_row(attn_index, h, pos), k + row + h * hd, bytes);
-      std::memcpy(table.v_row(attn_index, h, pos), v + row + h * hd, bytes);
+      table.WriteRow(attn_index, h, s.start_pos() + t, k + row + h * hd, v + row + h * hd);
     }
   }
 }
