@@ -2,16 +2,20 @@
 // machine's copy bandwidth and FMA peak, plus thread-pool dispatch latency.
 //
 // Usage: bench_kernels [--threads N] [--isa avx2|avx512] [--quick] [--json]
-// T = 1 rows rotate through enough copies of the weights to exceed the L3
-// cache (decode streams every weight from DRAM each token); GB/s counts
-// weight bytes read. T = 512 rows are compute-bound and report GFLOP/s
-// (2 flop per multiply-add).
+// GB/s counts weight bytes read (decode streams every weight from DRAM each
+// token); GFLOP/s counts 2 flop per multiply-add. See Run() for how runs are
+// kept short. The copy bandwidth is the larger of two measurements, one
+// before and one after the GEMMs.
+#include <immintrin.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/kernels.h"
@@ -21,6 +25,17 @@ namespace {
 
 using namespace lineage;
 using Clock = std::chrono::steady_clock;
+
+std::string Command(const char* cmd) {
+  std::string out;
+  if (FILE* f = popen(cmd, "r")) {
+    char buf[256];
+    while (fgets(buf, sizeof buf, f)) out += buf;
+    pclose(f);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out.empty() ? "unknown" : out;
+}
 
 std::string CpuModel() {
   std::ifstream in("/proc/cpuinfo");
@@ -36,8 +51,8 @@ struct Shape {
 };
 
 constexpr Shape kShapes[] = {
-    {"gdn in_proj_qkvz-ish", 6144, 1024}, {"attn q+gate", 2048, 1024}, {"attn o", 1024, 2048},
-    {"gdn qkv", 4096, 1024},              {"ffn gate/up", 3584, 1024}, {"ffn down", 1024, 3584},
+    {"gdn in_proj_qkv", 6144, 1024}, {"gdn in_proj_z", 2048, 1024},   {"out_proj / o_proj", 1024, 2048},
+    {"attn q_proj+gate", 4096, 1024}, {"mlp gate / up", 3584, 1024}, {"mlp down", 1024, 3584},
     {"lm_head", 248320, 1024},
 };
 
@@ -62,41 +77,86 @@ struct Result {
   double seconds, gflops, gbps;
 };
 
+// Times Gemm on runs short enough (a few ms) that, best of many, some run
+// undisturbed on a shared machine:
+//  - T = 1: every run takes the next `slice_rows` rows of a set of weights
+//    larger than the L3 cache (copies of the matrix, or the matrix itself
+//    for lm_head), so each run streams its weights from DRAM;
+//  - T = 512: the first kPrefillRows rows only; per-row work is the same
+//    for every row, so the rate depends on cols and T, not on rows.
+constexpr int64_t kPrefillRows = 1024;
+
 Result Run(DType dt, const Shape& s, int64_t T, ThreadPool& pool, bool quick) {
   const int64_t row_bytes = RowBytes(dt, s.cols);
-  const int64_t bytes = row_bytes * s.rows;
-  // Enough copies that one pass over them exceeds the last-level cache.
-  const int64_t copies = T == 1 ? std::max<int64_t>(1, (int64_t{600} << 20) / bytes + 1) : 1;
+  const int64_t rows = T == 1 ? s.rows : std::min(s.rows, kPrefillRows);
+  const int64_t slice_rows = std::min(rows, std::max<int64_t>(64, (int64_t{32} << 20) / row_bytes));
+  const int64_t copies = T == 1 ? std::max<int64_t>(1, (int64_t{600} << 20) / (row_bytes * rows) + 1) : 1;
+  const int64_t slices_per_copy = rows / slice_rows;
   std::vector<std::vector<uint8_t>> weights;
-  for (int64_t c = 0; c < copies; ++c) weights.push_back(FillWeights(dt, s.rows, s.cols));
+  weights.push_back(FillWeights(dt, rows, s.cols));
+  for (int64_t c = 1; c < copies; ++c) weights.push_back(weights.front());
   std::vector<float> x(static_cast<size_t>(T * s.cols));
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 113) / 113.0f - 0.5f;
-  std::vector<float> y(static_cast<size_t>(T * s.rows));
-  const double budget_s = quick ? 0.05 : 0.3;
+  std::vector<float> y(static_cast<size_t>(T * slice_rows));
+  const double budget_s = quick ? 0.05 : T == 1 ? 0.5 : 2.0;
   double best = 1e30;
   int64_t runs = 0;
   auto start = Clock::now();
-  while (runs < 3 || (std::chrono::duration<double>(Clock::now() - start).count() < budget_s && runs < 2000)) {
-    const auto& w = weights[runs % copies];
-    TensorView view{"bench", dt, {s.rows, s.cols}, w.data(), static_cast<int64_t>(w.size())};
+  while (runs < 3 || (std::chrono::duration<double>(Clock::now() - start).count() < budget_s && runs < 5000)) {
+    const int64_t k = runs % (copies * slices_per_copy);
+    const uint8_t* base = weights[k / slices_per_copy].data() + (k % slices_per_copy) * slice_rows * row_bytes;
+    TensorView view{"bench", dt, {slice_rows, s.cols}, base, slice_rows * row_bytes};
     auto t0 = Clock::now();
-    kernels::Gemm(view, x.data(), s.cols, y.data(), s.rows, T, &pool);
+    kernels::Gemm(view, x.data(), s.cols, y.data(), slice_rows, T, &pool);
     best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
     ++runs;
-    if (T > 1 && s.rows > 100000) break;  // lm_head prefill: one run is seconds
   }
-  return {best, 2.0 * s.rows * s.cols * T / best / 1e9, static_cast<double>(bytes) / best / 1e9};
+  return {best, 2.0 * slice_rows * s.cols * T / best / 1e9, static_cast<double>(slice_rows * row_bytes) / best / 1e9};
 }
 
-double DispatchLatencyUs(ThreadPool& pool) {
+// Microseconds per token for one value head (dk = dv = 128, Qwen3.5) of the
+// gated delta rule: the recurrence at T = 1 (decode), the chunked form at T = 512.
+std::pair<double, double> DeltaRuleUsPerToken() {
+  const int64_t T = 512, dk = 128, dv = 128;
+  std::vector<float> q(T * dk, 0.01f), k(T * dk, 0.088f), v(T * dv, 0.5f), g(T, -0.1f), beta(T, 0.5f);
+  std::vector<float> S(dk * dv, 0.0f), o(T * dv);
+  double best_recurrent = 1e30, best_chunked = 1e30;
+  for (int rep = 0; rep < 200; ++rep) {
+    auto t0 = Clock::now();
+    kernels::DeltaRuleRecurrent(q.data(), k.data(), dk, v.data(), dv, g.data(), beta.data(), 1, 1, dk, dv,
+                                S.data(), o.data(), dv);
+    best_recurrent = std::min(best_recurrent, std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    if (rep % 10) continue;
+    t0 = Clock::now();
+    kernels::DeltaRuleChunked(q.data(), k.data(), dk, v.data(), dv, g.data(), beta.data(), 1, T, dk, dv,
+                              S.data(), o.data(), dv);
+    best_chunked = std::min(best_chunked, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / T);
+  }
+  return {best_recurrent, best_chunked};
+}
+
+// Per parallel_for call, best of 3 x 20000 calls: with an empty body (the
+// caller may take every part itself), and with a body that waits until
+// every part has started, so each call includes waking all workers.
+std::pair<double, double> DispatchLatencyUs(ThreadPool& pool) {
   const int calls = 20000;
-  double best = 1e30;
+  double empty = 1e30, all = 1e30;
   for (int rep = 0; rep < 3; ++rep) {
     auto t0 = Clock::now();
     for (int i = 0; i < calls; ++i) pool.parallel_for(pool.size(), [](int64_t, int64_t, int) {});
-    best = std::min(best, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls);
+    empty = std::min(empty, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls);
+    std::atomic<int> started{0};
+    t0 = Clock::now();
+    for (int i = 0; i < calls; ++i) {
+      const int target = (i + 1) * pool.size();
+      pool.parallel_for(pool.size(), [&](int64_t, int64_t, int) {
+        started++;
+        while (started.load() < target) _mm_pause();
+      });
+    }
+    all = std::min(all, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls);
   }
-  return best;
+  return {empty, all};
 }
 
 }  // namespace
@@ -120,38 +180,58 @@ int main(int argc, char** argv) {
     }
   }
   ThreadPool pool(threads);
-  std::printf("cpu: %s\nisa: %s (detected %s), threads: %d\n", CpuModel().c_str(),
+  std::printf("cpu: %s\nbuild: gcc %s%s, commit %s\n", CpuModel().c_str(), __VERSION__,
+#ifdef NDEBUG
+              " -DNDEBUG",
+#else
+              " (assertions on)",
+#endif
+              Command("git rev-parse --short HEAD 2>/dev/null").c_str());
+  std::printf("isa: %s (detected %s), threads: %d\n",
               kernels::IsaName(kernels::ActiveIsa()), kernels::IsaName(kernels::DetectedIsa()), threads);
-  const double copy_gbps = MeasureCopyBandwidth(pool) / 1e9;
+  double copy_gbps = MeasureCopyBandwidth(pool) / 1e9;
   const double fma_gflops = MeasureFmaPeakFlops(pool) / 1e9;
-  const double dispatch_us = DispatchLatencyUs(pool);
+  const auto [dispatch_us, rendezvous_us] = DispatchLatencyUs(pool);
   std::printf("copy bandwidth (read+write): %.1f GB/s\nfp32 FMA peak (%s): %.1f GFLOP/s\n", copy_gbps,
               kernels::IsaName(kernels::ActiveIsa()), fma_gflops);
-  std::printf("parallel_for dispatch (empty body): %.2f us\n\n", dispatch_us);
-  std::printf("%-8s %-22s %8s %5s %10s %9s %9s %8s\n", "dtype", "shape", "rows", "T", "time_ms",
+  std::printf("parallel_for per call: %.2f us (empty body), %.2f us (every thread takes part)\n", dispatch_us,
+              rendezvous_us);
+  const auto [recurrent_us, chunked_us] = DeltaRuleUsPerToken();
+  std::printf("delta rule, one head 128x128, one thread: recurrent %.2f us/token (T = 1), chunked %.2f us/token (T = 512)\n\n",
+              recurrent_us, chunked_us);
+  struct Row {
+    DType dt;
+    const Shape* shape;
+    int64_t T;
+    Result r;
+  };
+  std::vector<Row> rows;
+  for (DType dt : {DType::kF32, DType::kBF16, DType::kQ8_0})
+    for (const Shape& s : kShapes)
+      for (int64_t T : {1, 512}) rows.push_back({dt, &s, T, Run(dt, s, T, pool, quick)});
+  const double copy_after = MeasureCopyBandwidth(pool) / 1e9;
+  std::printf("copy bandwidth again after the GEMMs: %.1f GB/s; the ratios use the larger\n", copy_after);
+  copy_gbps = std::max(copy_gbps, copy_after);
+
+  std::printf("\nT = 1: weights streamed from DRAM in slices of <= 32 MiB; T = 512: first %ld rows\n",
+              static_cast<long>(kPrefillRows));
+  std::printf("%-8s %-22s %11s %5s %10s %9s %9s %8s\n", "dtype", "shape", "rows x cols", "T", "time_ms",
               "GFLOP/s", "GB/s", "of bound");
   std::string js = "[";
-  for (DType dt : {DType::kF32, DType::kBF16, DType::kQ8_0}) {
-    for (const Shape& s : kShapes) {
-      for (int64_t T : {1, 512}) {
-        if (quick && s.rows > 100000 && T > 1) continue;
-        Result r = Run(dt, s, T, pool, quick);
-        // Decode is bounded by bandwidth, prefill by the FMA peak.
-        double frac = T == 1 ? r.gbps / copy_gbps : r.gflops / fma_gflops;
-        std::printf("%-8s %-22s %5ldx%-5ld %3ld %10.3f %9.1f %9.1f %7.0f%%\n",
-                    std::string(Info(dt).name).c_str(), s.name, static_cast<long>(s.rows),
-                    static_cast<long>(s.cols), static_cast<long>(T), r.seconds * 1e3, r.gflops, r.gbps,
-                    100 * frac);
-        std::fflush(stdout);
-        char buf[256];
-        std::snprintf(buf, sizeof buf,
-                      "%s{\"dtype\":\"%s\",\"rows\":%ld,\"cols\":%ld,\"T\":%ld,\"ms\":%.4f,\"gflops\":%.2f,\"gbps\":%.2f}",
-                      js.size() > 1 ? "," : "", std::string(Info(dt).name).c_str(),
-                      static_cast<long>(s.rows), static_cast<long>(s.cols), static_cast<long>(T),
-                      r.seconds * 1e3, r.gflops, r.gbps);
-        js += buf;
-      }
-    }
+  for (const Row& row : rows) {
+    const Result& r = row.r;
+    // Decode is bounded by bandwidth, prefill by the FMA peak.
+    const double frac = row.T == 1 ? r.gbps / copy_gbps : r.gflops / fma_gflops;
+    const std::string dtype(Info(row.dt).name);
+    std::printf("%-8s %-22s %5ldx%-5ld %3ld %10.3f %9.1f %9.1f %7.0f%%\n", dtype.c_str(), row.shape->name,
+                static_cast<long>(row.shape->rows), static_cast<long>(row.shape->cols), static_cast<long>(row.T),
+                r.seconds * 1e3, r.gflops, r.gbps, 100 * frac);
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%s{\"dtype\":\"%s\",\"rows\":%ld,\"cols\":%ld,\"T\":%ld,\"ms\":%.4f,\"gflops\":%.2f,\"gbps\":%.2f}",
+                  js.size() > 1 ? "," : "", dtype.c_str(), static_cast<long>(row.shape->rows),
+                  static_cast<long>(row.shape->cols), static_cast<long>(row.T), r.seconds * 1e3, r.gflops, r.gbps);
+    js += buf;
   }
   js += "]";
   if (json)

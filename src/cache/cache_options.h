@@ -30,6 +30,7 @@ struct CacheOptions {
   bool recurrent = true;
 
   // RAM budget (§3.5): every distinct KV page once + every recurrent blob.
+  // The default is the seed's; a server sizes it with MachineRamBudgetBytes().
   int64_t ram_budget_bytes = int64_t{48} << 30;
   int64_t max_anchor_entries = 16;
   int64_t max_anchor_bytes = int64_t{16} << 30;
@@ -57,5 +58,9 @@ struct CacheOptions {
   // kExact only: at most this many whole snapshots in RAM.
   int64_t exact_max_entries = 8;
 };
+
+// A RAM budget scaled to this machine: `fraction` of physical memory (the
+// weights and the live sequences need the rest). 0 if the size is unknown.
+int64_t MachineRamBudgetBytes(double fraction = 0.4);
 
 }  // namespace lineage::cache

@@ -55,6 +55,9 @@ std::string LookupExplanation::ToString() const {
     os << "none";
   } else {
     os << "entry " << closest_entry << " sharing " << closest_shared_tokens << " tokens";
+    if (closest_shared_tokens > chosen.length + 1) {
+      os << " (no restore point stored between " << chosen.length << " and " << closest_shared_tokens << ")";
+    }
   }
   os << "; capture:";
   if (planned.empty()) os << " none";

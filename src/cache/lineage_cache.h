@@ -27,6 +27,8 @@
 //    the lease's own payload pointers keep the data alive.
 //  - Anchors are never absorbed or thinned; they leave RAM only under their
 //    own caps or when nothing else is left to evict.
+// CacheOptions::mode == kExact turns all of this into the previous design
+// (whole snapshots at m - 16 and m, a small LRU); docs/cache.md has the rest.
 //
 // Ownership: the cache holds shared_ptrs to payloads; callers may keep their
 // own. The disk tier (optional) is owned by the caller and must outlive the
@@ -54,8 +56,9 @@ namespace lineage::cache {
 
 class LineageCache;
 
-// Pins the entry a restore point came from until Commit or Release (or
-// destruction). Move-only.
+// Pins the RAM entry a restore point came from until Commit or Release (or
+// destruction). A point loaded from disk pins nothing: its payload is the
+// caller's once Lookup returns. Move-only.
 class Lease {
  public:
   Lease() = default;

@@ -44,9 +44,9 @@ Status MemoryDiskTier::Put(const DiskRecord& record) {
 
 std::optional<DiskPoint> MemoryDiskTier::Lookup(TokenSpan prompt, int64_t longer_than, bool recurrent) {
   std::lock_guard<std::mutex> lock(mu_);
-  const RestoreSearch found = FindRestorePoint(tree_, prompt, recurrent, [&](EntryId id) {
-    return entries_.at(id).last_used;
-  });
+  const RestoreSearch found = FindRestorePoint(
+      tree_, prompt, recurrent, [&](EntryId id) { return entries_.at(id).last_used; }, {},
+      /*want_closest=*/false);
   if (found.best.entry == kNoEntry || found.best.n <= longer_than) return std::nullopt;
   return DiskPoint{found.best.entry, found.best.n, found.best.kind, entries_.at(found.best.entry).record.anchor};
 }

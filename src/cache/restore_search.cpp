@@ -4,7 +4,7 @@ namespace lineage::cache {
 
 RestoreSearch FindRestorePoint(const PrefixTree& tree, TokenSpan prompt, bool recurrent,
                                const std::function<uint64_t(EntryId)>& recency,
-                               const std::function<void(const TreePoint&)>& also_visit) {
+                               const std::function<void(const TreePoint&)>& also_visit, bool want_closest) {
   RestoreSearch out;
   const int64_t m = static_cast<int64_t>(prompt.size());
   uint64_t best_recency = 0;
@@ -18,6 +18,7 @@ RestoreSearch FindRestorePoint(const PrefixTree& tree, TokenSpan prompt, bool re
       best_recency = rec;
     }
   });
+  if (!want_closest && recurrent) return out;
   uint64_t closest_recency = 0;
   tree.EntriesSharing(prompt, out.shared_tokens, [&](EntryId id) {
     const uint64_t rec = recency(id);

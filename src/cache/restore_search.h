@@ -17,14 +17,17 @@ namespace lineage::cache {
 struct RestoreSearch {
   TreePoint best;              // best.entry == kNoEntry: nothing restorable
   int64_t shared_tokens = 0;   // l of the closest stored sequence
-  EntryId closest = kNoEntry;  // most recent entry sharing shared_tokens
+  EntryId closest = kNoEntry;  // most recent entry sharing shared_tokens (if asked)
 };
 
 // `also_visit`, if set, sees every point on the prompt's path with n <= m
 // (one walk serves the caller's other questions, such as "is there an anchor
-// ending at a?").
+// ending at a?"). Naming the closest entry visits the subtree below the shared
+// length; `want_closest` false skips it where only `best` matters (recurrent
+// layouts need no closest entry to restore).
 RestoreSearch FindRestorePoint(const PrefixTree& tree, TokenSpan prompt, bool recurrent,
                                const std::function<uint64_t(EntryId)>& recency,
-                               const std::function<void(const TreePoint&)>& also_visit = {});
+                               const std::function<void(const TreePoint&)>& also_visit = {},
+                               bool want_closest = true);
 
 }  // namespace lineage::cache

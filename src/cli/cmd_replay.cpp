@@ -16,8 +16,8 @@ namespace {
 struct ReplayArgs {
   std::string trace;
   std::string shape = "glm-5.3-flash";
-  std::string policies = "oracle,lineage,exact,llama-server,periodic,marconi";
-  std::string ram, disk, plot;
+  std::string policies = "oracle,lineage,exact,llama-server,periodic,marconi,omlx";
+  std::string ram, disk, plot, per_request;
   bool json = false;
 };
 
@@ -58,6 +58,20 @@ int RunReplay(const ReplayArgs& a) {
   if (!trace.ok()) return Fail(trace.status());
   auto results = sim::ReplayPolicies(*trace, *shape, policies, options);
   if (!results.ok()) return Fail(results.status());
+  if (!a.per_request.empty()) {
+    std::string csv = "index,t_ms,session,prompt_tokens";
+    for (const sim::ReplayResult& r : *results) csv += "," + r.policy;
+    csv += "\n";
+    for (size_t i = 0; i < trace->requests.size(); ++i) {
+      const sim::Request& q = trace->requests[i];
+      csv += std::to_string(i) + "," + std::to_string(q.arrival_ms) + "," + trace->sessions[q.session] + "," +
+             std::to_string(q.num_prompt_tokens);
+      for (const sim::ReplayResult& r : *results) csv += "," + std::to_string(r.restore_tokens[i]);
+      csv += "\n";
+    }
+    Status st = sim::WriteFile(a.per_request, csv);
+    if (!st.ok()) return Fail(st);
+  }
   if (a.json) {
     std::fputs(sim::FormatJson(*results).c_str(), stdout);
   } else {
@@ -97,6 +111,8 @@ Register reg{{"replay", "Replay a trace through prompt-cache policies on a model
                 sub.add_option("--ram", args->ram, "RAM budget, e.g. 48G (default: the shape's)");
                 sub.add_option("--disk", args->disk, "disk budget, e.g. 1T (default: the shape's)");
                 sub.add_option("--plot", args->plot, "also sweep RAM budgets 1/16..2x and plot (.png or .svg)");
+                sub.add_option("--per-request", args->per_request,
+                               "also write each request's restored tokens per policy as CSV");
                 sub.add_flag("--json", args->json, "print JSON instead of the table");
                 return std::function<int()>([args] { return RunReplay(*args); });
               }}};

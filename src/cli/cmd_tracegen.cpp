@@ -15,10 +15,11 @@ struct TracegenArgs {
   std::string out;
   int64_t requests = 2000;
   std::string format = "native";
+  std::string pace = "glm-5.3-flash";
 };
 
 int RunTracegen(const TracegenArgs& a) {
-  Result<sim::Trace> trace = sim::GenerateTrace(a.scenario, a.seed, a.requests);
+  Result<sim::Trace> trace = sim::GenerateTrace(a.scenario, a.seed, a.requests, a.pace);
   if (!trace.ok()) {
     std::fprintf(stderr, "tracegen: %s\n", trace.status().ToString().c_str());
     return 2;
@@ -44,6 +45,8 @@ Register reg{{"tracegen", "Write agent-shaped traffic as a trace file", [](CLI::
                 sub.add_option("--seed", args->seed, "random seed")->capture_default_str();
                 sub.add_option("--out", args->out, "output file")->required();
                 sub.add_option("--requests", args->requests, "number of requests")->capture_default_str();
+                sub.add_option("--pace", args->pace, "model shape whose speeds time each session's turns")
+                    ->capture_default_str();
                 sub.add_option("--format", args->format, "native or mooncake")
                     ->check(CLI::IsMember({"native", "mooncake"}))
                     ->capture_default_str();

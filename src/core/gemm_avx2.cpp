@@ -19,11 +19,11 @@ constexpr int kTileTokens = 6;  // 12 accumulators + 2 weight vectors + 1 broadc
 static void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
                        const QuantizedActivations& qx, float* Y, int64_t ldy, int64_t T) {
   const int64_t num_blocks = W.cols() / 32;
+  const int64_t row_bytes = num_blocks * 34;
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t r0 = row_begin; r0 < row_end; r0 += 4) {
-    const int64_t nr = row_end - r0 < 4 ? row_end - r0 : 4;
     const uint8_t* rows[4];
-    for (int k = 0; k < 4; ++k) rows[k] = W.row_ptr(r0 + (k < nr ? k : 0));
+    const int64_t nr = RowGroup(W, r0, row_end, rows);
     for (int64_t t = 0; t < T; ++t) {
       const int8_t* xq = qx.row(t);
       const float* xd = qx.row_scale(t);
@@ -32,6 +32,7 @@ static void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
         const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + b * 32));
         for (int k = 0; k < 4; ++k) {
           const uint8_t* blk = rows[k] + b * 34;
+          _mm_prefetch(reinterpret_cast<const char*>(blk + 4 * row_bytes), _MM_HINT_T1);  // see gemm_rows.inc
           const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
           const __m256i p16 = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(xv, w));
           const __m256i p32 = _mm256_madd_epi16(p16, ones);
@@ -45,7 +46,9 @@ static void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
   }
 }
 
+#define LINEAGE_ROW_TOKENS_6 0
 #include "core/gemm_rows.inc"
+#undef LINEAGE_ROW_TOKENS_6
 #include "core/gemm_tiles.inc"
 
 #undef LINEAGE_SIMD_ATTR

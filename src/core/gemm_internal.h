@@ -17,6 +17,15 @@
 
 namespace lineage::kernels {
 
+// The row kernels take four weight rows at a time. Points rows[0..4) at rows
+// r0.. of W (repeating r0 past row_end, so a short group reads valid memory)
+// and returns how many are real.
+inline int64_t RowGroup(const TensorView& W, int64_t r0, int64_t row_end, const uint8_t* rows[4]) {
+  const int64_t nr = row_end - r0 < 4 ? row_end - r0 : 4;
+  for (int k = 0; k < 4; ++k) rows[k] = W.row_ptr(r0 + (k < nr ? k : 0));
+  return nr;
+}
+
 // Activations quantised like Q8_0 (block of 32, scale d = max|x| / 127,
 // q = round(x / d)) for the integer dot-product paths. Scales stay fp32.
 struct QuantizedActivations {
@@ -54,6 +63,10 @@ struct PackedQ8Activations {
   A void GemmRows(const TensorView& W, int64_t row_begin, int64_t row_end, const float* X,     \
                   int64_t ldx, const QuantizedActivations* qx, float* Y, int64_t ldy, int64_t T); \
   A int64_t TileTokens();                                                                       \
+  /* Tokens [0, nt) of X (nt <= TileTokens()) as one tile of PackedActivations. */              \
+  A void PackTokenTile(const float* X, int64_t ldx, int64_t nt, int64_t cols, float* tile);     \
+  /* Row `row` of W decoded to fp32: out[W.cols()]. */                                        \
+  A void DecodeRowF32(const TensorView& W, int64_t row, float* out);                          \
   A int64_t TileRows();                                                                         \
   /* Y for rows [row_begin, row_end) (a multiple of TileRows() apart, except at the end). */    \
   A void GemmTiles(const TensorView& W, int64_t row_begin, int64_t row_end,                    \

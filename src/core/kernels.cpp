@@ -1,22 +1,18 @@
-// First, simple versions: correct and parallel, not yet tuned.
+// Dispatch of the kernels.h entry points to the AVX2 or AVX-512 versions.
 #include "core/kernels.h"
 
-#include <algorithm>
-#include <cmath>
-#include <vector>
-
 #include "core/delta_rule_internal.h"
-#include "core/kernels_naive.h"
+#include "core/gemm_internal.h"
 #include "core/vector_ops.h"
 
 namespace lineage::kernels {
 
-void EmbeddingRow(const TensorView& table, int64_t id, float* out) {
-  DecodeToFloat(table, id * table.cols(), table.cols(), out);
-}
-
 #define LINEAGE_DISPATCH(fn, ...) \
   (ActiveIsa() == Isa::kAvx512 ? avx512::fn(__VA_ARGS__) : avx2::fn(__VA_ARGS__))
+
+void EmbeddingRow(const TensorView& table, int64_t id, float* out) {
+  LINEAGE_DISPATCH(DecodeRowF32, table, id, out);
+}
 
 void RmsNorm(const float* x, const float* w, float eps, int64_t rows, int64_t n, float* y) {
   LINEAGE_DISPATCH(RmsNorm, x, w, eps, rows, n, y);

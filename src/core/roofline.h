@@ -1,16 +1,19 @@
 // Roofline probes: the two machine limits the forward pass is measured against.
 //
-// MeasureCopyBandwidth: a STREAM-style copy (b[i] = a[i]) over two buffers of
-// 256 MiB each (far beyond any cache here), split over all pool threads,
-// counting bytes read + bytes written, best of a few repetitions. Decode at
-// T = 1 streams every weight once per token, so weight bytes per token divided
-// by this figure bounds the decode rate.
+// MeasureCopyBandwidth: a STREAM-style copy (b[i] = a[i], non-temporal
+// stores) split over
+// all pool threads, counting bytes read + bytes written: the best of 100
+// bursts of 32 MiB taken in turn from two 512 MiB buffers (so each burst
+// misses the caches). Short bursts, best of many, because on a shared
+// machine a long run measures the scheduler's share; Gemm's figures are
+// best-of too, so the two compare. Decode at T = 1 streams every weight once
+// per token, so weight bytes per token divided by this bounds the decode rate.
 //
 // MeasurePeakGemmFlops: the best rate our own kernels::Gemm reaches on a
-// compute-bound problem (T = 512 tokens, 2048 x 1024 weights of `dtype`, all
-// pool threads), in flop/s counting 2 per multiply-add. It is the
-// achievable peak of this code, not the hardware's nominal FMA peak; use
-// MeasureFmaPeakFlops for the latter.
+// compute-bound problem (T = 512 tokens, 512 x 1024 weights of `dtype`, all
+// pool threads, best of 20), in flop/s counting 2 per multiply-add. It is
+// the achievable peak of this code, not the hardware's nominal FMA peak; use
+// MeasureFmaPeakFlops for the latter (best of 200 short bursts).
 //
 // All functions take seconds; none is meant for the request path.
 // Thread-safety: they use `pool` exclusively while they run.

@@ -50,6 +50,16 @@ LINEAGE_SIMD256_FN VecI StrideIndex(int64_t stride) {
   return _mm256_mullo_epi32(_mm256_set1_epi32(static_cast<int>(stride)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 LINEAGE_SIMD256_FN VecF Gather(const float* p, VecI idx) { return _mm256_i32gather_ps(p, idx, 4); }
+LINEAGE_SIMD256_FN VecF GatherPartial(const float* p, VecI idx, int64_t n) {
+  return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, idx, _mm256_castsi256_ps(TailMask(n)), 4);
+}
+
+LINEAGE_SIMD256_FN void GatherBf16Pairs(const uint16_t* p, VecI idx, int64_t n, VecF* even, VecF* odd) {
+  const __m256i v = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), reinterpret_cast<const int*>(p), idx,
+                                                TailMask(n), 4);
+  *even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+  *odd = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(static_cast<int>(0xffff0000u))));
+}
 
 LINEAGE_SIMD256_FN VecF LoadBf16(const uint16_t* p) {
   __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));

@@ -65,6 +65,19 @@ LINEAGE_SIMD512_FN VecI StrideIndex(int64_t stride) {
                             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
 }
 LINEAGE_SIMD512_FN VecF Gather(const float* p, VecI idx) { return _mm512_i32gather_ps(idx, p, 4); }
+// Lanes [0, n) gathered, the others zero (and not read).
+LINEAGE_SIMD512_FN VecF GatherPartial(const float* p, VecI idx, int64_t n) {
+  return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), TailMask(n), idx, p, 4);
+}
+
+// Lanes [0, n) of a bf16 column pair: p[idx[l]] is a 32-bit word holding
+// two adjacent bf16 values of one row; *even gets the first, *odd the second,
+// widened to fp32. Lanes past n are zero.
+LINEAGE_SIMD512_FN void GatherBf16Pairs(const uint16_t* p, VecI idx, int64_t n, VecF* even, VecF* odd) {
+  const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), TailMask(n), idx, p, 4);
+  *even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+  *odd = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+}
 
 // 16 stored bf16 / fp16 values widened exactly to fp32.
 LINEAGE_SIMD512_FN VecF LoadBf16(const uint16_t* p) {

@@ -6,7 +6,7 @@
 namespace lineage::server {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 std::string Idx(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 

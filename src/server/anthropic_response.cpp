@@ -9,7 +9,7 @@
 namespace lineage::server {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 const char* StopReasonName(FinishInfo::Reason r) {
   switch (r) {

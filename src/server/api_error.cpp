@@ -37,14 +37,14 @@ static const char* AnthropicType(int http_status) {
 }
 
 HttpError MakeHttpError(ApiFlavor flavor, int http_status, const std::string& message) {
-  nlohmann::json body;
+  nlohmann::ordered_json body;
   if (flavor == ApiFlavor::kOpenAi) {
     body = {{"error", {{"message", message}, {"type", OpenAiType(http_status)}, {"param", nullptr},
                        {"code", nullptr}}}};
   } else {
     body = {{"type", "error"}, {"error", {{"type", AnthropicType(http_status)}, {"message", message}}}};
   }
-  return {http_status, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+  return {http_status, body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)};
 }
 
 HttpError MakeHttpError(ApiFlavor flavor, const Status& status) {

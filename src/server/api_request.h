@@ -38,8 +38,8 @@ struct SamplingParams {
 struct ApiRequest {
   ApiKind api = ApiKind::kOpenAiChat;
   std::string model;
-  nlohmann::json messages = nlohmann::json::array();
-  nlohmann::json tools = nlohmann::json::array();
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  nlohmann::ordered_json tools = nlohmann::ordered_json::array();
   ToolChoice tool_choice = ToolChoice::kAuto;
   std::string tool_choice_name;   // set when tool_choice == kNamed
   std::string prompt;             // completions only
@@ -48,7 +48,7 @@ struct ApiRequest {
   bool stream = false;
   bool include_usage = false;     // OpenAI stream_options.include_usage
   // Extra variables for the chat template (e.g. enable_thinking); an object.
-  nlohmann::json template_kwargs = nlohmann::json::object();
+  nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
 
   bool is_chat() const { return api != ApiKind::kOpenAiCompletion; }
   // Whether tool calls in the output are parsed into structured calls.

@@ -50,6 +50,7 @@ struct RequestReport {
   int64_t commit_us = 0;
   int64_t first_token_us = -1;        // from submit; -1 when no token came
   int64_t total_us = 0;
+  std::string cache_detail;           // the cache's own account of lookup and commit
 };
 
 // One item pulled from a stream: text, or the end with its report.
@@ -109,7 +110,7 @@ struct CacheStats {
   int64_t absorptions = 0;
   int64_t evictions_ram = 0;
   int64_t evictions_disk = 0;
-  nlohmann::json extra = nlohmann::json::object();  // backend-specific detail for /v1/cache/stats
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // backend-specific detail for /v1/cache/stats
 };
 
 class Backend {

@@ -14,7 +14,7 @@
 namespace lineage::server {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 ApiFlavor FlavorOf(const std::string& path) {
   return path.rfind("/v1/messages", 0) == 0 ? ApiFlavor::kAnthropic : ApiFlavor::kOpenAi;

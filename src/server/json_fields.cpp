@@ -4,7 +4,7 @@
 
 namespace lineage::server {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 Result<json> ParseBodyObject(const std::string& body) {
   json v = json::parse(body, nullptr, /*allow_exceptions=*/false);

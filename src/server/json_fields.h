@@ -20,27 +20,27 @@ namespace lineage::server {
 
 // Parses the body; a syntax error, or a top level that is not an object, is
 // kInvalidArgument.
-Result<nlohmann::json> ParseBodyObject(const std::string& body);
+Result<nlohmann::ordered_json> ParseBodyObject(const std::string& body);
 
 // The JSON type name used in messages ("string", "array", ...).
-std::string JsonTypeName(const nlohmann::json& v);
+std::string JsonTypeName(const nlohmann::ordered_json& v);
 
-Status TypeError(const std::string& path, const char* expected, const nlohmann::json& got);
+Status TypeError(const std::string& path, const char* expected, const nlohmann::ordered_json& got);
 
 // True when `obj` has `key` with a non-null value.
-bool Has(const nlohmann::json& obj, const char* key);
+bool Has(const nlohmann::ordered_json& obj, const char* key);
 
-Status GetString(const nlohmann::json& obj, const char* key, const std::string& path, std::string* out,
+Status GetString(const nlohmann::ordered_json& obj, const char* key, const std::string& path, std::string* out,
                  bool required = false);
-Status GetBool(const nlohmann::json& obj, const char* key, const std::string& path, bool* out);
-Status GetInt(const nlohmann::json& obj, const char* key, const std::string& path, int64_t* out,
+Status GetBool(const nlohmann::ordered_json& obj, const char* key, const std::string& path, bool* out);
+Status GetInt(const nlohmann::ordered_json& obj, const char* key, const std::string& path, int64_t* out,
               int64_t min_value, int64_t max_value);
-Status GetFloat(const nlohmann::json& obj, const char* key, const std::string& path, float* out,
+Status GetFloat(const nlohmann::ordered_json& obj, const char* key, const std::string& path, float* out,
                 double min_value, double max_value);
-Status GetSeed(const nlohmann::json& obj, const char* key, std::optional<uint64_t>* out);
+Status GetSeed(const nlohmann::ordered_json& obj, const char* key, std::optional<uint64_t>* out);
 // A string or an array of strings ("stop" in OpenAI; "stop_sequences" in
 // Anthropic). Empty strings are dropped: they would stop before any output.
-Status GetStringList(const nlohmann::json& obj, const char* key, const std::string& path,
+Status GetStringList(const nlohmann::ordered_json& obj, const char* key, const std::string& path,
                      std::vector<std::string>* out);
 
 }  // namespace lineage::server

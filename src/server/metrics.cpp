@@ -122,9 +122,9 @@ std::string Metrics::RenderPrometheus(const CacheStats& c) const {
   return out;
 }
 
-nlohmann::json Metrics::Summary() const {
+nlohmann::ordered_json Metrics::Summary() const {
   std::lock_guard<std::mutex> lock(mu_);
-  nlohmann::json restores = nlohmann::json::object();
+  nlohmann::ordered_json restores = nlohmann::ordered_json::object();
   for (const auto& [key, n] : restores_) restores[key.first + "/" + key.second] = n;
   return {{"generations", generations_},
           {"prompt_tokens", prompt_tokens_},

@@ -47,7 +47,7 @@ class Metrics {
 
   std::string RenderPrometheus(const CacheStats& cache) const;
   // Summary for /v1/cache/stats: hit counts and token totals.
-  nlohmann::json Summary() const;
+  nlohmann::ordered_json Summary() const;
 
  private:
   mutable std::mutex mu_;

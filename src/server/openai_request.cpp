@@ -6,7 +6,7 @@
 namespace lineage::server {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 // OpenAI content: a string, null, or an array of parts {"type": "text", "text"}.
 // Templates get the parts joined into one string.

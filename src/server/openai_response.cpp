@@ -8,7 +8,7 @@
 namespace lineage::server {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 const char* FinishReasonName(FinishInfo::Reason r) {
   switch (r) {
@@ -125,6 +125,9 @@ class OpenAiFormatter : public ResponseFormatter {
     choice["finish_reason"] = FinishReasonName(f.reason);
     j["choices"] = json::array({choice});
     j["usage"] = Usage(f);
+    j["timings"] = {{"prompt_n", f.prompt_tokens}, {"cache_n", f.cached_tokens}, {"predicted_n", f.completion_tokens},
+                    {"restore", f.restore}, {"admission_ms", f.admission_ms}, {"prefill_ms", f.prefill_ms},
+                    {"commit_ms", f.commit_ms}, {"ttft_ms", f.ttft_ms}, {"total_ms", f.total_ms}};
     return j;
   }
 

@@ -83,7 +83,13 @@ void OutputParser::Step(std::vector<OutputEvent>* out, bool at_end) {
     if (state_ == State::kReasoning) {
       tags.push_back(kThinkClose);
     } else {
-      if (!seen_content_) tags.push_back(kThinkOpen);
+      // <think> opens reasoning only as the first thing in the output.
+      size_t first_text = buffer_.find_first_not_of(" \t\r\n");
+      bool think_possible = !seen_content_ && block_start_ &&
+                            (first_text == std::string::npos ||
+                             std::string_view(buffer_).substr(first_text, kThinkOpen.size()) ==
+                                 kThinkOpen.substr(0, std::min(kThinkOpen.size(), buffer_.size() - first_text)));
+      if (think_possible) tags.push_back(kThinkOpen);
       if (options_.parse_tool_calls) tags.push_back(kToolOpen);
     }
     size_t best = std::string::npos;

@@ -39,7 +39,7 @@ class OutputParser {
   struct Options {
     bool reasoning_open = false;    // the prompt ended inside <think>
     bool parse_tool_calls = false;  // the request offered tools
-    nlohmann::json tools = nlohmann::json::array();  // for typing XML arguments
+    nlohmann::ordered_json tools = nlohmann::ordered_json::array();  // for typing XML arguments
   };
   explicit OutputParser(Options options);
 

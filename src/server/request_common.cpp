@@ -4,7 +4,7 @@
 
 namespace lineage::server {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 Status ParseSampling(const json& body, SamplingParams* out) {
   LINEAGE_RETURN_IF_ERROR(GetFloat(body, "temperature", "", &out->temperature, 0.0, 100.0));
@@ -23,8 +23,10 @@ json MakeTool(const std::string& name, const std::string& description, bool has_
 }
 
 json MakeToolCall(const std::string& id, const std::string& name, json arguments) {
-  json call = {{"type", "function"}, {"function", {{"name", name}, {"arguments", std::move(arguments)}}}};
+  json call = json::object();
   if (!id.empty()) call["id"] = id;
+  call["type"] = "function";
+  call["function"] = {{"name", name}, {"arguments", std::move(arguments)}};
   return call;
 }
 

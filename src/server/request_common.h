@@ -16,18 +16,18 @@ namespace lineage::server {
 inline constexpr int64_t kMaxTokensLimit = int64_t{1} << 30;
 
 // temperature, top_p, top_k, seed.
-Status ParseSampling(const nlohmann::json& body, SamplingParams* out);
+Status ParseSampling(const nlohmann::ordered_json& body, SamplingParams* out);
 
 // {"type": "function", "function": {"name", ["description"], "parameters"}}.
-nlohmann::json MakeTool(const std::string& name, const std::string& description, bool has_description,
-                        nlohmann::json parameters);
+nlohmann::ordered_json MakeTool(const std::string& name, const std::string& description, bool has_description,
+                        nlohmann::ordered_json parameters);
 
 // {"id", "type": "function", "function": {"name", "arguments": object}}.
-nlohmann::json MakeToolCall(const std::string& id, const std::string& name, nlohmann::json arguments);
+nlohmann::ordered_json MakeToolCall(const std::string& id, const std::string& name, nlohmann::ordered_json arguments);
 
 // OpenAI sends arguments as a JSON string; templates iterate them as a
 // mapping. A string that is not a JSON object stays a string (the template
 // decides whether it can render it).
-nlohmann::json ArgumentsFromString(const std::string& arguments);
+nlohmann::ordered_json ArgumentsFromString(const std::string& arguments);
 
 }  // namespace lineage::server

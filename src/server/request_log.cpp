@@ -18,7 +18,7 @@ std::string FormatRequestLog(int64_t request_id, const std::string& method, cons
                              int http_status, const RequestReport& r, const char* finish) {
   auto ms = [](int64_t us) { return us < 0 ? std::string("-") : std::to_string(us / 1000) + "." + std::to_string(us / 100 % 10); };
   std::string closest = r.closest_tokens < 0 ? "-" : std::to_string(r.closest_tokens);
-  char buf[512];
+  char buf[768];
   std::snprintf(buf, sizeof buf,
                 "req=%lld %s %s %d prompt=%lld cached=%lld restore=%s/%s closest=%s captures=%lld out=%lld "
                 "finish=%s admit_ms=%s prefill_ms=%s commit_ms=%s ttft_ms=%s total_ms=%s",
@@ -28,7 +28,9 @@ std::string FormatRequestLog(int64_t request_id, const std::string& method, cons
                 static_cast<long long>(r.completion_tokens), finish, ms(r.admission_us).c_str(),
                 ms(r.prefill_us).c_str(), ms(r.commit_us).c_str(), ms(r.first_token_us).c_str(),
                 ms(r.total_us).c_str());
-  return buf;
+  std::string line = buf;
+  if (!r.cache_detail.empty()) line += " cache=[" + r.cache_detail + "]";
+  return line;
 }
 
 }  // namespace lineage::server

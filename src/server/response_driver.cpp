@@ -66,6 +66,12 @@ FinishInfo ResponseDriver::MakeFinishInfo() const {
   f.prompt_tokens = report_.prompt_tokens > 0 ? report_.prompt_tokens : submission_.prompt_tokens;
   f.cached_tokens = cached_tokens_;
   f.completion_tokens = std::max(report_.completion_tokens, completion_tokens_);
+  f.restore = report_.restore_kind + "/" + report_.restore_tier;
+  f.admission_ms = report_.admission_us * 1e-3;
+  f.prefill_ms = report_.prefill_us * 1e-3;
+  f.commit_ms = report_.commit_us * 1e-3;
+  f.ttft_ms = report_.first_token_us < 0 ? -1 : report_.first_token_us * 1e-3;
+  f.total_ms = report_.total_us * 1e-3;
   if (stop_.matched()) {
     f.reason = FinishInfo::Reason::kStopSequence;
     f.stop_sequence = *stop_.matched();

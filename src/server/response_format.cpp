@@ -4,11 +4,11 @@
 
 namespace lineage::server {
 
-std::string Dump(const nlohmann::json& v) {
-  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+std::string Dump(const nlohmann::ordered_json& v) {
+  return v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-std::string SseEvent(const nlohmann::json& data, const char* event_name) {
+std::string SseEvent(const nlohmann::ordered_json& data, const char* event_name) {
   std::string out;
   if (event_name) out += std::string("event: ") + event_name + "\n";
   out += "data: " + Dump(data) + "\n\n";

@@ -25,6 +25,10 @@ struct FinishInfo {
   int64_t prompt_tokens = 0;
   int64_t cached_tokens = 0;    // restore length
   int64_t completion_tokens = 0;
+  // Where the time went (RequestReport); reported as "timings" in
+  // non-streaming OpenAI responses, as llama-server does.
+  std::string restore;          // "kind/tier"
+  double admission_ms = 0, prefill_ms = 0, commit_ms = 0, ttft_ms = -1, total_ms = 0;
 };
 
 class ResponseFormatter {
@@ -43,9 +47,9 @@ std::unique_ptr<ResponseFormatter> MakeOpenAiFormatter(const ApiRequest& request
 std::unique_ptr<ResponseFormatter> MakeAnthropicFormatter(const ApiRequest& request, const std::string& model);
 
 // "data: <json>\n\n", with "event: <name>\n" first when a name is given.
-std::string SseEvent(const nlohmann::json& data, const char* event_name = nullptr);
+std::string SseEvent(const nlohmann::ordered_json& data, const char* event_name = nullptr);
 // JSON text; invalid UTF-8 cannot occur (Utf8Repair) but is replaced anyway.
-std::string Dump(const nlohmann::json& v);
+std::string Dump(const nlohmann::ordered_json& v);
 // prefix + 24 random alphanumerics ("chatcmpl-", "call_", "msg_", "toolu_").
 std::string RandomId(const char* prefix);
 

@@ -19,12 +19,12 @@ namespace lineage::server {
 
 struct ToolCall {
   std::string name;
-  nlohmann::json arguments = nlohmann::json::object();  // always an object
+  nlohmann::ordered_json arguments = nlohmann::ordered_json::object();  // always an object
 };
 
 // `body` is the text between <tool_call> and </tool_call>. `tools` is the
 // request's tool list in OpenAI function form (may be empty). An unparsable
 // body is kInvalidArgument; the caller then treats it as plain text.
-Result<ToolCall> ParseToolCallBody(std::string_view body, const nlohmann::json& tools);
+Result<ToolCall> ParseToolCallBody(std::string_view body, const nlohmann::ordered_json& tools);
 
 }  // namespace lineage::server

@@ -3,20 +3,39 @@
 #include "sim/policies/lineage_adapter.h"
 #include "sim/policies/llama_server.h"
 #include "sim/policies/marconi.h"
+#include "sim/policies/omlx.h"
 #include "sim/policies/oracle.h"
 #include "sim/policies/periodic.h"
 
 namespace lineage::sim {
 
-std::vector<std::string> PolicyNames() { return {"oracle", "lineage", "exact", "llama-server", "periodic", "marconi"}; }
+std::vector<std::string> PolicyNames() { return {"oracle", "lineage", "lineage-ram", "lineage-spread", "lineage-bytes", "exact", "mlx-vlm", "llama-server", "periodic", "marconi", "omlx"}; }
 
 Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelShape& shape,
                                            const PolicyOptions& options) {
   if (name == "oracle") return std::unique_ptr<Policy>(new OraclePolicy(shape));
   if (name == "lineage") return std::unique_ptr<Policy>(new LineagePolicy(shape, options, false));
-  if (name == "exact") return std::unique_ptr<Policy>(new LineagePolicy(shape, options, true));
+  if (name == "lineage-ram") {
+    PolicyOptions ram_only = options;
+    ram_only.disk_budget_bytes = 0;
+    return std::unique_ptr<Policy>(new LineagePolicy(shape, ram_only, false, {}, name));
+  }
+  // The thinning alternatives of DESIGN.md §3.4, for measurement.
+  if (name == "lineage-spread") {
+    cache::CacheOptions o;
+    o.thin_order = cache::ThinOrder::kSpread;
+    return std::unique_ptr<Policy>(new LineagePolicy(shape, options, false, o, name));
+  }
+  if (name == "lineage-bytes") {
+    cache::CacheOptions o;
+    o.thin_count = cache::ThinCount::kBytes;
+    return std::unique_ptr<Policy>(new LineagePolicy(shape, options, false, o, name));
+  }
+  // mlx-vlm's exact mode is the previous behaviour the off switch restores.
+  if (name == "exact" || name == "mlx-vlm") return std::unique_ptr<Policy>(new LineagePolicy(shape, options, true, {}, name));
   if (name == "llama-server") return std::unique_ptr<Policy>(new LlamaServerPolicy(shape, options));
   if (name == "periodic") return std::unique_ptr<Policy>(new PeriodicPolicy(shape, options));
+  if (name == "omlx") return std::unique_ptr<Policy>(new OmlxPolicy(shape, options));
   if (name == "marconi") return std::unique_ptr<Policy>(new MarconiPolicy(shape, options));
   std::string known;
   for (const std::string& n : PolicyNames()) known += (known.empty() ? "" : ", ") + n;

@@ -19,11 +19,22 @@ AddedTokenMatcher::AddedTokenMatcher(std::vector<Entry> entries) {
     if (k > first_[b]) starts_.set(b);
   }
   first_[256] = static_cast<uint32_t>(k);
+  if (starts_.count() == 1) {
+    for (int b = 0; b < 256; ++b) {
+      if (starts_[b]) single_first_ = b;
+    }
+  }
+  for (const Entry& e : entries_) has_plain_ |= !e.special;
 }
 
 bool AddedTokenMatcher::FindNext(std::string_view text, size_t from, bool parse_special, Match* m) const {
-  if (entries_.empty()) return false;
+  if (entries_.empty() || (!parse_special && !has_plain_)) return false;
   for (size_t pos = from; pos < text.size(); ++pos) {
+    if (single_first_ >= 0) {  // the common case (every token starts with '<'): memchr
+      const void* hit = std::memchr(text.data() + pos, single_first_, text.size() - pos);
+      if (hit == nullptr) return false;
+      pos = static_cast<const char*>(hit) - text.data();
+    }
     auto b = static_cast<uint8_t>(text[pos]);
     if (!starts_[b]) continue;
     std::string_view rest = text.substr(pos);

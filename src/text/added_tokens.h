@@ -43,6 +43,8 @@ class AddedTokenMatcher {
   std::vector<Entry> entries_;                      // sorted by first byte, then length descending
   std::array<uint32_t, 257> first_{};               // entries_[first_[b], first_[b+1]) start with byte b
   std::bitset<256> starts_;
+  int single_first_ = -1;   // the only first byte, when all tokens share one
+  bool has_plain_ = false;  // some token is not special (matched without parse_special)
 };
 
 }  // namespace lineage::text

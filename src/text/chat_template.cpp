@@ -40,11 +40,27 @@ nlohmann::ordered_json ChatTemplate::Context(const ChatRequest& request) const {
 Result<std::string> ChatTemplate::Apply(const ChatRequest& request) const {
   if (!request.messages.is_array()) return InvalidArgument("messages must be an array");
   if (!request.tools.is_null() && !request.tools.is_array()) return InvalidArgument("tools must be null or an array");
-  return template_.Render(Context(request), options_);
+  if (!request.extra.is_object()) return InvalidArgument("extra template variables must be an object");
+  // Converted directly (not through Context()) to avoid a deep copy of the conversation.
+  try {
+    using jinja::Value;
+    auto vars = std::make_shared<jinja::Dict>();
+    vars->Set("messages", Value::FromJson(request.messages));
+    vars->Set("tools", Value::FromJson(request.tools));
+    vars->Set("documents", Value::None());
+    vars->Set("add_generation_prompt", Value::Bool(request.add_generation_prompt));
+    vars->Set("bos_token", Value::String(bos_token_));
+    vars->Set("eos_token", Value::String(eos_token_));
+    for (auto it = request.extra.begin(); it != request.extra.end(); ++it) vars->Set(it.key(), Value::FromJson(it.value()));
+    return template_.Render(Value::MakeDict(std::move(vars)), options_);
+  } catch (const jinja::RenderError& e) {
+    return OutOfRange(std::string("chat request: ") + e.what());
+  }
 }
 
 Result<PrefixText> ChatTemplate::RenderPrefix(const nlohmann::ordered_json& messages,
-                                              const nlohmann::ordered_json& tools) const {
+                                              const nlohmann::ordered_json& tools,
+                                              const nlohmann::ordered_json& extra) const {
   if (!messages.is_array()) return InvalidArgument("messages must be an array");
   nlohmann::ordered_json head = nlohmann::ordered_json::array();
   for (const auto& m : messages) {
@@ -55,6 +71,7 @@ Result<PrefixText> ChatTemplate::RenderPrefix(const nlohmann::ordered_json& mess
     ChatRequest r;
     r.messages = head;
     r.tools = tools;
+    r.extra = extra;
     r.add_generation_prompt = false;
     for (const auto& [role, content] : turns) r.messages.push_back({{"role", role}, {"content", content}});
     return r;
@@ -85,8 +102,9 @@ Result<PrefixText> ChatTemplate::RenderPrefix(const nlohmann::ordered_json& mess
   ChatRequest alone;
   alone.messages = head;
   alone.tools = tools;
+  alone.extra = extra;
   alone.add_generation_prompt = false;
-  auto r = head.empty() && tools.is_null() ? Result<std::string>(InvalidArgument("nothing to render")) : Apply(alone);
+  auto r = Apply(alone);
   if (r.ok()) {
     out.text = std::move(r).value();
     if (texts.size() == 1) shared = texts[0].size();

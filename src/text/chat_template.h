@@ -58,10 +58,15 @@ class ChatTemplate {
   // leading system messages and tools followed by three probe conversations
   // (two single user turns whose texts differ from their first character,
   // and a user/assistant/user exchange) and taking their longest common
-  // prefix; templates that put tools next to the last user message, or
+  // prefix, cut further to what the system-and-tools-only rendering shares
+  // with them when the template can render that (so that per-message
+  // details such as a user's `name` stay outside the anchor); templates that put tools next to the last user message, or
   // demand a user turn, are handled because the probes are real
-  // conversations. Fails only when no probe renders.
-  Result<PrefixText> RenderPrefix(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools) const;
+  // conversations. `extra` are the request's other template variables
+  // (enable_thinking changes some system blocks). Fails only when no probe
+  // renders.
+  Result<PrefixText> RenderPrefix(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
+                                  const nlohmann::ordered_json& extra = nlohmann::ordered_json::object()) const;
 
   // The byte offset where the history ends and the generation prompt begins:
   // the longest common prefix of the rendering with and without

@@ -9,13 +9,15 @@
 namespace lineage::text {
 namespace {
 
-// Starters (canonical combining class 0) with NFC_Quick_Check=Yes that no
-// canonical composition uses as a first element after a QC=Yes starter:
-// everything below U+0300, kana without the voicing marks, CJK ideographs,
-// Hangul syllables and the common emoji blocks. A string made only of them
-// is already NFC.
+// Starters (canonical combining class 0) with NFC_Quick_Check=Yes: below
+// U+0300, general punctuation from U+2010 (U+2000/2001 are singletons),
+// CJK punctuation, kana without the voicing marks, CJK ideographs, Hangul
+// syllables, fullwidth ASCII and the common emoji blocks. Any composition
+// would need a following character outside this set, so a string made only
+// of these is already NFC.
 bool Stable(char32_t cp) {
-  return cp < 0x300 || (cp >= 0x3041 && cp <= 0x3096) || (cp >= 0x30A1 && cp <= 0x30FA) ||
+  return cp < 0x300 || (cp >= 0x3041 && cp <= 0x3096) || (cp >= 0x30A1 && cp <= 0x30FD) ||
+         (cp >= 0x2010 && cp <= 0x205E) ||
          (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0x1F300 && cp <= 0x1FAFF) ||
          (cp >= 0x3000 && cp <= 0x3029) || (cp >= 0xFF01 && cp <= 0xFF5E);
 }

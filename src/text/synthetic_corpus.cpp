@@ -4,20 +4,12 @@
 #include <string_view>
 #include <vector>
 
+#include "text/split_mix64.h"
+
 namespace lineage::text {
 namespace {
 
-// Small deterministic generator (SplitMix64): the corpus must not depend on
-// the standard library's distributions, which differ between versions.
-struct Rng {
-  uint64_t s;
-  uint64_t Next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  size_t Below(size_t n) { return static_cast<size_t>(Next() % n); }
+struct Rng : SplitMix64 {
   template <typename T, size_t N>
   const T& Pick(const std::array<T, N>& a) { return a[Below(N)]; }
 };
@@ -172,7 +164,7 @@ void Json(Rng& r, std::string* out) {
 }  // namespace
 
 std::string SyntheticCorpus(uint64_t seed, size_t approx_bytes) {
-  Rng r{seed ^ 0x6C696E65616765ULL};
+  Rng r{{seed ^ 0x6C696E65616765ULL}};
   std::string out;
   out.reserve(approx_bytes + 4096);
   while (out.size() < approx_bytes) {

@@ -10,6 +10,7 @@
 #include "text/bpe_trainer.h"
 #include "text/byte_level.h"
 #include "text/pretokenizer.h"
+#include "text/split_mix64.h"
 #include "text/synthetic_corpus.h"
 
 namespace lineage::text {
@@ -39,16 +40,6 @@ constexpr SpecialToken kQwen35Audio[] = {
 
 constexpr int64_t kQwen35VocabSize = 248320, kQwen35FirstSpecial = 248044;
 constexpr int64_t kQwen3VocabSize = 151936, kQwen3FirstSpecial = 151643;
-
-struct Rng {
-  uint64_t s;
-  uint64_t Next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-};
 
 bool IsLetters(const std::string& bytes, size_t from) {
   if (from >= bytes.size()) return false;
@@ -88,7 +79,7 @@ void FillWithJoins(TrainedBpe* bpe, size_t num_tokens, uint64_t seed, const std:
     if (IsLetters(t, 0) || (t.size() > 1 && t[0] == ' ' && IsLetters(t, 1))) heads.push_back(int32_t(i));
     if (IsLetters(t, 0)) tails.push_back(int32_t(i));
   }
-  Rng rng{seed ^ 0x5EEDF111ULL};
+  SplitMix64 rng{seed ^ 0x5EEDF111ULL};
   constexpr size_t kMaxTokenBytes = 24;
   size_t attempts = 0;
   while (bpe->token_bytes.size() < num_tokens) {

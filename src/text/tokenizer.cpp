@@ -1,5 +1,7 @@
 #include "text/tokenizer.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -7,6 +9,7 @@
 #include "text/byte_level.h"
 #include "text/normalizer.h"
 #include "text/pretokenizer.h"
+#include "text/spm.h"
 #include "text/word_cache.h"
 
 namespace lineage::text {
@@ -17,7 +20,9 @@ struct Tokenizer::Impl {
   std::vector<std::string> bytes;  // decoded bytes of each token
   std::vector<bool> control;       // control or unknown: rendered only when asked
   std::unordered_map<std::string_view, TokenId> text_to_id;  // keys point into `tokens`
+  TokenizerKind kind = TokenizerKind::kBpe;
   BpeModel bpe;
+  SpmModel spm;
   Pretokenizer pretokenizer;
   AddedTokenMatcher added;
   std::unordered_set<TokenId> end_of_generation;
@@ -27,17 +32,38 @@ struct Tokenizer::Impl {
   bool add_bos = false;
   TokenId bos = kNoToken, eos = kNoToken, eot = kNoToken, pad = kNoToken;
   std::string chat_template;
-  mutable WordCache cache;
+  uint32_t cache_owner = WordCache::NewOwner();
 
   TokenId Lookup(std::string_view text) const {
     auto it = text_to_id.find(text);
     return it == text_to_id.end() ? kNoToken : it->second;
   }
-  void EncodeRaw(std::string_view text, std::vector<TokenId>* out) const;
+  // `after_special`: the text starts the input or follows an added token.
+  void EncodeRaw(std::string_view text, bool after_special, std::vector<TokenId>* out) const;
   void EncodeWord(std::string_view word, std::vector<TokenId>* out) const;
 };
 
 namespace {
+
+constexpr std::string_view kSpmSpace = "\xE2\x96\x81";  // U+2581
+
+// Bytes of an SPM token: "<0xXX>" byte tokens are that byte; other pieces
+// have their U+2581 turned back into spaces.
+std::string SpmPieceBytes(const std::string& text, model::TokenType type) {
+  if (type == model::TokenType::kByte && text.size() == 6 && text.compare(0, 3, "<0x") == 0) {
+    return std::string(1, static_cast<char>(std::strtol(text.substr(3, 2).c_str(), nullptr, 16)));
+  }
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    if (text.compare(i, kSpmSpace.size(), kSpmSpace) == 0) {
+      out += ' ';
+      i += kSpmSpace.size();
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
 
 bool IsAsciiSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
@@ -85,13 +111,29 @@ Result<Tokenizer> Tokenizer::Build(TokenizerSpec spec) {
         t == model::TokenType::kUnknown) {
       impl->bytes[i] = text;
       impl->control[i] = t == model::TokenType::kControl || t == model::TokenType::kUnknown;
-    } else if (t != model::TokenType::kUnused) {
+    } else if (t == model::TokenType::kUnused) {
+      continue;
+    } else if (spec.kind == TokenizerKind::kSpm) {
+      impl->bytes[i] = SpmPieceBytes(text, t);
+    } else {
       ByteLevelDecode(text, &impl->bytes[i]);
     }
   }
 
+  impl->kind = spec.kind;
   std::array<TokenId, 256> byte_ids;
-  for (int b = 0; b < 256; ++b) byte_ids[b] = impl->Lookup(ByteToken(static_cast<uint8_t>(b)));
+  for (int b = 0; b < 256; ++b) {
+    if (spec.kind == TokenizerKind::kSpm) {
+      // "<0xXX>" byte tokens, else the byte as a one-character token.
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "<0x%02X>", b);
+      byte_ids[b] = impl->Lookup(hex);
+      if (byte_ids[b] == kNoToken) byte_ids[b] = impl->Lookup(std::string(1, static_cast<char>(b)));
+    } else {
+      byte_ids[b] = impl->Lookup(ByteToken(static_cast<uint8_t>(b)));
+    }
+  }
+  if (spec.kind == TokenizerKind::kSpm) impl->spm = SpmModel(&impl->text_to_id, std::move(spec.scores), byte_ids);
   std::vector<BpeModel::Merge> merges;
   merges.reserve(spec.merges.size());
   std::string joined;
@@ -141,14 +183,25 @@ void Tokenizer::Impl::EncodeWord(std::string_view word, std::vector<TokenId>* ou
       return;
     }
   }
-  if (cache.Lookup(word, out)) return;
+  if (WordCache::Lookup(cache_owner, word, out)) return;
   size_t start = out->size();
   bpe.EncodeWord(word, out);
-  cache.Insert(word, out->data() + start, out->size() - start);
+  WordCache::Insert(cache_owner, word, out->data() + start, out->size() - start);
 }
 
-void Tokenizer::Impl::EncodeRaw(std::string_view text, std::vector<TokenId>* out) const {
+void Tokenizer::Impl::EncodeRaw(std::string_view text, bool after_special, std::vector<TokenId>* out) const {
   if (text.empty()) return;
+  if (kind == TokenizerKind::kSpm) {
+    std::string escaped;
+    escaped.reserve(text.size() * 2 + 3);
+    if (add_prefix_space && after_special) escaped += kSpmSpace;
+    for (char c : text) {
+      if (c == ' ') escaped += kSpmSpace;
+      else escaped += c;
+    }
+    spm.Encode(escaped, out);
+    return;
+  }
   std::string owned;
   if (nfc && !IsTriviallyNfc(text)) {
     owned = ToNfc(text);
@@ -175,6 +228,7 @@ void Tokenizer::EncodeAppend(std::string_view text, EncodeOptions options, std::
   const Impl& im = *impl_;
   if (options.add_special && im.add_bos) out->push_back(im.bos);
   size_t pos = 0;
+  bool after_special = true;
   while (pos < text.size()) {
     AddedTokenMatcher::Match m;
     bool found = im.added.FindNext(text, pos, options.parse_special, &m);
@@ -184,9 +238,13 @@ void Tokenizer::EncodeAppend(std::string_view text, EncodeOptions options, std::
     }
     // Pieces between added tokens are encoded separately: the added token's
     // boundary is also a pre-tokenizer boundary.
-    im.EncodeRaw(text.substr(pos, end - pos), out);
+    if (end > pos) {
+      im.EncodeRaw(text.substr(pos, end - pos), after_special, out);
+      after_special = false;
+    }
     if (!found) break;
     out->push_back(m.entry->id);
+    after_special = true;
     pos = m.end;
     if (m.entry->rstrip) {
       while (pos < text.size() && IsAsciiSpace(text[pos])) ++pos;
@@ -196,10 +254,16 @@ void Tokenizer::EncodeAppend(std::string_view text, EncodeOptions options, std::
 
 std::string Tokenizer::Decode(std::span<const TokenId> ids, DecodeOptions options) const {
   std::string out;
-  for (TokenId id : ids) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    TokenId id = ids[i];
     if (id < 0 || static_cast<size_t>(id) >= impl_->bytes.size()) continue;
     if (!options.render_special && impl_->control[id]) continue;
-    out += impl_->bytes[id];
+    std::string_view piece = impl_->bytes[id];
+    // SPM put a space before the text; as llama.cpp, the first token loses it.
+    if (i == 0 && impl_->kind == TokenizerKind::kSpm && impl_->add_prefix_space && !piece.empty() && piece[0] == ' ') {
+      piece.remove_prefix(1);
+    }
+    out += piece;
   }
   return out;
 }

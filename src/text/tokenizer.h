@@ -9,8 +9,7 @@
 // unless NFC changed it.
 //
 // A Tokenizer is an immutable handle to shared tables: copying is cheap,
-// and every method is const and thread-safe (the word cache inside is
-// synchronized).
+// and every method is const and thread-safe (the word cache is per thread).
 #pragma once
 
 #include <memory>
@@ -48,6 +47,8 @@ class Tokenizer {
   // text (bos/eos token names, add_bos_token, chat_template).
   static Result<Tokenizer> FromHfJson(std::string_view tokenizer_json, std::string_view tokenizer_config_json = {});
 
+  // A default-constructed Tokenizer is empty; every method below REQUIRES
+  // valid().
   bool valid() const { return impl_ != nullptr; }
 
   std::vector<TokenId> Encode(std::string_view text, EncodeOptions options = {}) const;

@@ -96,7 +96,7 @@ Result<TokenizerSpec> ParseSpec(std::string_view tokenizer_json, std::string_vie
   const json added = j.value("added_tokens", json::array());
   for (const json& a : added) max_id = std::max<int64_t>(max_id, a.at("id").get<int64_t>());
   if (max_id < 0) return InvalidArgument("tokenizer.json has an empty vocabulary");
-  if (max_id > (int64_t{1} << 24)) return InvalidArgument("token id " + std::to_string(max_id) + " is implausible");
+  if (max_id >= (int64_t{1} << 21)) return InvalidArgument("token id " + std::to_string(max_id) + " is implausible");
   spec.tokens.assign(max_id + 1, "");
   spec.types.assign(max_id + 1, model::TokenType::kUnused);  // holes stay unused
   for (const auto& [text, id] : model.at("vocab").items()) {
@@ -136,10 +136,18 @@ Result<TokenizerSpec> ParseSpec(std::string_view tokenizer_json, std::string_vie
     }
     return -1;
   };
-  // A post-processor template that starts with a special token adds BOS.
+  // A post-processor template that starts with a special token adds BOS
+  // (Llama 3 nests it in a Sequence after ByteLevel).
+  std::vector<json> processors;
   const json post = j.value("post_processor", json());
-  if (post.is_object() && post.value("type", "") == "TemplateProcessing") {
-    const json single = post.value("single", json::array());
+  if (post.is_object() && post.value("type", "") == "Sequence") {
+    for (const json& p : post.value("processors", json::array())) processors.push_back(p);
+  } else if (post.is_object()) {
+    processors.push_back(post);
+  }
+  for (const json& p : processors) {
+    if (!p.is_object() || p.value("type", "") != "TemplateProcessing") continue;
+    const json single = p.value("single", json::array());
     if (!single.empty() && single[0].contains("SpecialToken")) {
       spec.bos_id = find_id(single[0]["SpecialToken"].value("id", ""));
       spec.add_bos = spec.bos_id >= 0;

@@ -19,15 +19,23 @@ struct AddedTokenSpec {
   bool rstrip = false;   // ... and on its right
 };
 
+// kBpe: byte-level BPE with merges (gpt2). kSpm: SentencePiece-style merges
+// by token score over U+2581-escaped text with <0xXX> byte fallback (llama).
+enum class TokenizerKind { kBpe, kSpm };
+
 struct TokenizerSpec {
+  TokenizerKind kind = TokenizerKind::kBpe;
   // id -> text. Normal tokens are byte-level text (GPT-2 map); added tokens
   // are their literal text. Empty strings mark holes (ids never produced).
   std::vector<std::string> tokens;
   std::vector<model::TokenType> types;  // same size as tokens
-  std::vector<std::pair<std::string, std::string>> merges;  // priority order
+  std::vector<std::pair<std::string, std::string>> merges;  // priority order (kBpe)
+  std::vector<float> scores;            // per token, higher merges first (kSpm)
   std::vector<AddedTokenSpec> added;    // matched whole before BPE
   std::vector<std::string> pre_patterns;  // regex sequence, "isolated" splits
-  bool add_prefix_space = false;        // ByteLevel(add_prefix_space=true)
+  // kBpe: ByteLevel(add_prefix_space=true). kSpm: a space before the text
+  // at the start and after every added token, removed again by Decode.
+  bool add_prefix_space = false;
   bool nfc = false;
   bool ignore_merges = false;
   bool add_bos = false;

@@ -1,30 +1,58 @@
 #include "text/word_cache.h"
 
-namespace lineage::text {
+#include <xxhash.h>
 
-WordCache::Shard& WordCache::ShardFor(std::string_view word, size_t* hash) {
-  *hash = std::hash<std::string_view>{}(word);
-  return shards_[(*hash >> 7) % kShards];
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+namespace lineage::text {
+namespace {
+
+struct alignas(64) Entry {
+  uint32_t owner = 0;  // 0: empty
+  uint8_t len = 0;
+  uint8_t n = 0;
+  char word[WordCache::kMaxWordBytes];
+  TokenId ids[WordCache::kMaxIds];
+};
+static_assert(sizeof(Entry) == 64, "one cache line per entry");
+
+constexpr size_t kEntries = 16384;  // power of two
+
+Entry* Table() {
+  thread_local std::unique_ptr<Entry[]> table(new Entry[kEntries]);
+  return table.get();
 }
 
-bool WordCache::Lookup(std::string_view word, std::vector<TokenId>* out) {
+Entry& Slot(uint32_t owner, std::string_view word) {
+  uint64_t h = XXH3_64bits_withSeed(word.data(), word.size(), owner);
+  return Table()[h & (kEntries - 1)];
+}
+
+}  // namespace
+
+uint32_t WordCache::NewOwner() {
+  static std::atomic<uint32_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool WordCache::Lookup(uint32_t owner, std::string_view word, std::vector<TokenId>* out) {
   if (word.size() > kMaxWordBytes) return false;
-  size_t h;
-  Shard& s = ShardFor(word, &h);
-  std::lock_guard<std::mutex> lock(s.mu);
-  auto it = s.map.find(word);
-  if (it == s.map.end()) return false;
-  out->insert(out->end(), it->second.begin(), it->second.end());
+  const Entry& e = Slot(owner, word);
+  if (e.owner != owner || e.len != word.size() || std::memcmp(e.word, word.data(), word.size()) != 0) return false;
+  out->insert(out->end(), e.ids, e.ids + e.n);
   return true;
 }
 
-void WordCache::Insert(std::string_view word, const TokenId* ids, size_t n) {
-  if (word.size() > kMaxWordBytes) return;
-  size_t h;
-  Shard& s = ShardFor(word, &h);
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (s.map.size() >= kEntriesPerShard) s.map.clear();
-  s.map.emplace(std::string(word), std::vector<TokenId>(ids, ids + n));
+void WordCache::Insert(uint32_t owner, std::string_view word, const TokenId* ids, size_t n) {
+  if (word.size() > kMaxWordBytes || n > kMaxIds) return;
+  Entry& e = Slot(owner, word);
+  e.owner = owner;
+  e.len = static_cast<uint8_t>(word.size());
+  e.n = static_cast<uint8_t>(n);
+  std::memcpy(e.word, word.data(), word.size());
+  std::memcpy(e.ids, ids, n * sizeof(TokenId));
 }
 
 }  // namespace lineage::text

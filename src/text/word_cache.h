@@ -1,18 +1,15 @@
-// WordCache: pre-tokenized word (raw bytes) -> its BPE ids, shared by every
-// thread that encodes with one tokenizer. Natural text repeats words, so
-// most words skip BPE after the first time.
+// WordCache: pre-tokenized word (raw bytes) -> its BPE ids. Natural text
+// repeats words, so most words skip BPE after their first appearance.
 //
-// Thread-safe: 64 shards, each behind its own mutex; a shard that reaches
-// its capacity is emptied (cheap, and a real vocabulary's hot words come
-// straight back). Long words are not cached.
+// The cache is per thread and lock-free: a direct-mapped table of 64-byte
+// entries (about 1 MiB per thread that encodes), shared by every tokenizer
+// that thread uses; entries carry their tokenizer's `owner` id, unique for
+// the life of the process, so tokenizers never see each other's words.
+// Words longer than 22 bytes or longer than 7 tokens are not cached.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <mutex>
-#include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "text/bpe.h"
@@ -21,25 +18,15 @@ namespace lineage::text {
 
 class WordCache {
  public:
-  static constexpr size_t kMaxWordBytes = 48;
-  static constexpr size_t kShards = 64;
-  static constexpr size_t kEntriesPerShard = 8192;
+  static constexpr size_t kMaxWordBytes = 22;
+  static constexpr size_t kMaxIds = 7;
+
+  // A fresh owner id for a new tokenizer.
+  static uint32_t NewOwner();
 
   // Appends the cached ids of `word` to `out` and returns true on a hit.
-  bool Lookup(std::string_view word, std::vector<TokenId>* out);
-  void Insert(std::string_view word, const TokenId* ids, size_t n);
-
- private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  struct Shard {
-    std::mutex mu;
-    std::unordered_map<std::string, std::vector<TokenId>, Hash, std::equal_to<>> map;
-  };
-  Shard& ShardFor(std::string_view word, size_t* hash);
-  std::array<Shard, kShards> shards_;
+  static bool Lookup(uint32_t owner, std::string_view word, std::vector<TokenId>* out);
+  static void Insert(uint32_t owner, std::string_view word, const TokenId* ids, size_t n);
 };
 
 }  // namespace lineage::text

@@ -18,6 +18,7 @@ namespace lineage::cache::testing {
 // two segments share a prefix only when a test builds them to.
 class TokenSource {
  public:
+  explicit TokenSource(TokenId first = 1) : next_(first) {}
   Tokens Fresh(int64_t n) {
     Tokens t(static_cast<size_t>(n));
     for (auto& x : t) x = next_++;

@@ -166,6 +166,7 @@ TEST_P(RandomTrace, EveryRestoreIsExactAndBudgetsHold) {
               static_cast<long long>(st.peak_ram_bytes), static_cast<long long>(st.disk.bytes_written),
               static_cast<long long>(st.disk.bytes_read));
   EXPECT_EQ(st.live_leases, 0);
+  EXPECT_LE(st.peak_ram_bytes, o.ram_budget_bytes);
   EXPECT_GT(st.restored_tokens, 0);
   EXPECT_GT(st.evictions, 0) << "the budget must bind for the trace to test it";
 }

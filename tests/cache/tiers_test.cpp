@@ -121,5 +121,11 @@ TEST(CacheTiers, AttentionOnlyLayoutsRestoreAnyPrefix) {
   EXPECT_EQ(resend.restore.length, 999) << "min(l, m - 1)";
 }
 
+TEST(CacheTiers, MachineBudgetIsAFractionOfPhysicalMemory) {
+  const int64_t whole = MachineRamBudgetBytes(1.0);
+  ASSERT_GT(whole, 0);
+  EXPECT_NEAR(static_cast<double>(MachineRamBudgetBytes(0.4)), 0.4 * static_cast<double>(whole), 4096.0);
+}
+
 }  // namespace
 }  // namespace lineage::cache::testing

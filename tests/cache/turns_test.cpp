@@ -161,6 +161,49 @@ TEST(CacheTurns, ThinkingTemplateRestoresAtHistoryEndAndAbsorbs) {
   EXPECT_EQ(second.commit.absorbed, std::vector<EntryId>{first.entry});
 }
 
+TEST(CacheTurns, ExplanationsNameTheChoiceAndTheMiss) {
+  Harness h;
+  TokenSource src;
+  const Tokens t1 = src.Fresh(1000);
+  Outcome first = h.Run(t1);
+  Tokens edited = t1;
+  edited[600] = -1;
+  Outcome o = h.Run(edited);
+  EXPECT_EQ(o.lookup.closest_entry, first.entry);
+  EXPECT_EQ(o.lookup.closest_shared_tokens, 600);
+  const std::string line = o.lookup.ToString();
+  EXPECT_NE(line.find("restore cold"), std::string::npos) << line;
+  EXPECT_NE(line.find("sharing 600 tokens"), std::string::npos) << line;
+  EXPECT_NE(line.find("no restore point stored between 0 and 600"), std::string::npos) << line;
+  EXPECT_NE(line.find("divergence@600"), std::string::npos) << line;
+  Outcome next = h.Run(Cat({t1, src.Fresh(10)}));
+  const std::string commit = next.commit.ToString();
+  EXPECT_NE(commit.find("absorbed " + std::to_string(first.entry)), std::string::npos) << commit;
+}
+
+TEST(CacheTurns, BadInputIsAnErrorValue) {
+  Harness h;
+  TokenSource src;
+  const Tokens p = src.Fresh(100);
+  EXPECT_EQ(h.cache().Lookup(Tokens{}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(h.cache().Lookup(p, {101, 0}).status().code(), StatusCode::kInvalidArgument);
+  CountedSequence seq(&h.pages(), h.shape());
+  seq.Append(p);
+  CommitRequest short_kv{Tokens(p.begin(), p.begin() + 50), seq.Kv(), seq.State(), {}, {}};
+  EXPECT_EQ(h.cache().Commit(std::move(short_kv)).status().code(), StatusCode::kInvalidArgument);
+  CommitRequest no_state{p, seq.Kv(), nullptr, {}, {}};
+  EXPECT_EQ(h.cache().Commit(std::move(no_state)).status().code(), StatusCode::kInvalidArgument);
+  CommitRequest bad_capture{p, seq.Kv(), seq.State(), {{101, PointKind::kGuard, seq.State()}}, {}};
+  EXPECT_EQ(h.cache().Commit(std::move(bad_capture)).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(h.cache().Stats().entries, 0);
+  // A lookup's lease survives a rejected commit and is released with it.
+  auto lr = h.cache().Lookup(p);
+  ASSERT_TRUE(lr.ok());
+  CommitRequest rejected{p, nullptr, seq.State(), {}, std::move(lr->lease)};
+  EXPECT_FALSE(h.cache().Commit(std::move(rejected)).ok());
+  EXPECT_EQ(h.cache().Stats().live_leases, 0);
+}
+
 TEST(CacheTurns, RestorePointIsNeverThePromptLength) {
   Harness h;
   TokenSource src;

@@ -78,9 +78,15 @@ class GemmTest : public ::testing::TestWithParam<std::tuple<Isa, DType>> {
 TEST_P(GemmTest, MatchesNaiveOnOddShapes) {
   const DType dt = std::get<1>(GetParam());
   ThreadPool pool(2);
-  for (int64_t T : {1, 3, 17, 64, 70})
+  // Both sides of each regime switch (rows below 4 or 24 tokens, tiles from
+  // there), partial row blocks (T mod 6 and mod 3) and partial token tiles.
+  for (int64_t T : {1, 3, 4, 5, 9, 17, 23, 24, 64, 70})
     for (int64_t rows : {1, 15, 33, 100})
       CheckGemm({dt, rows, 96, T, T % 2 ? 5 : 0, T % 3 ? 3 : 0}, &pool);
+  if (dt == DType::kQ8_0) return;  // Q8_0 rows are whole blocks of 32
+  for (int64_t T : {1, 5, 30})  // columns that leave a tail after the vector loops
+    for (int64_t cols : {7, 100})
+      CheckGemm({dt, 37, cols, T, 1, 0}, &pool);
 }
 
 TEST_P(GemmTest, MatchesNaiveOnModelShapes) {
@@ -106,17 +112,19 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(EmbeddingRow, MatchesDecodeForEveryDtype) {
   for (DType dt : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0}) {
-    auto table = RandomWeights(dt, 40, 128, 3);
-    std::vector<float> got(128), want(128);
-    for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
-      if (!ForceIsa(isa)) continue;
-      for (int64_t id : {0, 17, 39}) {
-        EmbeddingRow(table.view, id, got.data());
-        naive::EmbeddingRow(table.view, id, want.data());
-        EXPECT_EQ(got, want) << Info(dt).name << " id " << id;  // decoding is exact
+    for (int64_t cols : {128, 96 + (dt == DType::kQ8_0 ? 0 : 7)}) {  // 103: a scalar tail
+      auto table = RandomWeights(dt, 40, cols, 3);
+      std::vector<float> got(cols), want(cols);
+      for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+        if (!ForceIsa(isa)) continue;
+        for (int64_t id : {0, 17, 39}) {
+          EmbeddingRow(table.view, id, got.data());
+          naive::EmbeddingRow(table.view, id, want.data());
+          EXPECT_EQ(got, want) << Info(dt).name << " id " << id;  // decoding is exact
+        }
       }
+      ResetIsa();
     }
-    ResetIsa();
   }
 }
 

@@ -42,11 +42,33 @@ TEST(ThreadPool, ZeroWorkCallsNothing) {
   EXPECT_EQ(calls, 0);
 }
 
-TEST(ThreadPool, UsesMoreThanOneThread) {
+TEST(ThreadPool, RunsPartsConcurrently) {
+  // Each part waits for the other to start: only two threads running at
+  // once get both past the wait (the caller alone would time out in part 0).
   ThreadPool pool(2);
-  std::atomic<int> seen_mask{0};
-  pool.parallel_for(2, [&](int64_t, int64_t, int tid) { seen_mask |= 1 << tid; });
-  EXPECT_EQ(seen_mask.load(), 3);
+  std::atomic<int> started{0}, met{0};
+  pool.parallel_for(2, [&](int64_t, int64_t, int) {
+    started++;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (started.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    if (started.load() == 2) met++;
+  });
+  EXPECT_EQ(met.load(), 2);
+}
+
+TEST(ThreadPool, UnevenPartsAndChangingSizes) {
+  // Back-to-back jobs of different shapes: a worker that wakes late must
+  // never run a part of a job that has already finished.
+  ThreadPool pool(3);
+  for (int rep = 0; rep < 3000; ++rep) {
+    const int64_t n = 1 + rep % 37;
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    pool.parallel_for(n, [&](int64_t b, int64_t e, int tid) {
+      if (tid == 1) std::this_thread::yield();
+      for (int64_t i = b; i < e; ++i) hits[i]++;
+    }, 1 + rep % 3);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "rep " << rep;
+  }
 }
 
 TEST(ThreadPool, ManyBackToBackCallsAndWakeAfterSleeping) {

@@ -39,7 +39,9 @@ void ExpectConfigMatchesSpec(const ModelConfig& got, const ModelSpec& spec) {
   EXPECT_EQ(got.lin_num_v_heads, want.lin_num_v_heads);
   EXPECT_EQ(got.lin_k_dim, want.lin_k_dim);
   EXPECT_EQ(got.lin_v_dim, want.lin_v_dim);
-  if (want.arch == Arch::kQwen3_5) EXPECT_EQ(got.conv_kernel, want.conv_kernel);
+  if (want.arch == Arch::kQwen3_5) {
+    EXPECT_EQ(got.conv_kernel, want.conv_kernel);
+  }
   EXPECT_EQ(got.layer_kinds, want.layer_kinds);
   EXPECT_FALSE(got.eos_token_ids.empty());
 }
@@ -75,7 +77,9 @@ TEST_P(FormatEquivalence, SafetensorsAndGgufGiveTheSameLogits) {
   ExpectConfigMatchesSpec((*gguf)->config, *spec);
   EXPECT_EQ((*hf)->config.format, FileFormat::kSafetensors);
   EXPECT_EQ((*gguf)->config.format, FileFormat::kGguf);
-  if (c.arch == Arch::kQwen3_5) EXPECT_EQ((*gguf)->config.v_head_order, VHeadOrder::kTiled);
+  if (c.arch == Arch::kQwen3_5) {
+    EXPECT_EQ((*gguf)->config.v_head_order, VHeadOrder::kTiled);
+  }
   EXPECT_EQ((*gguf)->weights.layers[0].input_norm.size(), static_cast<size_t>(spec->config.hidden));
 
   const auto tokens = SomeTokens(10, static_cast<int>(spec->config.vocab));

@@ -46,7 +46,9 @@ TEST(GgufFile, EveryTruncationIsRejectedWithoutCrashing) {
     std::ofstream(tmp, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(cut));
     auto g = GgufFile::Open(tmp);
     EXPECT_FALSE(g.ok()) << "cut at " << cut;
-    if (!g.ok()) EXPECT_NE(g.status().message().find(tmp), std::string::npos);
+    if (!g.ok()) {
+      EXPECT_NE(g.status().message().find(tmp), std::string::npos);
+    }
   }
   std::remove(tmp.c_str());
 }

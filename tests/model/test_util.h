@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -16,10 +17,20 @@
 
 namespace lineage::model::testing_util {
 
+// A path in a directory private to this process (ctest runs test cases in
+// parallel processes, and other checkouts may run the same tests), removed
+// when the process exits.
 inline std::string TempPath(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "/lineage_model_test";
-  std::filesystem::create_directories(dir);
-  return dir + "/" + name;
+  struct Dir {
+    std::string path = ::testing::TempDir() + "/lineage_model_test_" + std::to_string(::getpid());
+    Dir() { std::filesystem::create_directories(path); }
+    ~Dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static Dir dir;
+  return dir.path + "/" + name;
 }
 
 inline VocabData VocabFor(const ModelSpec& spec, uint64_t seed) {

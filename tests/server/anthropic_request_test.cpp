@@ -5,7 +5,7 @@
 namespace lineage::server {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 TEST(AnthropicRequest, TranslatesAToolLoopIntoTheChatTemplateShape) {
   json body = {

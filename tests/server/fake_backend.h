@@ -9,6 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -19,6 +21,19 @@
 namespace lineage::server::testing {
 
 struct Script {
+  Script() = default;
+  explicit Script(std::vector<std::string> p, FinishReason f = FinishReason::kEndOfSequence)
+      : pieces(std::move(p)), finish(f) {}
+  Script& Reasoning() {
+    reasoning_open = true;
+    return *this;
+  }
+  Script& Tokens(int64_t prompt, int64_t cached) {
+    prompt_tokens = prompt;
+    cached_tokens = cached;
+    return *this;
+  }
+
   std::vector<std::string> pieces;
   FinishReason finish = FinishReason::kEndOfSequence;
   std::chrono::milliseconds delay{0};  // before each piece
@@ -40,6 +55,11 @@ class FakeBackend : public Backend {
     std::lock_guard<std::mutex> lock(mu_);
     scripts_.push_back(std::move(s));
   }
+  // Consulted before the queue: a script chosen from the request itself.
+  void SetResponder(std::function<std::optional<Script>(const ApiRequest&)> f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    responder_ = std::move(f);
+  }
   void SetDefault(Script s) {
     std::lock_guard<std::mutex> lock(mu_);
     default_ = std::move(s);
@@ -50,7 +70,10 @@ class FakeBackend : public Backend {
     {
       std::lock_guard<std::mutex> lock(mu_);
       requests_.push_back(request);
-      if (!scripts_.empty()) {
+      std::optional<Script> chosen = responder_ ? responder_(request) : std::nullopt;
+      if (chosen) {
+        s = std::move(*chosen);
+      } else if (!scripts_.empty()) {
         s = std::move(scripts_.front());
         scripts_.pop_front();
       } else {
@@ -101,7 +124,8 @@ class FakeBackend : public Backend {
  private:
   std::mutex mu_;
   std::deque<Script> scripts_;
-  Script default_{{"Hello", ", ", "world"}};
+  std::function<std::optional<Script>(const ApiRequest&)> responder_;
+  Script default_{std::vector<std::string>{"Hello", ", ", "world"}};
   std::vector<ApiRequest> requests_;
   std::vector<std::thread> threads_;
   std::atomic<int> cancelled_{0};

@@ -5,7 +5,7 @@
 namespace lineage::server {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 TEST(OpenAiChatRequest, ParsesAFullAgentTurn) {
   json body = {

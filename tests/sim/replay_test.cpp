@@ -7,20 +7,14 @@
 
 #include "sim/policies/oracle.h"
 #include "sim/replay.h"
+#include "sim/sim_test_util.h"
 #include "sim/report.h"
 #include "sim/trace_io.h"
 
 namespace lineage::sim {
 namespace {
 
-Request Make(int64_t t_ms, std::vector<Segment> prompt, uint64_t out_id, uint32_t out_len) {
-  Request r;
-  r.arrival_ms = t_ms;
-  r.prompt = std::move(prompt);
-  r.num_prompt_tokens = NumTokens(r.prompt);
-  r.output = {out_id, out_len, Role::kAssistant};
-  return r;
-}
+using testing::MakeRequest;
 
 ModelShape TestShape() {
   ModelShape s = FindShape("glm-5.3-flash").value();
@@ -39,7 +33,7 @@ TEST(Oracle, EqualsBruteForceLcpOverEarlierRequests) {
     std::vector<Segment> p;
     int n = 1 + static_cast<int>(rng() % 5);
     for (int k = 0; k < n; ++k) p.push_back({rng() % 5, static_cast<uint32_t>(1 + rng() % 50), Role::kUser});
-    t.requests.push_back(Make(i * 3600'000LL, p, rng() % 5, static_cast<uint32_t>(rng() % 30)));
+    t.requests.push_back(MakeRequest(i * 3600'000LL, p, rng() % 5, static_cast<uint32_t>(rng() % 30)));
   }
   ModelShape shape = TestShape();
   OraclePolicy oracle(shape);
@@ -56,11 +50,11 @@ TEST(Replay, TtftIsPrefillOfUncachedTokensAndCommitsAfterPrefill) {
   Trace t;
   t.sessions = {"s"};
   std::vector<Segment> p = {{1, 1000}};
-  t.requests.push_back(Make(0, p, 2, 100));        // cold: 10 s of prefill, then 1 s of decode
-  t.requests.push_back(Make(5'000, p, 3, 10));     // arrives mid-prefill: nothing committed yet
-  t.requests.push_back(Make(10'000, p, 4, 10));    // arrives at the commit: sees the prompt
-  t.requests.push_back(Make(10'000, {{1, 1000}, {2, 100}, {9, 50}}, 5, 10));  // reply not yet decoded
-  t.requests.push_back(Make(11'000, {{1, 1000}, {2, 100}, {9, 50}}, 6, 10));  // decoded: sees the reply
+  t.requests.push_back(MakeRequest(0, p, 2, 100));        // cold: 10 s of prefill, then 1 s of decode
+  t.requests.push_back(MakeRequest(5'000, p, 3, 10));     // arrives mid-prefill: nothing committed yet
+  t.requests.push_back(MakeRequest(10'000, p, 4, 10));    // arrives at the commit: sees the prompt
+  t.requests.push_back(MakeRequest(10'000, {{1, 1000}, {2, 100}, {9, 50}}, 5, 10));  // reply not yet decoded
+  t.requests.push_back(MakeRequest(11'000, {{1, 1000}, {2, 100}, {9, 50}}, 6, 10));  // decoded: sees the reply
   OraclePolicy oracle(shape);
   ReplayResult r = Replay(t, shape, oracle).value();
   EXPECT_EQ(r.restore_tokens, (std::vector<int64_t>{0, 0, 999, 1000, 1100}));
@@ -83,7 +77,7 @@ class BadPolicy final : public Policy {
 TEST(Replay, RestorePointAtPromptLengthIsAnError) {
   Trace t;
   t.sessions = {"s"};
-  t.requests.push_back(Make(0, {{1, 10}}, 2, 1));
+  t.requests.push_back(MakeRequest(0, {{1, 10}}, 2, 1));
   BadPolicy bad;
   Result<ReplayResult> r = Replay(t, TestShape(), bad);
   ASSERT_FALSE(r.ok());
@@ -110,9 +104,17 @@ TEST(Cli, TracegenReplayAndPlot) {
   std::string trace = dir + "/cli_trace.jsonl", out = dir + "/cli_out.json", plot = dir + "/cli_plot.svg";
   std::string bin = LINEAGE_BINARY;
   ASSERT_EQ(std::system((bin + " tracegen --scenario retries --seed 2 --requests 60 --out " + trace + " >/dev/null").c_str()), 0);
-  ASSERT_EQ(std::system((bin + " replay " + trace + " --shape qwen3.5-0.8b --policy oracle,periodic --ram 512M --json > " +
-                         out).c_str()),
+  std::string csv = dir + "/cli_requests.csv";
+  ASSERT_EQ(std::system((bin + " replay " + trace + " --shape qwen3.5-0.8b --policy oracle,periodic --ram 512M --json " +
+                         "--per-request " + csv + " > " + out).c_str()),
             0);
+  std::ifstream rows(csv);
+  std::string line;
+  std::getline(rows, line);
+  EXPECT_EQ(line, "index,t_ms,session,prompt_tokens,oracle,periodic");
+  int num_rows = 0;
+  while (std::getline(rows, line)) ++num_rows;
+  EXPECT_EQ(num_rows, 60);
   std::ifstream in(out);
   auto j = nlohmann::json::parse(in);
   ASSERT_EQ(j.size(), 2u);

@@ -35,6 +35,23 @@ std::map<uint32_t, std::vector<const Request*>> BySession(const Trace& t) {
   return out;
 }
 
+TEST(Tracegen, PacingForASlowerShapeSpacesTurnsFurther) {
+  Trace fast = GenerateTrace("coding", 5, 300).value();
+  Trace slow = GenerateTrace("coding", 5, 300, "qwen3-next-80b").value();
+  // Same sessions and prompts; a session's turns are further apart.
+  auto span_of_first_session = [](const Trace& t) {
+    int64_t first = -1, last = -1;
+    for (const Request& r : t.requests)
+      if (r.session == t.requests[0].session) {
+        if (first < 0) first = r.arrival_ms;
+        last = r.arrival_ms;
+      }
+    return last - first;
+  };
+  EXPECT_GT(span_of_first_session(slow), 2 * span_of_first_session(fast));
+  EXPECT_FALSE(GenerateTrace("coding", 5, 10, "no-such-shape").ok());
+}
+
 TEST(Tracegen, AssistantsHaveLongPrefixesAndShortQuestions) {
   Trace t = Gen("assistants");
   for (const Request& r : t.requests) {

@@ -1,5 +1,9 @@
 #include "chat_cases.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 namespace lineage::testing {
 namespace {
 
@@ -89,6 +93,30 @@ std::vector<Base> Bases() {
   b.push_back({"gpt_oss_kwargs", J::array({Msg("system", kSystem), Msg("user", "Browse?")}), tools,
                J{{"reasoning_effort", "high"}, {"builtin_tools", {"browser", "python"}}, {"model_identity", "You are a test."}}});
   b.push_back({"empty", J::array(), nullptr});
+  b.push_back({"assistant_null_content",
+               J::array({Msg("user", "Hi"), Assistant(nullptr), Msg("user", "Still there?")}), nullptr});
+  b.push_back({"tool_content_parts",
+               J::array({Msg("user", "Weather?"),
+                         Assistant("", J::array({ToolCall("call00005", "get_weather", weather_args)})),
+                         J{{"role", "tool"}, {"tool_call_id", "call00005"},
+                           {"content", J::array({J{{"type", "text"}, {"text", "rainy"}}})}}}),
+               tools});
+  b.push_back({"named_messages",
+               J::array({J{{"role", "system"}, {"content", kSystem}, {"name", "policy"}},
+                         J{{"role", "user"}, {"content", "Hello from Ann"}, {"name", "ann"}}}),
+               nullptr});
+  b.push_back({"llama_kwargs", J::array({Msg("system", kSystem), Msg("user", "Weather in Paris?")}), tools,
+               J{{"date_string", "01 Feb 2026"}, {"tools_in_user_message", false}, {"truncate_history_thinking", false},
+                 {"clear_thinking", false}}});
+  b.push_back({"agent_loop",
+               J::array({Msg("system", kSystem), Msg("user", "Fix the bug."),
+                         Assistant("Reading.", J::array({ToolCall("call00006", "search", search_args)}), "Look first."),
+                         ToolResult("call00006", "search", "line 3: off by one"),
+                         Msg("user", "<tool_response>\nextra context\n</tool_response>"),
+                         Assistant("Patching.", J::array({ToolCall("call00007", "get_weather", weather_args)}), "Now patch."),
+                         ToolResult("call00007", "get_weather", "ok"),
+                         Assistant("<think>\nverify\n</think>\n\nDone: fixed the off-by-one.")}),
+               tools});
   return b;
 }
 
@@ -127,6 +155,22 @@ J SampleTools() {
           {"required", {"query"}},
           {"additionalProperties", false}}}}}};
   return J::array({weather, search});
+}
+
+std::string RealTemplateDir() { return std::string(LINEAGE_SHARED_DATA) + "/templates"; }
+
+std::map<std::string, std::string> LoadRealTemplates() {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> out;
+  if (!fs::is_directory(RealTemplateDir())) return out;
+  for (const auto& e : fs::directory_iterator(RealTemplateDir())) {
+    if (e.path().extension() != ".jinja") continue;
+    std::ifstream f(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    out[e.path().stem().string()] = ss.str();
+  }
+  return out;
 }
 
 std::tm FixedNow() {

@@ -5,6 +5,7 @@
 // each crossed with add_generation_prompt and enable_thinking settings.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ struct ChatCase {
 
 std::vector<ChatCase> MakeChatCases();
 nlohmann::ordered_json SampleTools();
+
+// The real chat templates under LINEAGE_SHARED_DATA/templates, by file stem
+// (empty when the directory is missing).
+std::map<std::string, std::string> LoadRealTemplates();
+std::string RealTemplateDir();
 
 // The fixed time strftime_now sees in the differential test.
 std::tm FixedNow();

@@ -14,6 +14,10 @@ stdin:  {"now": [Y, m, d, H, M, S],
                     "add_generation_prompt": bool, "bos_token": str,
                     "eos_token": str, "extra": {...}}]}
 stdout: {template_name: {case_name: {"ok": text} | {"error": message}}}
+
+Snippet mode, for the interpreter's own tests:
+stdin:  {"now": [...], "snippets": [{"source": str, "context": {...}}]}
+stdout: [{"ok": text} | {"error": message}, ...]
 """
 import datetime
 import json
@@ -43,6 +47,17 @@ def main():
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now
+
+    if "snippets" in request:
+        out = []
+        for snippet in request["snippets"]:
+            try:
+                text = env.from_string(snippet["source"]).render(**snippet["context"])
+                out.append({"ok": text})
+            except Exception as e:  # noqa: BLE001
+                out.append({"error": "%s: %s" % (type(e).__name__, e)})
+        json.dump(out, sys.stdout)
+        return
 
     results = {}
     for name, source in request["templates"].items():

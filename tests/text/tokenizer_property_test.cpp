@@ -1,5 +1,5 @@
 // Property tests: decode(encode(s)) == s for random text on every real BPE
-// vocabulary (they do not normalize) and == NFC(s) on the synthetic Qwen
+// and SPM vocabulary (they do not normalize) and == NFC(s) on the synthetic Qwen
 // one (which does, checked against utf8proc directly); arbitrary bytes
 // round-trip; and BPE agrees with a naive string-based reference.
 #include <gtest/gtest.h>
@@ -36,7 +36,8 @@ TEST_P(RoundTrip, RandomTextAndBytes) {
   // tokens, which decode as their literal text: inputs with those bytes are
   // left out of the byte test.
   bool missing[256] = {}, literal[256] = {};
-  for (int b = 0; b < 256; ++b) {
+  const bool spm = tok->TextToId("<0x00>") != kNoToken;  // byte fallback: every byte has a token
+  for (int b = 0; b < 256 && !spm; ++b) {
     TokenId id = tok->TextToId(ByteToken(static_cast<uint8_t>(b)));
     missing[b] = id == kNoToken;
     literal[b] = id != kNoToken && tok->token_type(id) != model::TokenType::kNormal;
@@ -51,19 +52,21 @@ TEST_P(RoundTrip, RandomTextAndBytes) {
   std::mt19937 rng(42);
   for (int i = 0; i < 300; ++i) {
     std::string s = RandomText(rng, 1 + rng() % 40);
+    if (spm && s.find("\u2581") != std::string::npos) continue;  // SPM's own space mark decodes as a space
     ASSERT_EQ(tok->Decode(tok->Encode(s)), representable(s)) << "input: " << s;
   }
   for (int i = 0; i < 100; ++i) {  // not UTF-8 at all
     std::string s;
     for (size_t k = rng() % 64; k > 0; --k) s.push_back(static_cast<char>(rng()));
     if (std::any_of(s.begin(), s.end(), [&](char c) { return literal[static_cast<uint8_t>(c)]; })) continue;
+    if (spm && s.find("\u2581") != std::string::npos) continue;
     ASSERT_EQ(tok->Decode(tok->Encode(s)), representable(s));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BpeVocabs, RoundTrip,
+INSTANTIATE_TEST_SUITE_P(RealVocabs, RoundTrip,
                          ::testing::Values("gpt-2", "starcoder", "deepseek-coder", "falcon", "refact", "mpt",
-                                           "gpt-neox"),
+                                           "gpt-neox", "llama-spm", "phi-3"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n) if (c == '-') c = '_';

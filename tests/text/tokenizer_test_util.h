@@ -5,8 +5,11 @@
 #pragma once
 
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "text/utf8.h"
 
@@ -14,6 +17,47 @@ namespace lineage::text::testing {
 
 inline std::string VocabPath(const std::string& name) {
   return std::string(LINEAGE_SHARED_DATA) + "/vocab/ggml-vocab-" + name + ".gguf";
+}
+
+inline std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// One llama.cpp tokenizer test case: an input and its expected ids.
+struct OracleCase {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+
+// Reads NAME.gguf.inp / .out the way llama.cpp's test-tokenizer-0 does:
+// inputs separated by "\n__ggml_vocab_test__\n", one line of ids each.
+inline std::vector<OracleCase> ReadOracleCases(const std::string& gguf_path) {
+  std::string raw = Slurp(gguf_path + ".inp");
+  const std::string sep = "\n__ggml_vocab_test__\n";
+  std::vector<std::string> inputs;
+  size_t pos = 0;
+  while (pos < raw.size()) {
+    size_t next = raw.find(sep, pos);
+    if (next == std::string::npos) {
+      inputs.push_back(raw.substr(pos));
+      break;
+    }
+    inputs.push_back(raw.substr(pos, next - pos));
+    pos = next + sep.size();
+  }
+  std::istringstream out(Slurp(gguf_path + ".out"));
+  std::vector<OracleCase> cases;
+  std::string line;
+  for (size_t i = 0; i < inputs.size() && std::getline(out, line); ++i) {
+    OracleCase c{inputs[i], {}};
+    std::istringstream ls(line);
+    for (long id; ls >> id;) c.ids.push_back(static_cast<int32_t>(id));
+    cases.push_back(std::move(c));
+  }
+  return cases;
 }
 
 inline std::string RandomText(std::mt19937& rng, size_t num_parts) {

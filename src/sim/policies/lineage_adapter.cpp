@@ -11,8 +11,8 @@ void AppendTokens(std::span<const Segment> segments, cache::Tokens& out) {
 }  // namespace
 
 LineagePolicy::LineagePolicy(const ModelShape& shape, const PolicyOptions& options, bool exact,
-                             const cache::CacheOptions& base)
-    : shape_(shape), exact_(exact) {
+                             const cache::CacheOptions& base, std::string name)
+    : shape_(shape), exact_(exact), name_(name.empty() ? (exact ? "exact" : "lineage") : std::move(name)) {
   payload_.page_tokens = 64;
   payload_.page_bytes = payload_.page_tokens * shape.kv_bytes_per_token;
   payload_.blob_bytes = shape.recurrent_bytes;
@@ -52,8 +52,11 @@ Admission LineagePolicy::Admit(const RequestView& r, int64_t) {
     f.seq->Admit(prompt, safe.ok() ? lr->restore : cache::RestorePoint{});
     f.captured = f.seq->Prefill(prompt, lr->captures);
     f.lease = std::move(lr->lease);
-    // Admission copies the recurrent state and the page holding r, if r is inside one.
-    if (a.restore_tokens > 0) {
+    // Admission copies the recurrent state and the page holding r, if r is
+    // inside one; the previous design cloned the whole snapshot instead.
+    if (a.restore_tokens > 0 && exact_) {
+      a.ram_copy_bytes = shape_.SnapshotBytes(a.restore_tokens);
+    } else if (a.restore_tokens > 0) {
       a.ram_copy_bytes = shape_.recurrent_bytes;
       if (a.restore_tokens % payload_.page_tokens != 0) a.ram_copy_bytes += payload_.page_bytes;
     }
@@ -66,7 +69,7 @@ Admission LineagePolicy::Admit(const RequestView& r, int64_t) {
 void LineagePolicy::Commit(const RequestView& r, int64_t) {
   InFlight& f = in_flight_[r.index];
   cache::CommitRequest c;
-  c.prompt = *f.tokens;
+  c.prompt = std::move(*f.tokens);  // the sequence keeps its own copy
   c.kv = f.seq->Kv();
   c.state = f.seq->State();
   c.captured = std::move(f.captured);

@@ -19,9 +19,10 @@ namespace lineage::sim {
 class LineagePolicy final : public Policy {
  public:
   // `exact` selects the off switch (CacheMode::kExact).
+  // `name` overrides the reported name (variants such as a RAM-only run).
   LineagePolicy(const ModelShape& shape, const PolicyOptions& options, bool exact,
-                const cache::CacheOptions& base = {});
-  std::string name() const override { return exact_ ? "exact" : "lineage"; }
+                const cache::CacheOptions& base = {}, std::string name = "");
+  std::string name() const override { return name_; }
   Admission Admit(const RequestView& r, int64_t now_ms) override;
   void Commit(const RequestView& r, int64_t now_ms) override;
   void Finish(const RequestView& r, int64_t now_ms) override;
@@ -43,6 +44,7 @@ class LineagePolicy final : public Policy {
 
   ModelShape shape_;
   bool exact_;
+  std::string name_;
   cache::PayloadShape payload_;
   cache::PageAllocator pages_;
   std::unique_ptr<cache::MemoryDiskTier> disk_;

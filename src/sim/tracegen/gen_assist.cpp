@@ -20,16 +20,11 @@ void Assistants(GenContext& g, int64_t target) {
     for (int k = 0; k < kAgents && g.emitted() - start < target; ++k) {
       int64_t t = run * kPeriodMs + k * 3 * 60 * 1000 + g.rng.Range(0, 60 * 1000);
       Conversation c(g, "assist" + std::to_string(k) + "." + std::to_string(run), t);
-      c.history = {tools, system[static_cast<size_t>(k)]};
-      c.anchor_tokens = c.num_tokens();
+      c.StartWith({tools, system[static_cast<size_t>(k)]});
       c.history.push_back(c.NewSeg("question", g.rng.Range(7, 40)));
       int64_t tool_calls = g.rng.Range(0, 3);
-      for (int64_t s = 0; s < tool_calls; ++s) {
-        Segment call = c.Send(g.rng.Range(30, 90));
-        c.Wait(g.rng.Range(500, 3000));
-        c.history.push_back(call);
-        c.history.push_back(c.NewSeg("tool", g.rng.Range(100, 800), Role::kTool));
-      }
+      for (int64_t s = 0; s < tool_calls; ++s)
+        c.ToolCall({30, 90}, {500, 3000}, {100, 800});
       c.Send(g.rng.Range(50, 300));
     }
   }
@@ -65,8 +60,7 @@ void Fresh(GenContext& g, int64_t target) {
   const int64_t start = g.emitted();
   for (int64_t s = 0; g.emitted() - start < target; ++s) {
     Conversation c(g, "fresh." + std::to_string(s), g.rng.Range(0, kDayMs));
-    c.history = {system[static_cast<size_t>(g.rng.Range(0, kPrompts - 1))]};
-    c.anchor_tokens = c.num_tokens();
+    c.StartWith({system[static_cast<size_t>(g.rng.Range(0, kPrompts - 1))]});
     int64_t turns = g.rng.Range(1, 6);
     for (int64_t t = 0; t < turns && g.emitted() - start < target; ++t) {
       c.history.push_back(c.NewSeg("user", g.rng.Range(10, 300)));

@@ -11,8 +11,7 @@ void Retries(GenContext& g, int64_t target) {
   const int64_t start = g.emitted();
   for (int64_t s = 0; g.emitted() - start < target; ++s) {
     Conversation c(g, "retry." + std::to_string(s), g.rng.Range(0, kDayMs));
-    c.history = {system};
-    c.anchor_tokens = system.num_tokens;
+    c.StartWith({system});
     int64_t turns = g.rng.Range(3, 12);
     for (int64_t t = 0; t < turns && g.emitted() - start < target; ++t) {
       c.history.push_back(c.NewSeg("user", g.rng.Range(20, 400)));
@@ -41,8 +40,7 @@ void RollingWindow(GenContext& g, int64_t target) {
   const int64_t start = g.emitted();
   for (int64_t s = 0; g.emitted() - start < target; ++s) {
     Conversation c(g, "window." + std::to_string(s), g.rng.Range(0, kDayMs));
-    c.history = {system};
-    c.anchor_tokens = system.num_tokens;
+    c.StartWith({system});
     int64_t turns = g.rng.Range(20, 80);
     for (int64_t t = 0; t < turns && g.emitted() - start < target; ++t) {
       c.history.push_back(c.NewSeg("user", g.rng.Range(50, 500)));

@@ -29,16 +29,11 @@ int64_t RunSubAgents(GenContext& g, Conversation& parent, const CodingPrompt& p)
   int64_t count = g.rng.Range(2, 4), end_ms = parent.now_ms;
   for (int64_t j = 0; j < count; ++j) {
     Conversation sub(g, parent.tag() + ".sub" + std::to_string(j) + "." + std::to_string(parent.now_ms), parent.now_ms);
-    sub.history = {p.head, p.variants[static_cast<size_t>(g.rng.Range(1, 3))], p.tail};
-    sub.anchor_tokens = sub.num_tokens();
+    sub.StartWith({p.head, p.variants[static_cast<size_t>(g.rng.Range(1, 3))], p.tail});
     sub.history.push_back(sub.NewSeg("task", g.rng.Range(100, 800)));
     int64_t steps = g.rng.Range(2, 8);
-    for (int64_t s = 0; s < steps; ++s) {
-      Segment call = sub.Send(g.rng.Range(40, 300));
-      sub.Wait(g.rng.Range(1000, 8000));
-      sub.history.push_back(call);
-      sub.history.push_back(sub.NewSeg("tool", g.rng.Range(100, 3000), Role::kTool));
-    }
+    for (int64_t s = 0; s < steps; ++s)
+      sub.ToolCall({40, 300}, {1000, 8000}, {100, 3000});
     sub.Send(g.rng.Range(100, 500));
     sub.Wait(0);
     end_ms = std::max(end_ms, sub.now_ms);
@@ -52,8 +47,7 @@ int64_t RunSubAgents(GenContext& g, Conversation& parent, const CodingPrompt& p)
 void CodingSession(GenContext& g, const CodingPrompt& p, const std::string& tag, int64_t target, int64_t start,
                    bool sub_agents, int64_t delete_at_tokens, int64_t max_steps) {
   Conversation c(g, tag, g.rng.Range(0, kDayMs));
-  c.history = {p.head, p.variants[0], p.tail};
-  c.anchor_tokens = c.num_tokens();
+  c.StartWith({p.head, p.variants[0], p.tail});
   c.history.push_back(c.NewSeg("task", g.rng.Range(50, 300)));
   Segment cleared = g.Seg("code.cleared", 8, Role::kTool);
   int64_t sub_runs = 0;

@@ -66,9 +66,22 @@ Segment Conversation::Send(int64_t reply_tokens) {
 }
 
 void Conversation::Wait(int64_t think_ms) {
-  // glm-5.3-flash speeds (seed 000): 420 prefill tokens/s, 0.033 s per decoded token.
-  int64_t busy_ms = last_new_tokens_ * 1000 / 420 + last_reply_tokens_ * 33;
+  double busy_s = static_cast<double>(last_new_tokens_) / g_.prefill_tokens_per_s +
+                  static_cast<double>(last_reply_tokens_) * g_.decode_s_per_token;
+  int64_t busy_ms = static_cast<int64_t>(busy_s * 1000.0);
   now_ms += busy_ms + think_ms;
+}
+
+void Conversation::StartWith(std::vector<Segment> prefix) {
+  history = std::move(prefix);
+  anchor_tokens = num_tokens();
+}
+
+void Conversation::ToolCall(Span call_tokens, Span tool_ms, Span result_tokens) {
+  Segment call = Send(g_.rng.Range(call_tokens.lo, call_tokens.hi));
+  Wait(g_.rng.Range(tool_ms.lo, tool_ms.hi));
+  history.push_back(call);
+  history.push_back(NewSeg("tool", g_.rng.Range(result_tokens.lo, result_tokens.hi), Role::kTool));
 }
 
 }  // namespace lineage::sim::gen

@@ -4,9 +4,10 @@
 // source (SplitMix64; no std distributions, whose output differs between
 // standard libraries), so a seed gives the same trace on every machine.
 // Conversation keeps one client's history as segments and sends it; the
-// times it picks assume the glm-5.3-flash shape's speeds (420 tokens/s
-// prefill of the new tokens, 0.033 s per reply token) plus think time, so
-// a session's next request normally arrives after the previous reply ended.
+// times it picks assume the pacing shape's speeds (prefill of the new tokens,
+// decode of the reply; glm-5.3-flash unless told otherwise) plus think time,
+// so a session's next request normally arrives after the previous reply ended
+// on that shape.
 //
 // Not thread-safe.
 #pragma once
@@ -39,6 +40,9 @@ class GenContext {
   explicit GenContext(uint64_t seed) : rng(seed) {}
   Rng rng;
   Trace trace;
+  // Speeds the session timing assumes.
+  double prefill_tokens_per_s = 420.0;
+  double decode_s_per_token = 0.033;
 
   uint32_t NewSession(const std::string& name);
   Segment Seg(const std::string& name, int64_t num_tokens, Role role = Role::kUser) const;
@@ -65,6 +69,17 @@ class Conversation {
   Segment Send(int64_t reply_tokens);
   // Advances now_ms past the modelled reply of the last Send plus `think_ms`.
   void Wait(int64_t think_ms);
+  // Starts the history with a shared prefix, which becomes the anchor.
+  void StartWith(std::vector<Segment> prefix);
+  // One step of a tool loop: sends with a reply (the call) of `call_tokens`,
+  // waits `tool_ms` for the tool, then appends the call, repeated verbatim,
+  // and a tool result of `result_tokens`. Each is drawn uniformly from its
+  // {lo, hi} in this order (drawn here, not in the caller's argument list,
+  // whose evaluation order C++ leaves open).
+  struct Span {
+    int64_t lo, hi;
+  };
+  void ToolCall(Span call_tokens, Span tool_ms, Span result_tokens);
   int64_t num_tokens() const { return NumTokens(history); }
 
  private:

@@ -28,9 +28,13 @@ std::vector<std::string> ScenarioNames() {
   return names;
 }
 
-Result<Trace> GenerateTrace(const std::string& scenario, uint64_t seed, int64_t num_requests) {
+Result<Trace> GenerateTrace(const std::string& scenario, uint64_t seed, int64_t num_requests,
+                            const std::string& pace_shape) {
   if (num_requests <= 0) return InvalidArgument("--requests must be positive");
+  LINEAGE_ASSIGN_OR_RETURN(ModelShape pace, FindShape(pace_shape));
   gen::GenContext g(seed);
+  g.prefill_tokens_per_s = pace.prefill_tokens_per_s;
+  g.decode_s_per_token = pace.decode_s_per_token;
   g.trace.scenario = scenario;
   g.trace.seed = seed;
   bool found = false;

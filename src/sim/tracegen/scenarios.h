@@ -7,15 +7,17 @@
 #include <vector>
 
 #include "core/status.h"
+#include "sim/shapes.h"
 #include "sim/trace.h"
 #include "sim/tracegen/gen_context.h"
 
 namespace lineage::sim {
 
 std::vector<std::string> ScenarioNames();
-// Generates `num_requests` requests of `scenario` (fewer only if the
-// scenario's day holds fewer).
-Result<Trace> GenerateTrace(const std::string& scenario, uint64_t seed, int64_t num_requests);
+// Generates `num_requests` requests of `scenario`, timed for the speeds of
+// `pace_shape` (see GenContext).
+Result<Trace> GenerateTrace(const std::string& scenario, uint64_t seed, int64_t num_requests,
+                            const std::string& pace_shape = "glm-5.3-flash");
 
 namespace gen {
 // One generator per pattern; each emits sessions until it has emitted at

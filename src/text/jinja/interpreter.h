@@ -31,7 +31,7 @@ struct RenderLimits {
 
 class Scope : public std::enable_shared_from_this<Scope> {
  public:
-  explicit Scope(std::shared_ptr<Scope> parent) : parent_(std::move(parent)) {}
+  explicit Scope(std::shared_ptr<Scope> parent) : parent_(std::move(parent)) { vars_.reserve(4); }
   Value* Find(std::string_view name);
   void Set(const std::string& name, Value value);
 

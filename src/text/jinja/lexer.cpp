@@ -100,7 +100,13 @@ class Lexer {
   // comment end eats one newline (trim_blocks).
   size_t AfterTagEnd(size_t pos, char mode, bool trim_newline) const {
     if (mode == '-') {
-      while (pos < src_.size() && IsSpace(src_[pos])) ++pos;
+      // Python's \s: Unicode whitespace too.
+      while (pos < src_.size()) {
+        int32_t cp;
+        size_t n = DecodeAt(src_, pos, &cp);
+        if (!IsPySpace(cp)) break;
+        pos += n;
+      }
     } else if (mode != '+' && trim_newline && pos < src_.size() && src_[pos] == '\n') {
       ++pos;
     }

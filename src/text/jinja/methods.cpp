@@ -114,8 +114,10 @@ Value StrMethod(Interpreter&, const std::string& s, const std::string& name, Cal
   }
   if (name == "replace") {
     ArgBinder b(name, a, {"old", "new", "count"});
-    return Value::String(PyReplace(s, StrArg(b.Get(0), "replace() argument 1"), StrArg(b.Get(1), "replace() argument 2"),
-                                   b.GetOr(2, Value::Int(-1)).as_int()));
+    auto out = PyReplace(s, StrArg(b.Get(0), "replace() argument 1"), StrArg(b.Get(1), "replace() argument 2"),
+                         b.GetOr(2, Value::Int(-1)).as_int(), kMaxStringBytes);
+    if (!out) CheckStringSize(kMaxStringBytes + 1);
+    return Value::String(std::move(*out));
   }
   if (name == "upper") { ArgBinder b(name, a, {}); return Value::String(PyUpper(s)); }
   if (name == "lower") { ArgBinder b(name, a, {}); return Value::String(PyLower(s)); }

@@ -11,6 +11,10 @@ void FailUndefined(const Value& undefined) {
   Fail(ErrorKind::kUndefined, undefined.str().empty() ? "value is undefined" : undefined.str());
 }
 
+void CheckStringSize(size_t bytes) {
+  if (bytes > kMaxStringBytes) Fail(ErrorKind::kLimit, "string too large (over " + std::to_string(kMaxStringBytes) + " bytes)");
+}
+
 namespace {
 
 bool IsIntLike(const Value& v) { return v.kind() == Kind::kInt || v.kind() == Kind::kBool; }
@@ -21,9 +25,8 @@ bool IsIntLike(const Value& v) { return v.kind() == Kind::kInt || v.kind() == Ki
   Fail(ErrorKind::kType, "unsupported operand type(s) for " + op + ": '" + a.TypeName() + "' and '" + b.TypeName() + "'");
 }
 
-int64_t CheckedInt(bool overflow, int64_t v) {
+void CheckOverflow(bool overflow) {
   if (overflow) Fail(ErrorKind::kType, "integer overflow");
-  return v;
 }
 
 double FloorDiv(double a, double b) {
@@ -47,18 +50,21 @@ double FloatMod(double a, double b) {
 }
 
 Value Repeat(const Value& seq, int64_t times) {
+  if (times <= 0) return seq.is_string() ? Value::String("") : Value::MakeList({}, seq.is_tuple());
   if (seq.is_string()) {
+    if (seq.str().size() > kMaxStringBytes / static_cast<uint64_t>(times)) CheckStringSize(kMaxStringBytes + 1);
     std::string out;
+    out.reserve(seq.str().size() * static_cast<size_t>(times));
     for (int64_t k = 0; k < times; ++k) {
+      CheckStringSize(out.size() + seq.str().size());
       out += seq.str();
-      if (out.size() > (64u << 20)) Fail(ErrorKind::kLimit, "string repetition too large");
     }
     return Value::String(std::move(out));
   }
   List out;
   for (int64_t k = 0; k < times; ++k) {
+    if (out.size() + seq.list().size() > (1u << 22)) Fail(ErrorKind::kLimit, "list repetition too large");
     out.insert(out.end(), seq.list().begin(), seq.list().end());
-    if (out.size() > (1u << 22)) Fail(ErrorKind::kLimit, "list repetition too large");
   }
   return Value::MakeList(std::move(out), seq.is_tuple());
 }
@@ -67,9 +73,9 @@ Value Arith(const std::string& op, const Value& a, const Value& b) {
   if (!a.is_number() || !b.is_number()) FailOperands(op, a, b);
   if (IsIntLike(a) && IsIntLike(b)) {
     int64_t x = a.as_int(), y = b.as_int(), r = 0;
-    if (op == "+") return Value::Int(CheckedInt(__builtin_add_overflow(x, y, &r), r));
-    if (op == "-") return Value::Int(CheckedInt(__builtin_sub_overflow(x, y, &r), r));
-    if (op == "*") return Value::Int(CheckedInt(__builtin_mul_overflow(x, y, &r), r));
+    if (op == "+") { CheckOverflow(__builtin_add_overflow(x, y, &r)); return Value::Int(r); }
+    if (op == "-") { CheckOverflow(__builtin_sub_overflow(x, y, &r)); return Value::Int(r); }
+    if (op == "*") { CheckOverflow(__builtin_mul_overflow(x, y, &r)); return Value::Int(r); }
     if (op == "/") {
       if (y == 0) Fail(ErrorKind::kType, "division by zero");
       return Value::Float(static_cast<double>(x) / static_cast<double>(y));
@@ -84,7 +90,8 @@ Value Arith(const std::string& op, const Value& a, const Value& b) {
       if (y < 0) return Value::Float(std::pow(static_cast<double>(x), static_cast<double>(y)));
       int64_t result = 1;
       for (int64_t k = 0; k < y; ++k) {
-        result = CheckedInt(__builtin_mul_overflow(result, x, &r), r);
+        CheckOverflow(__builtin_mul_overflow(result, x, &r));
+        result = r;
         if (result == 0 || result == 1) break;
       }
       return Value::Int(result);
@@ -177,6 +184,7 @@ bool PyContains(const Value& container, const Value& item) {
 
 Value BinaryOp(const std::string& op, const Value& a, const Value& b) {
   if (op == "~") {
+    if (a.is_string() && b.is_string()) CheckStringSize(a.str().size() + b.str().size());
     std::string s;
     a.AppendStr(s);
     b.AppendStr(s);
@@ -184,6 +192,7 @@ Value BinaryOp(const std::string& op, const Value& a, const Value& b) {
   }
   if (op == "+") {
     if (a.is_string() && b.is_string()) {
+      CheckStringSize(a.str().size() + b.str().size());
       if (a.is_markup() == b.is_markup()) return Value::String(a.str() + b.str(), a.is_markup());
       // markupsafe escapes the plain operand of Markup + str.
       if (a.is_markup()) return Value::String(a.str() + HtmlEscape(b.str()), true);

@@ -13,6 +13,11 @@
 
 namespace lineage::jinja {
 
+// No single string a template builds may exceed this (a kLimit error), so
+// that a doubling loop fails before it exhausts memory.
+constexpr size_t kMaxStringBytes = 64u << 20;
+void CheckStringSize(size_t bytes);
+
 // Raises jinja2's UndefinedError for an operation on an Undefined.
 [[noreturn]] void FailUndefined(const Value& undefined);
 

@@ -151,7 +151,8 @@ std::vector<std::string> PyRsplit(std::string_view s, const std::optional<std::s
   return out;
 }
 
-std::string PyReplace(std::string_view s, std::string_view old_text, std::string_view new_text, int64_t count) {
+std::optional<std::string> PyReplace(std::string_view s, std::string_view old_text, std::string_view new_text,
+                                     int64_t count, size_t max_bytes) {
   std::string out;
   if (old_text.empty()) {
     int64_t done = 0;
@@ -160,6 +161,7 @@ std::string PyReplace(std::string_view s, std::string_view old_text, std::string
       if (count < 0 || done < count) {
         out += new_text;
         ++done;
+        if (out.size() > max_bytes) return std::nullopt;
       }
       if (i == s.size()) break;
       int32_t cp;
@@ -176,6 +178,7 @@ std::string PyReplace(std::string_view s, std::string_view old_text, std::string
     if (f == std::string_view::npos) break;
     out.append(s.substr(pos, f - pos));
     out += new_text;
+    if (out.size() > max_bytes) return std::nullopt;
     pos = f + old_text.size();
     ++done;
   }

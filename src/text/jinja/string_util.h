@@ -27,7 +27,9 @@ std::string_view PyRstrip(std::string_view s);
 std::string PyStripChars(std::string_view s, std::string_view chars, bool left, bool right);
 std::vector<std::string> PySplit(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit);
 std::vector<std::string> PyRsplit(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit);
-std::string PyReplace(std::string_view s, std::string_view old_text, std::string_view new_text, int64_t count);
+// nullopt when the result would exceed max_bytes.
+std::optional<std::string> PyReplace(std::string_view s, std::string_view old_text, std::string_view new_text,
+                                     int64_t count, size_t max_bytes);
 std::string PyUpper(std::string_view s);
 std::string PyLower(std::string_view s);
 std::string PyTitle(std::string_view s);

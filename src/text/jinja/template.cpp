@@ -24,23 +24,41 @@ Status ToStatus(const RenderError& e, const char* stage) {
   return InvalidArgument(where + kind + e.what());
 }
 
+// Runs a parse or render step, turning whatever it throws into a Status.
+template <typename T, typename F>
+Result<T> Guarded(const char* stage, F step) {
+  try {
+    return step();
+  } catch (const RenderError& e) {
+    return ToStatus(e, stage);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted(std::string("out of memory during template ") + stage);
+  } catch (const std::exception& e) {
+    return Internal(std::string("template ") + stage + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 Result<Template> Template::Parse(std::string_view source) {
-  try {
-    auto body = std::make_shared<Body>(ParseTokens(Tokenize(source)));
-    return Template(std::move(body));
-  } catch (const RenderError& e) {
-    return ToStatus(e, "parse");
-  } catch (const std::bad_alloc&) {
-    return ResourceExhausted("out of memory parsing template");
-  } catch (const std::exception& e) {
-    return Internal(std::string("parsing template: ") + e.what());
-  }
+  return Guarded<Template>("parse", [&] {
+    return Template(std::make_shared<Body>(ParseTokens(Tokenize(source))));
+  });
 }
 
 Result<std::string> Template::Render(const nlohmann::ordered_json& context, const RenderOptions& options) const {
   if (!context.is_object()) return InvalidArgument("template context must be a JSON object");
+  Value converted;
+  Result<bool> ok = Guarded<bool>("render", [&] {
+    converted = Value::FromJson(context);
+    return true;
+  });
+  if (!ok.ok()) return ok.status();
+  return Render(converted, options);
+}
+
+Result<std::string> Template::Render(const Value& context, const RenderOptions& options) const {
+  if (!context.is_dict()) return InvalidArgument("template context must be a dict");
   std::tm now{};
   if (options.now) {
     now = *options.now;
@@ -48,16 +66,10 @@ Result<std::string> Template::Render(const nlohmann::ordered_json& context, cons
     std::time_t t = std::time(nullptr);
     localtime_r(&t, &now);
   }
-  try {
+  return Guarded<std::string>("render", [&] {
     Interpreter interp(options.limits, now);
-    return interp.Render(*body_, Value::FromJson(context));
-  } catch (const RenderError& e) {
-    return ToStatus(e, "render");
-  } catch (const std::bad_alloc&) {
-    return ResourceExhausted("out of memory rendering template");
-  } catch (const std::exception& e) {
-    return Internal(std::string("rendering template: ") + e.what());
-  }
+    return interp.Render(*body_, context);
+  });
 }
 
 }  // namespace lineage::jinja

@@ -36,6 +36,9 @@ class Template {
 
   // context: a JSON object whose keys become template variables.
   Result<std::string> Render(const nlohmann::ordered_json& context, const RenderOptions& options = {}) const;
+  // The same with variables already converted (a kDict Value); the values
+  // are shared with the caller, who must not use them concurrently.
+  Result<std::string> Render(const Value& context, const RenderOptions& options = {}) const;
 
  private:
   explicit Template(std::shared_ptr<const Body> body) : body_(std::move(body)) {}

@@ -61,7 +61,14 @@ Value Value::MakeCallable(std::string name, NativeFn fn) {
   return v;
 }
 
-Value Value::FromJson(const nlohmann::ordered_json& j) {
+namespace {
+constexpr int kMaxJsonDepth = 512;
+}  // namespace
+
+Value Value::FromJson(const nlohmann::ordered_json& j) { return FromJson(j, 0); }
+
+Value Value::FromJson(const nlohmann::ordered_json& j, int depth) {
+  if (depth > kMaxJsonDepth) Fail(ErrorKind::kLimit, "input JSON nested too deeply");
   switch (j.type()) {
     case nlohmann::json::value_t::null: return None();
     case nlohmann::json::value_t::boolean: return Bool(j.get<bool>());
@@ -76,13 +83,13 @@ Value Value::FromJson(const nlohmann::ordered_json& j) {
     case nlohmann::json::value_t::array: {
       List items;
       items.reserve(j.size());
-      for (const auto& e : j) items.push_back(FromJson(e));
+      for (const auto& e : j) items.push_back(FromJson(e, depth + 1));
       return MakeList(std::move(items));
     }
     case nlohmann::json::value_t::object: {
       auto d = std::make_shared<Dict>();
       d->items().reserve(j.size());
-      for (auto it = j.begin(); it != j.end(); ++it) d->items().emplace_back(it.key(), FromJson(it.value()));
+      for (auto it = j.begin(); it != j.end(); ++it) d->items().emplace_back(it.key(), FromJson(it.value(), depth + 1));
       return MakeDict(std::move(d));
     }
     default: return None();  // binary and discarded values do not occur in parsed JSON
@@ -229,7 +236,10 @@ void AppendPythonStrRepr(std::string_view s, std::string& out) {
   out += quote;
 }
 
-void Value::AppendRepr(std::string& out) const {
+void Value::AppendRepr(std::string& out) const { AppendRepr(out, 0); }
+
+void Value::AppendRepr(std::string& out, int depth) const {
+  if (depth > kMaxJsonDepth) Fail(ErrorKind::kLimit, "maximum recursion depth exceeded while getting the repr of an object");
   switch (kind_) {
     case Kind::kUndefined: out += "Undefined"; return;
     case Kind::kNone: out += "None"; return;
@@ -245,7 +255,7 @@ void Value::AppendRepr(std::string& out) const {
       out += flag_ ? '(' : '[';
       for (size_t k = 0; k < list_->size(); ++k) {
         if (k) out += ", ";
-        (*list_)[k].AppendRepr(out);
+        (*list_)[k].AppendRepr(out, depth + 1);
       }
       if (flag_ && list_->size() == 1) out += ',';
       out += flag_ ? ')' : ']';
@@ -261,7 +271,7 @@ void Value::AppendRepr(std::string& out) const {
         first = false;
         AppendPythonStrRepr(kv.first, out);
         out += ": ";
-        kv.second.AppendRepr(out);
+        kv.second.AppendRepr(out, depth + 1);
       }
       out += '}';
       if (kind_ == Kind::kNamespace) out += '>';

@@ -73,6 +73,7 @@ class Value {
   static Value MakeDict(std::shared_ptr<Dict> d = nullptr);
   static Value MakeNamespace(std::shared_ptr<Dict> d = nullptr);
   static Value MakeCallable(std::string name, NativeFn fn);
+  // Throws a kLimit RenderError for input nested deeper than 512 levels.
   static Value FromJson(const nlohmann::ordered_json& j);
 
   Kind kind() const { return kind_; }
@@ -103,6 +104,9 @@ class Value {
   std::string TypeName() const;  // Python type name for error messages
 
  private:
+  static Value FromJson(const nlohmann::ordered_json& j, int depth);
+  void AppendRepr(std::string& out, int depth) const;
+
   Kind kind_ = Kind::kUndefined;
   bool flag_ = false;  // String: is Markup; List: is tuple
   int64_t i_ = 0;

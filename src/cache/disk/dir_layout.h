@@ -1,0 +1,43 @@
+// Where each file of the disk tier lives inside its directory
+// (docs/disk-format.md, "Directory"):
+//   DIR/LOCK, DIR/tmp/, DIR/entries/<16 hex>.ent,
+//   DIR/pages/<2 hex>/<32 hex>.kvp, DIR/states/<2 hex>/<32 hex>.rst
+// Thread-safety: immutable value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cache/disk/format.h"
+
+namespace lineage::cache::disk {
+
+class DirLayout {
+ public:
+  explicit DirLayout(std::string root) : root_(std::move(root)) {}
+
+  const std::string& root() const { return root_; }
+  std::string lock_path() const { return root_ + "/LOCK"; }
+  std::string tmp_dir() const { return root_ + "/tmp"; }
+  std::string entries_dir() const { return root_ + "/entries"; }
+  std::string pages_dir() const { return root_ + "/pages"; }
+  std::string states_dir() const { return root_ + "/states"; }
+
+  std::string EntryPath(uint64_t file_id) const;
+  std::string PagePath(const Key128& key) const { return BlobPath(pages_dir(), key, ".kvp"); }
+  std::string StatePath(const Key128& key) const { return BlobPath(states_dir(), key, ".rst"); }
+  // A temporary name for `final_name` (unique per writer thread call).
+  std::string TmpPath(const std::string& final_name) const { return tmp_dir() + "/" + final_name + ".tmp"; }
+
+  static std::string EntryName(uint64_t file_id);
+  // "0123456789abcdef.ent" -> file id; false for any other name.
+  static bool ParseEntryName(const std::string& name, uint64_t* file_id);
+  // "<32 hex>.kvp" / ".rst" -> key; false for any other name.
+  static bool ParseBlobName(const std::string& name, const char* suffix, Key128* key);
+
+ private:
+  static std::string BlobPath(const std::string& dir, const Key128& key, const char* suffix);
+  std::string root_;
+};
+
+}  // namespace lineage::cache::disk

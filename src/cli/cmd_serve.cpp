@@ -1,0 +1,170 @@
+// `lineage serve`: the OpenAI- and Anthropic-compatible HTTP server on the
+// lineage prompt cache (DESIGN.md §6). Flags follow llama-server where the
+// concept is the same.
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "cli/command.h"
+#include "model/load_model.h"
+#include "server/engine_backend.h"
+#include "server/http_server.h"
+#include "text/chat_template.h"
+#include "text/tokenizer.h"
+
+namespace lineage::cli {
+namespace {
+
+struct ServeArgs {
+  std::string model;
+  std::string alias;
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int threads = 0;
+  int64_t ctx_size = 0;
+  int parallel = 4;
+  int64_t cache_ram_mib = 8192;
+  std::string cache_dir;
+  int64_t cache_disk_max_mib = 0;
+  int64_t cache_reuse = 0;
+  std::string api_key;
+  std::string chat_template_file;
+  std::string trace_log;
+  bool no_lineage = false;
+  bool no_extend = false;
+  int64_t prefill_chunk = 256;
+  int max_queue = 64;
+  int64_t max_body_mib = 64;
+};
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot open " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Status Run(const ServeArgs& a) {
+  // SIGINT/SIGTERM are taken by a waiting thread, so every other thread
+  // (server pool, scheduler) is created with them blocked.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  if (!a.cache_dir.empty() || a.cache_disk_max_mib > 0)
+    std::fprintf(stderr, "serve: --cache-dir/--cache-disk-max: the disk tier is not in this build; RAM only\n");
+  if (a.cache_reuse > 0)
+    std::fprintf(stderr, "serve: --cache-reuse %lld: chunk reuse is not in this build (never used for hybrid models)\n",
+                 static_cast<long long>(a.cache_reuse));
+
+  auto t0 = std::chrono::steady_clock::now();
+  std::fprintf(stderr, "serve: loading model %s ...\n", a.model.c_str());
+  LINEAGE_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> m, model::LoadModel(a.model));
+  std::fprintf(stderr, "serve: model loaded in %.2f s; loading tokenizer ...\n", SecondsSince(t0));
+  LINEAGE_ASSIGN_OR_RETURN(text::Tokenizer tokenizer, text::LoadTokenizer(a.model));
+
+  std::string template_source = tokenizer.chat_template();
+  if (!a.chat_template_file.empty()) {
+    LINEAGE_ASSIGN_OR_RETURN(template_source, ReadWholeFile(a.chat_template_file));
+  }
+  std::optional<ChatTemplate> chat_template;
+  if (!template_source.empty()) {
+    auto token_text = [&](int32_t id) { return id >= 0 ? std::string(tokenizer.TokenText(id)) : std::string(); };
+    LINEAGE_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::Create(template_source, token_text(tokenizer.bos_id()),
+                                                                  token_text(tokenizer.eos_id())));
+    chat_template = std::move(t);
+  } else {
+    std::fprintf(stderr, "serve: the model has no chat template; only /v1/completions will work\n");
+  }
+
+  std::unique_ptr<server::TraceLog> trace_log;
+  if (!a.trace_log.empty()) {
+    LINEAGE_ASSIGN_OR_RETURN(trace_log, server::TraceLog::Open(a.trace_log));
+  }
+  server::EngineBackendOptions bo;
+  bo.scheduler.trace_log = trace_log.get();
+  bo.model_id = !a.alias.empty() ? a.alias : a.model.substr(a.model.find_last_of('/') + 1);
+  bo.engine.num_threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  bo.scheduler.context_tokens = a.ctx_size;
+  bo.scheduler.max_live = std::max(1, a.parallel);
+  bo.scheduler.max_queue = std::max(1, a.max_queue);
+  bo.scheduler.prefill_chunk_tokens = std::max<int64_t>(16, a.prefill_chunk);
+  bo.scheduler.extend_after_generation = !a.no_extend;
+  bo.cache.mode = a.no_lineage ? cache::CacheMode::kExact : cache::CacheMode::kLineage;
+  bo.cache.ram_budget_bytes = a.cache_ram_mib < 0 ? (int64_t{1} << 62) : a.cache_ram_mib << 20;
+  LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<server::EngineBackend> backend,
+                           server::EngineBackend::Create(m, tokenizer, std::move(chat_template), bo));
+
+  server::ServerOptions so;
+  so.host = a.host;
+  so.port = a.port;
+  so.api_key = a.api_key;
+  so.max_body_bytes = static_cast<size_t>(a.max_body_mib) << 20;
+  so.max_in_flight = bo.scheduler.max_live + bo.scheduler.max_queue;
+  server::HttpServer http(backend.get(), so);
+  LINEAGE_RETURN_IF_ERROR(http.Bind());
+  std::fprintf(stderr, "serve: %s ready in %.2f s on http://%s:%d (context %lld tokens, %d parallel, cache %s, %lld MiB RAM)\n",
+               bo.model_id.c_str(), SecondsSince(t0), a.host.c_str(), http.port(),
+               static_cast<long long>(backend->context_tokens()), bo.scheduler.max_live,
+               a.no_lineage ? "exact (lineage off)" : "lineage", static_cast<long long>(a.cache_ram_mib));
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    std::fprintf(stderr, "serve: signal %d, stopping\n", sig);
+    http.Stop();
+  });
+  http.Serve();
+  // Serve() returned on its own (listener failure): release the waiter.
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  return Status::Ok();
+}
+
+Register reg{{"serve", "Serve a model over HTTP (OpenAI and Anthropic APIs)", [](CLI::App& sub) {
+                auto a = std::make_shared<ServeArgs>();
+                sub.add_option("-m,--model", a->model, "model file (.gguf) or Hugging Face directory")->required();
+                sub.add_option("-a,--alias", a->alias, "model name reported by the API (default: file name)");
+                sub.add_option("--host", a->host, "address to bind")->capture_default_str();
+                sub.add_option("--port", a->port, "port to listen on (0: any free port)")->capture_default_str();
+                sub.add_option("-t,--threads", a->threads, "compute threads (0: all cores)")->capture_default_str();
+                sub.add_option("-c,--ctx-size", a->ctx_size, "tokens per sequence (0: the model's)")->capture_default_str();
+                sub.add_option("--parallel", a->parallel, "sequences decoded together")->capture_default_str();
+                sub.add_option("--cache-ram", a->cache_ram_mib, "prompt-cache RAM budget in MiB (-1: no limit)")
+                    ->capture_default_str();
+                sub.add_option("--cache-dir", a->cache_dir, "directory of the disk tier");
+                sub.add_option("--cache-disk-max", a->cache_disk_max_mib, "disk tier cap in MiB");
+                sub.add_option("--cache-reuse", a->cache_reuse, "attention-only models: min chunk size to reuse by shifting");
+                sub.add_option("--api-key", a->api_key, "require this key (Bearer or x-api-key) on all but /health");
+                sub.add_option("--chat-template-file", a->chat_template_file, "Jinja chat template overriding the model's");
+                sub.add_option("--trace-log", a->trace_log, "write requests in the simulator's trace format");
+                sub.add_flag("--no-lineage", a->no_lineage, "previous behaviour: whole snapshots at m-16 and m, small LRU");
+                sub.add_flag("--no-extend", a->no_extend, "do not extend entries over the generated reply");
+                sub.add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per scheduler step")->capture_default_str();
+                sub.add_option("--max-queue", a->max_queue, "waiting requests before 503")->capture_default_str();
+                sub.add_option("--max-body-mb", a->max_body_mib, "largest request body in MiB")->capture_default_str();
+                return std::function<int()>([a] {
+                  Status st = Run(*a);
+                  if (!st.ok()) {
+                    std::fprintf(stderr, "serve: %s\n", st.ToString().c_str());
+                    return 1;
+                  }
+                  return 0;
+                });
+              }}};
+
+}  // namespace
+}  // namespace lineage::cli

@@ -1,0 +1,108 @@
+// Q8_0 row kernel (few tokens) with AVX-512 VNNI.
+//
+// vpdpbusd multiplies unsigned by signed bytes, so it gets |w| and x carrying
+// w's sign (GGML's trick); one 512-bit vector holds two blocks. Each block's
+// integer dot product then needs its own scale d_w * d_x. Scaling every
+// block pair separately (two fp16 conversions, broadcasts, an insert) cost
+// more than the dot product itself, so the kernel takes 16 blocks at a time:
+// 8 pair vectors are reduced to one vector of 16 block sums (21 shuffles and
+// adds), the 16 fp16 scales are gathered in one instruction, and a single
+// FMA applies them. The reduction leaves the blocks in the order kPerm.
+// The next four rows are prefetched while these are read (see gemm_rows.inc).
+#include <cstring>
+
+#include "core/gemm_internal.h"
+#include "core/simd_avx512.h"
+
+namespace lineage::kernels::avx512 {
+namespace {
+
+constexpr int kBlockBytes = 34;
+
+// Blocks 2j and 2j+1 at `blk` against 64 activation bytes: 16 int32 partial
+// sums, lanes 0-7 for block 2j and 8-15 for block 2j+1.
+LINEAGE_AVX512 inline __m512i PairDot(const uint8_t* blk, __m512i xv) {
+  const __m512i w = _mm512_inserti64x4(
+      _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2))),
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kBlockBytes + 2)), 1);
+  const __m512i sx = _mm512_mask_sub_epi8(xv, _mm512_movepi8_mask(w), _mm512_setzero_si512(), xv);
+  return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(w), sx);
+}
+
+// Eight PairDot results (blocks 0..15) to one vector of block sums, block
+// kPerm[l] in lane l.
+LINEAGE_AVX512 inline __m512i ReduceBlocks16(const __m512i* d) {
+  __m512i s[4];
+  for (int j = 0; j < 4; ++j)
+    s[j] = _mm512_add_epi32(_mm512_unpacklo_epi32(d[2 * j], d[2 * j + 1]),
+                            _mm512_unpackhi_epi32(d[2 * j], d[2 * j + 1]));
+  const __m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi64(s[0], s[1]), _mm512_unpackhi_epi64(s[0], s[1]));
+  const __m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi64(s[2], s[3]), _mm512_unpackhi_epi64(s[2], s[3]));
+  return _mm512_add_epi32(_mm512_shuffle_i32x4(t0, t1, 0x88), _mm512_shuffle_i32x4(t0, t1, 0xDD));
+}
+
+LINEAGE_AVX512 inline __m512i PermIndex() {
+  return _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
+}
+
+// The 16 fp16 block scales of blocks [0, 16) at `blk`, in kPerm order.
+LINEAGE_AVX512 inline __m512 GatherScales(const uint8_t* blk, __m512i byte_offsets) {
+  const __m512i raw = _mm512_i32gather_epi32(byte_offsets, blk, 1);  // low 16 bits: the scale
+  return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(raw));
+}
+
+// Sum over blocks [b0, num_blocks) of one row, a pair or a single block at a time.
+LINEAGE_AVX512 float RowTail(const uint8_t* row, const int8_t* xq, const float* xd, int64_t b0,
+                             int64_t num_blocks) {
+  float sum = 0;
+  for (int64_t b = b0; b < num_blocks; ++b) {
+    const uint8_t* blk = row + b * kBlockBytes;
+    const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + b * 32));
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+    const __m256i dot = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(w), _mm256_sign_epi8(xv, w));
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(dot), _mm256_extracti128_si256(dot, 1));
+    s = _mm_hadd_epi32(s, s);
+    s = _mm_hadd_epi32(s, s);
+    uint16_t h;
+    std::memcpy(&h, blk, 2);
+    sum += static_cast<float>(_mm_cvtsi128_si32(s)) * _cvtsh_ss(h) * xd[b];
+  }
+  return sum;
+}
+
+}  // namespace
+
+LINEAGE_AVX512 void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
+                               const QuantizedActivations& qx, float* Y, int64_t ldy, int64_t T) {
+  const int64_t num_blocks = W.cols() / 32, groups = num_blocks / 16;
+  const int64_t row_bytes = num_blocks * kBlockBytes;
+  const __m512i perm = PermIndex();
+  const __m512i scale_offsets = _mm512_mullo_epi32(perm, _mm512_set1_epi32(kBlockBytes));
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += 4) {
+    const uint8_t* rows[4];
+    const int64_t nr = RowGroup(W, r0, row_end, rows);
+    for (int64_t t = 0; t < T; ++t) {
+      const int8_t* xq = qx.row(t);
+      const float* xd = qx.row_scale(t);
+      __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+      for (int64_t g = 0; g < groups; ++g) {
+        __m512i xv[8];
+        for (int j = 0; j < 8; ++j) xv[j] = _mm512_loadu_si512(xq + g * 512 + j * 64);
+        const __m512 xs = _mm512_permutexvar_ps(perm, _mm512_loadu_ps(xd + g * 16));
+        for (int k = 0; k < 4; ++k) {
+          const uint8_t* blk = rows[k] + g * 16 * kBlockBytes;
+          for (int64_t off = 0; off < 16 * kBlockBytes; off += 64)
+            _mm_prefetch(reinterpret_cast<const char*>(blk + 4 * row_bytes + off), _MM_HINT_T1);
+          __m512i d[8];
+          for (int j = 0; j < 8; ++j) d[j] = PairDot(blk + 2 * j * kBlockBytes, xv[j]);
+          const __m512 scale = _mm512_mul_ps(GatherScales(blk, scale_offsets), xs);
+          acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ReduceBlocks16(d)), scale, acc[k]);
+        }
+      }
+      for (int k = 0; k < nr; ++k)
+        Y[t * ldy + r0 + k] = simd512::HSum(acc[k]) + RowTail(rows[k], xq, xd, groups * 16, num_blocks);
+    }
+  }
+}
+
+}  // namespace lineage::kernels::avx512

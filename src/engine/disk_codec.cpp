@@ -1,0 +1,136 @@
+#include "engine/disk_codec.h"
+
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
+#include <xxhash.h>
+
+#include <cstring>
+#include <string>
+
+#include "cache/disk/paged_kv_codec.h"
+#include "engine/engine.h"
+
+namespace lineage::engine {
+namespace {
+
+constexpr int64_t kEdgeBytes = 4096;
+
+class Hasher {
+ public:
+  Hasher() { XXH3_128bits_reset(&st_); }
+  void Bytes(const void* p, size_t n) { XXH3_128bits_update(&st_, p, n); }
+  void Str(const std::string& s) {
+    I64(static_cast<int64_t>(s.size()));
+    Bytes(s.data(), s.size());
+  }
+  void I64(int64_t v) { Bytes(&v, 8); }
+  void F64(double v) { Bytes(&v, 8); }
+  void Floats(const char* label, const std::vector<float>& v) {
+    Str(label);
+    I64(static_cast<int64_t>(v.size()));
+    Bytes(v.data(), v.size() * 4);
+  }
+  void Tensor(const TensorView& t) {
+    Str(t.name);
+    I64(static_cast<int64_t>(t.dtype));
+    I64(static_cast<int64_t>(t.shape.size()));
+    for (int64_t d : t.shape) I64(d);
+    I64(t.nbytes);
+    if (t.data == nullptr) return;
+    const auto* b = static_cast<const uint8_t*>(t.data);
+    const int64_t head = std::min(t.nbytes, kEdgeBytes);
+    Bytes(b, static_cast<size_t>(head));
+    const int64_t tail = std::min(t.nbytes - head, kEdgeBytes);
+    Bytes(b + t.nbytes - tail, static_cast<size_t>(tail));
+  }
+  cache::disk::Key128 Digest() {
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits_digest(&st_));
+    cache::disk::Key128 k;
+    std::memcpy(k.bytes.data(), c.digest, 16);
+    return k;
+  }
+
+ private:
+  XXH3_state_t st_;
+};
+
+}  // namespace
+
+cache::disk::Key128 ModelFingerprint(const model::Model& m) {
+  const model::ModelConfig& c = m.config;
+  Hasher h;
+  h.Str("lineage model fingerprint v1");
+  h.Str(model::ArchName(c.arch));
+  for (int64_t v : {c.hidden, c.num_layers, c.intermediate, c.vocab, c.num_heads, c.num_kv_heads, c.head_dim,
+                    c.rope_dims, c.lin_num_k_heads, c.lin_num_v_heads, c.lin_k_dim, c.lin_v_dim, c.conv_kernel,
+                    int64_t{c.tied_embeddings}, int64_t{c.attn_output_gate}, int64_t{c.zero_centred_norms},
+                    static_cast<int64_t>(c.v_head_order)}) {
+    h.I64(v);
+  }
+  h.F64(c.rms_eps);
+  h.F64(c.rope_theta);
+  for (model::LayerKind k : c.layer_kinds) h.I64(static_cast<int64_t>(k));
+  const model::Weights& w = m.weights;
+  h.Tensor(w.embed);
+  for (const model::LayerWeights& l : w.layers) {
+    h.Floats("input_norm", l.input_norm);
+    h.Floats("post_norm", l.post_norm);
+    if (l.kind == model::LayerKind::kLinearAttention) {
+      const model::LinearAttentionWeights& g = l.linear;
+      for (const TensorView* t : {&g.in_proj_qkv, &g.in_proj_z, &g.in_proj_b, &g.in_proj_a, &g.out_proj}) h.Tensor(*t);
+      h.Floats("conv", g.conv);
+      h.Floats("dt_bias", g.dt_bias);
+      h.Floats("ssm_a", g.ssm_a);
+      h.Floats("norm", g.norm);
+    } else {
+      const model::FullAttentionWeights& a = l.full;
+      for (const TensorView* t : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj}) h.Tensor(*t);
+      h.Floats("q_norm", a.q_norm);
+      h.Floats("k_norm", a.k_norm);
+    }
+    for (const TensorView* t : {&l.gate_proj, &l.up_proj, &l.down_proj}) h.Tensor(*t);
+  }
+  h.Floats("final_norm", w.final_norm);
+  h.Tensor(w.lm_head);
+  return h.Digest();
+}
+
+std::shared_ptr<const EngineDiskCodec> EngineDiskCodec::For(const Engine& engine) {
+  return std::make_shared<EngineDiskCodec>(ModelFingerprint(engine.model()), engine.kv_layout(),
+                                           engine.recurrent_layout());
+}
+
+int64_t EngineDiskCodec::page_payload_bytes(int64_t num_rows) const {
+  return cache::disk::PagedKvPayloadBytes(kv_, num_rows);
+}
+
+Status EngineDiskCodec::EncodePage(const cache::KvView& kv, int64_t page_index, int64_t num_rows,
+                                   std::vector<uint8_t>* out) const {
+  return cache::disk::EncodePagedKvPage(kv_, kv, page_index, num_rows, out);
+}
+
+Result<cache::KvPtr> EngineDiskCodec::DecodeKv(std::span<const cache::disk::PagePayload> pages,
+                                               int64_t num_tokens) const {
+  return cache::disk::DecodePagedKv(kv_, pages, num_tokens);
+}
+
+Status EngineDiskCodec::EncodeState(const cache::RecurrentBlob& state, std::vector<uint8_t>* out) const {
+  const auto* rs = dynamic_cast<const RecurrentState*>(&state);
+  if (rs == nullptr || !rs->SameLayout(rec_)) return InvalidArgument("disk codec: not a RecurrentState of this model");
+  const size_t start = out->size();
+  out->resize(start + static_cast<size_t>(state_bytes()));
+  if (state_bytes() > 0) std::memcpy(out->data() + start, rs->conv(0), static_cast<size_t>(state_bytes()));
+  return Status::Ok();
+}
+
+Result<cache::RecurrentPtr> EngineDiskCodec::DecodeState(std::span<const uint8_t> bytes) const {
+  if (static_cast<int64_t>(bytes.size()) != state_bytes()) {
+    return Corrupt("disk codec: state of " + std::to_string(bytes.size()) + " bytes, expected " +
+                   std::to_string(state_bytes()));
+  }
+  auto rs = std::make_shared<RecurrentState>(rec_);
+  if (!bytes.empty()) std::memcpy(rs->conv(0), bytes.data(), bytes.size());
+  return cache::RecurrentPtr(std::move(rs));
+}
+
+}  // namespace lineage::engine

@@ -1,0 +1,73 @@
+#include "server/engine_backend.h"
+
+#include <random>
+
+namespace lineage::server {
+
+Result<std::unique_ptr<EngineBackend>> EngineBackend::Create(std::shared_ptr<const model::Model> model,
+                                                             text::Tokenizer tokenizer,
+                                                             std::optional<ChatTemplate> chat_template,
+                                                             EngineBackendOptions options) {
+  int64_t model_context = model->config.context_length;
+  if (options.scheduler.context_tokens <= 0 || (model_context > 0 && options.scheduler.context_tokens > model_context))
+    options.scheduler.context_tokens = model_context > 0 ? model_context : 4096;
+  options.cache.recurrent = model->config.num_linear_layers() > 0;
+  LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::Create(model, options.engine));
+  auto builder = std::make_unique<PromptBuilder>(tokenizer, std::move(chat_template));
+  return std::unique_ptr<EngineBackend>(
+      new EngineBackend(std::move(options), std::move(engine), std::move(builder), std::move(tokenizer)));
+}
+
+EngineBackend::EngineBackend(EngineBackendOptions options, std::unique_ptr<engine::Engine> engine,
+                             std::unique_ptr<PromptBuilder> builder, text::Tokenizer tokenizer)
+    : options_(std::move(options)),
+      engine_(std::move(engine)),
+      cache_(std::make_unique<cache::LineageCache>(options_.cache)),
+      builder_(std::move(builder)) {
+  scheduler_ = std::make_unique<Scheduler>(engine_.get(), cache_.get(), std::move(tokenizer), options_.scheduler);
+}
+
+EngineBackend::~EngineBackend() { scheduler_.reset(); }
+
+Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
+  LINEAGE_ASSIGN_OR_RETURN(BuiltPrompt prompt, builder_->Build(request));
+  int64_t m = static_cast<int64_t>(prompt.tokens.size());
+  if (m >= options_.scheduler.context_tokens)
+    return OutOfRange("the prompt has " + std::to_string(m) + " tokens; the context holds " +
+                      std::to_string(options_.scheduler.context_tokens));
+  Job job;
+  job.prompt = std::move(prompt.tokens);
+  job.hints.anchor_tokens = std::min(prompt.anchor_tokens, m);
+  job.hints.history_end_tokens = std::min(prompt.history_end_tokens, m);
+  job.sampling.temperature = request.sampling.temperature;
+  job.sampling.top_k = request.sampling.top_k;
+  job.sampling.top_p = request.sampling.top_p;
+  job.sampling.seed = request.sampling.seed ? *request.sampling.seed : std::random_device{}();
+  job.max_tokens = request.sampling.max_tokens;
+  job.stream = std::make_shared<GenerationStream>();
+  Submission sub{job.stream, m, prompt.reasoning_open};
+  LINEAGE_RETURN_IF_ERROR(scheduler_->Enqueue(std::move(job)));
+  return sub;
+}
+
+CacheStats EngineBackend::Stats() const {
+  cache::CacheStats s = cache_->Stats();
+  CacheStats c;
+  c.entries = s.entries;
+  c.checkpoints = s.checkpoints;
+  c.anchors = s.anchors;
+  c.ram_bytes = s.ram_bytes;
+  c.ram_budget_bytes = options_.cache.ram_budget_bytes;
+  c.disk_bytes = s.disk.bytes;
+  c.absorptions = s.absorptions;
+  c.evictions_ram = s.evictions;
+  c.evictions_disk = s.disk.evictions;
+  c.extra = {{"kv_bytes", s.kv_bytes},           {"recurrent_bytes", s.recurrent_bytes},
+             {"anchor_bytes", s.anchor_bytes},   {"peak_ram_bytes", s.peak_ram_bytes},
+             {"live_leases", s.live_leases},     {"thinned", s.thinned},
+             {"lookups", s.lookups},             {"restored_tokens", s.restored_tokens},
+             {"disk_restores", s.disk_restores}, {"mode", options_.cache.mode == cache::CacheMode::kLineage ? "lineage" : "exact"}};
+  return c;
+}
+
+}  // namespace lineage::server

@@ -1,0 +1,59 @@
+// EngineBackend: the real Backend — a loaded model, its tokenizer and chat
+// template, the lineage cache and the scheduler thread (DESIGN.md §2).
+//
+// Submit() runs on the caller's (connection) thread: it renders the chat
+// template and tokenizes, so template errors and over-long prompts are
+// refused with a 4xx before anything is queued; then it hands a Job to the
+// scheduler. Everything after that is the scheduler's (scheduler.h).
+//
+// Ownership: owns the engine, the cache and the scheduler; shares the model.
+// Thread-safety: Submit() and Stats() may be called from any thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cache/lineage_cache.h"
+#include "engine/engine.h"
+#include "server/backend.h"
+#include "server/prompt_builder.h"
+#include "server/scheduler.h"
+
+namespace lineage::server {
+
+struct EngineBackendOptions {
+  std::string model_id = "lineage";
+  SchedulerOptions scheduler;       // context_tokens 0: the model's context length
+  cache::CacheOptions cache;
+  engine::EngineOptions engine;
+};
+
+class EngineBackend : public Backend {
+ public:
+  // `chat_template` absent: /v1/chat/completions answers 400.
+  static Result<std::unique_ptr<EngineBackend>> Create(std::shared_ptr<const model::Model> model,
+                                                       text::Tokenizer tokenizer,
+                                                       std::optional<ChatTemplate> chat_template,
+                                                       EngineBackendOptions options);
+  ~EngineBackend() override;
+
+  std::string model_id() const override { return options_.model_id; }
+  int64_t context_tokens() const override { return options_.scheduler.context_tokens; }
+  Result<Submission> Submit(const ApiRequest& request) override;
+  CacheStats Stats() const override;
+
+  cache::LineageCache& cache() { return *cache_; }
+
+ private:
+  EngineBackend(EngineBackendOptions options, std::unique_ptr<engine::Engine> engine,
+                std::unique_ptr<PromptBuilder> builder, text::Tokenizer tokenizer);
+
+  EngineBackendOptions options_;
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<cache::LineageCache> cache_;
+  std::unique_ptr<PromptBuilder> builder_;
+  std::unique_ptr<Scheduler> scheduler_;  // last: its thread uses the members above
+};
+
+}  // namespace lineage::server

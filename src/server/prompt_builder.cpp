@@ -1,0 +1,86 @@
+#include "server/prompt_builder.h"
+
+#include <algorithm>
+
+namespace lineage::server {
+
+namespace {
+constexpr int64_t kAnchorSlackTokens = 2;
+
+bool EndsInsideThink(const std::string& text) {
+  size_t open = text.rfind("<think>");
+  return open != std::string::npos && text.find("</think>", open) == std::string::npos;
+}
+}  // namespace
+
+int64_t CommonPrefixTokens(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return static_cast<int64_t>(i);
+}
+
+PromptBuilder::PromptBuilder(text::Tokenizer tokenizer, std::optional<ChatTemplate> chat_template)
+    : tokenizer_(std::move(tokenizer)), template_(std::move(chat_template)) {}
+
+size_t PromptBuilder::anchor_memo_size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return memo_.size();
+}
+
+std::vector<int32_t> PromptBuilder::AnchorTokens(const std::string& prefix_text) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = memo_.begin(); it != memo_.end(); ++it) {
+      if (it->first == prefix_text) {
+        memo_.splice(memo_.begin(), memo_, it);
+        return memo_.front().second;
+      }
+    }
+  }
+  std::vector<int32_t> tokens = tokenizer_.Encode(prefix_text, {.parse_special = true});
+  std::lock_guard<std::mutex> lock(mu_);
+  memo_.emplace_front(prefix_text, tokens);
+  if (memo_.size() > kAnchorMemoEntries) memo_.pop_back();
+  return tokens;
+}
+
+Result<BuiltPrompt> PromptBuilder::Build(const ApiRequest& request) const {
+  BuiltPrompt out;
+  if (!request.is_chat()) {
+    out.text = request.prompt;
+    out.tokens = tokenizer_.Encode(request.prompt, {.parse_special = true, .add_special = true});
+    if (out.tokens.empty()) return InvalidArgument("the prompt is empty");
+    return out;
+  }
+  if (!template_) return InvalidArgument("the model has no chat template; use /v1/completions or --chat-template-file");
+  ChatRequest chat;
+  chat.messages = request.messages;
+  chat.tools = request.tools.empty() ? nlohmann::ordered_json() : request.tools;
+  chat.extra = request.template_kwargs;
+  chat.add_generation_prompt = true;
+  Result<std::string> text = template_->Apply(chat);
+  if (!text.ok()) return InvalidArgument("chat template: " + text.status().message());
+  out.text = std::move(text).value();
+  Result<size_t> history_end = template_->HistoryEnd(chat);
+  size_t split = history_end.ok() ? std::min(*history_end, out.text.size()) : out.text.size();
+  tokenizer_.EncodeAppend(std::string_view(out.text).substr(0, split), {.parse_special = true}, &out.tokens);
+  out.history_end_tokens = history_end.ok() ? static_cast<int64_t>(out.tokens.size()) : 0;
+  tokenizer_.EncodeAppend(std::string_view(out.text).substr(split), {.parse_special = true}, &out.tokens);
+  if (out.tokens.empty()) return InvalidArgument("the rendered prompt is empty");
+  if (out.history_end_tokens >= static_cast<int64_t>(out.tokens.size())) out.history_end_tokens = 0;
+  out.reasoning_open = EndsInsideThink(out.text);
+
+  bool has_system = !request.messages.empty() && request.messages[0].value("role", "") == "system";
+  if (has_system || !request.tools.empty()) {
+    Result<PrefixText> prefix = template_->RenderPrefix(request.messages, chat.tools);
+    if (prefix.ok() && prefix->shared_chars > 0) {
+      std::vector<int32_t> anchor = AnchorTokens(prefix->text.substr(0, prefix->shared_chars));
+      int64_t shared = CommonPrefixTokens(anchor, out.tokens);
+      out.anchor_tokens = std::max<int64_t>(0, shared - kAnchorSlackTokens);
+    }
+  }
+  return out;
+}
+
+}  // namespace lineage::server

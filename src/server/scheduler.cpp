@@ -1,0 +1,231 @@
+#include "server/scheduler.h"
+
+#include <algorithm>
+
+namespace lineage::server {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+int64_t Us(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
+}
+}  // namespace
+
+struct Scheduler::Live {
+  Job job;
+  engine::Sequence seq;
+  cache::LookupResult lookup;
+  std::vector<cache::CapturedState> captured;
+  engine::Sampler sampler;
+  std::vector<int32_t> generated;  // sampled tokens; all but the last are in seq
+  cache::EntryId entry = cache::kNoEntry;
+  bool decoding = false;
+  bool done = false;
+  RequestReport report;
+  std::vector<float> logits;  // of the last prefill chunk
+
+  Live(Job j, engine::Sequence s, cache::LookupResult lr)
+      : job(std::move(j)), seq(std::move(s)), lookup(std::move(lr)), sampler(job.sampling) {}
+  int64_t prompt_tokens() const { return static_cast<int64_t>(job.prompt.size()); }
+};
+
+Scheduler::Scheduler(engine::Engine* engine, cache::LineageCache* cache, text::Tokenizer tokenizer,
+                     SchedulerOptions options)
+    : engine_(engine), cache_(cache), tokenizer_(std::move(tokenizer)), options_(options) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+Scheduler::~Scheduler() { Stop(); }
+
+void Scheduler::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status Scheduler::Enqueue(Job job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return ResourceExhausted("the server is shutting down");
+    if (static_cast<int>(queue_.size()) >= options_.max_queue)
+      return ResourceExhausted("all " + std::to_string(options_.max_queue) + " queue places are taken");
+    queue_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+void Scheduler::Admit(Job job) {
+  RequestReport report;
+  report.prompt_tokens = static_cast<int64_t>(job.prompt.size());
+  if (job.stream->cancelled()) {
+    job.stream->Close(FinishReason::kCancelled, report);
+    return;
+  }
+  auto t0 = Clock::now();
+  Result<cache::LookupResult> lr = cache_->Lookup(job.prompt, job.hints);
+  if (!lr.ok()) {
+    job.stream->Close(FinishReason::kError, report, lr.status());
+    return;
+  }
+  const cache::RestorePoint& rp = lr->restore;
+  Result<engine::Sequence> seq = rp.length == 0 ? Result<engine::Sequence>(engine_->NewSequence())
+                                                : engine_->Admit(*rp.kv, rp.state.get());
+  if (!seq.ok()) {
+    job.stream->Close(FinishReason::kError, report, seq.status().With("admission"));
+    return;
+  }
+  report.admission_us = Us(t0, Clock::now());
+  report.cached_tokens = rp.length;
+  report.restore_kind = rp.length == 0 ? "none" : cache::PointKindName(rp.kind);
+  report.restore_tier = rp.length == 0 ? "none" : cache::TierName(rp.tier);
+  if (rp.length == 0 && lr->explanation.closest_entry != cache::kNoEntry)
+    report.closest_tokens = lr->explanation.closest_shared_tokens;
+  report.cache_detail = lr->explanation.ToString();
+  auto live = std::make_unique<Live>(std::move(job), std::move(seq).value(), std::move(lr).value());
+  live->report = report;
+  live->job.stream->Admitted(rp.length);
+  live_.push_back(std::move(live));
+}
+
+void Scheduler::PrefillOne() {
+  // Round robin over sequences still prefilling.
+  size_t n = live_.size();
+  for (size_t k = 0; k < n; ++k) {
+    size_t i = (next_prefill_ + k) % n;
+    Live& l = *live_[i];
+    if (l.decoding || l.done) continue;
+    next_prefill_ = i + 1;
+    if (l.job.stream->cancelled()) {
+      Finish(l, FinishReason::kCancelled);
+      return;
+    }
+    int64_t pos = l.seq.num_tokens(), m = l.prompt_tokens();
+    int64_t end = std::min(m, pos + options_.prefill_chunk_tokens);
+    std::vector<int64_t> capture_at;
+    for (const cache::PlannedCapture& c : l.lookup.captures)
+      if (c.n > pos && c.n <= end) capture_at.push_back(c.n);
+    engine::PrefillOptions po;
+    po.capture_at = capture_at;
+    engine::PrefillResult result;
+    auto t0 = Clock::now();
+    Status st = engine_->Prefill(l.seq, std::span(l.job.prompt).subspan(pos, end - pos), po, &result);
+    l.report.prefill_us += Us(t0, Clock::now());
+    if (!st.ok()) return Finish(l, FinishReason::kError, st.With("prefill"));
+    for (engine::Capture& c : result.captures) {
+      auto planned = std::find_if(l.lookup.captures.begin(), l.lookup.captures.end(),
+                                  [&](const cache::PlannedCapture& p) { return p.n == c.num_tokens; });
+      if (planned == l.lookup.captures.end()) continue;
+      l.captured.push_back({c.num_tokens, planned->kind, std::move(c.recurrent)});
+    }
+    if (end < m) return;
+    // Prompt end: commit, then the first token.
+    auto t1 = Clock::now();
+    engine::Snapshot snap = l.seq.Snap();
+    cache::CommitRequest req;
+    req.prompt = l.job.prompt;
+    req.kv = snap.kv;
+    req.state = snap.recurrent;
+    req.captured = std::move(l.captured);
+    req.lease = std::move(l.lookup.lease);
+    l.report.captures = static_cast<int64_t>(req.captured.size());
+    Result<cache::CommitResult> cr = cache_->Commit(std::move(req));
+    l.report.commit_us = Us(t1, Clock::now());
+    if (cr.ok()) l.entry = cr->entry;  // a failed commit costs reuse, not the request
+    l.report.cache_detail += cr.ok() ? "; commit " + cr->explanation.ToString() : "; commit failed: " + cr.status().message();
+    l.decoding = true;
+    TakeToken(l, result.logits);
+    return;
+  }
+}
+
+void Scheduler::TakeToken(Live& l, std::span<const float> logits) {
+  int32_t token = l.sampler.Next(logits);
+  if (l.report.first_token_us < 0) l.report.first_token_us = Us(l.job.submitted, Clock::now());
+  if (tokenizer_.IsEndOfGeneration(token)) return Finish(l, FinishReason::kEndOfSequence);
+  l.generated.push_back(token);
+  l.report.completion_tokens = static_cast<int64_t>(l.generated.size());
+  std::string bytes = tokenizer_.IsControl(token) ? std::string() : std::string(tokenizer_.TokenBytes(token));
+  l.job.stream->PushText(std::move(bytes), 1);
+  bool out_of_budget = l.job.max_tokens >= 0 && static_cast<int64_t>(l.generated.size()) >= l.job.max_tokens;
+  bool out_of_context = l.seq.num_tokens() + 1 > options_.context_tokens;
+  if (out_of_budget || out_of_context) return Finish(l, FinishReason::kLength);
+}
+
+void Scheduler::DecodeAll() {
+  std::vector<Live*> batch;
+  for (auto& l : live_) {
+    if (!l->decoding || l->done) continue;
+    if (l->job.stream->cancelled()) {
+      Finish(*l, FinishReason::kCancelled);
+      continue;
+    }
+    batch.push_back(l.get());
+  }
+  if (batch.empty()) return;
+  std::vector<engine::Sequence*> seqs;
+  std::vector<int32_t> tokens;
+  for (Live* l : batch) {
+    seqs.push_back(&l->seq);
+    tokens.push_back(l->generated.back());
+  }
+  std::vector<float> logits;
+  Status st = engine_->Decode(seqs, tokens, &logits);
+  if (!st.ok()) {
+    for (Live* l : batch) Finish(*l, FinishReason::kError, st.With("decode"));
+    return;
+  }
+  size_t vocab = logits.size() / batch.size();
+  for (size_t i = 0; i < batch.size(); ++i) TakeToken(*batch[i], std::span(logits).subspan(i * vocab, vocab));
+}
+
+void Scheduler::Finish(Live& l, FinishReason reason, Status error) {
+  if (l.done) return;
+  l.done = true;
+  int64_t fed = l.seq.num_tokens();
+  if (options_.extend_after_generation && l.entry != cache::kNoEntry && fed > l.prompt_tokens()) {
+    // The sequence holds the prompt and every sampled token but the last.
+    cache::Tokens tokens = l.job.prompt;
+    tokens.insert(tokens.end(), l.generated.begin(), l.generated.begin() + (fed - l.prompt_tokens()));
+    engine::Snapshot snap = l.seq.Snap();
+    (void)cache_->ExtendAfterGeneration(l.entry, tokens, snap.kv, snap.recurrent);
+  }
+  l.lookup.lease.Release();
+  if (options_.trace_log)
+    options_.trace_log->Append(Us(started_, l.job.submitted) / 1000, l.job.prompt, l.job.hints.anchor_tokens, l.generated);
+  l.report.total_us = Us(l.job.submitted, Clock::now());
+  l.job.stream->Close(reason, l.report, std::move(error));
+}
+
+void Scheduler::Reap() {
+  live_.erase(std::remove_if(live_.begin(), live_.end(), [](const auto& l) { return l->done; }), live_.end());
+}
+
+void Scheduler::Loop() {
+  for (;;) {
+    std::vector<Job> admit;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (live_.empty()) cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) break;
+      while (!queue_.empty() && static_cast<int>(live_.size() + admit.size()) < options_.max_live) {
+        admit.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    for (Job& j : admit) Admit(std::move(j));
+    PrefillOne();
+    DecodeAll();
+    Reap();
+  }
+  for (auto& l : live_) Finish(*l, FinishReason::kCancelled);
+  live_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Job& j : queue_) j.stream->Close(FinishReason::kCancelled, RequestReport{});
+  queue_.clear();
+}
+
+}  // namespace lineage::server

@@ -1,0 +1,101 @@
+// Scheduler: the one thread that runs the engine for every request
+// (continuous batching, DESIGN.md §2).
+//
+// Each turn of its loop:
+//   1. admits queued jobs while fewer than max_live sequences run:
+//      cache.Lookup -> engine.Admit from the restore point (shares KV pages,
+//      copies the recurrent state) -> stream.Admitted(r);
+//   2. runs one prefill chunk of one prefilling sequence (round robin), split
+//      at the capture points, so a long prompt never freezes the others;
+//      at prompt end: cache.Commit, then the first token is sampled;
+//   3. runs one decode step over every decoding sequence at once;
+//   4. ends sequences that finished, hit a limit, or whose client went away:
+//      cache.ExtendAfterGeneration (the reply's KV and state are already
+//      there), then the stream is closed with the request's report.
+//
+// Ownership: the scheduler borrows the engine and the cache, which must
+// outlive it; it owns its thread. Thread-safety: Enqueue() may be called
+// from any thread; everything else runs on the scheduler thread, which is
+// the only user of the engine.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cache/lineage_cache.h"
+#include "core/status.h"
+#include "engine/engine.h"
+#include "engine/sampler.h"
+#include "server/backend.h"
+#include "server/trace_log.h"
+#include "text/tokenizer.h"
+
+namespace lineage::server {
+
+struct SchedulerOptions {
+  int max_live = 4;                   // sequences admitted at once (--parallel)
+  int max_queue = 64;                 // waiting jobs before Enqueue refuses
+  int64_t context_tokens = 4096;      // prompt + reply limit per sequence
+  int64_t prefill_chunk_tokens = 256; // per loop turn: bounds the stall of decoding sequences
+  bool extend_after_generation = true;
+  TraceLog* trace_log = nullptr;      // borrowed; every finished request is appended
+};
+
+struct Job {
+  std::vector<int32_t> prompt;
+  cache::LookupHints hints;
+  engine::SamplingParams sampling;
+  int64_t max_tokens = -1;  // -1: until the context is full
+  std::shared_ptr<GenerationStream> stream;
+  std::chrono::steady_clock::time_point submitted = std::chrono::steady_clock::now();
+};
+
+class Scheduler {
+ public:
+  Scheduler(engine::Engine* engine, cache::LineageCache* cache, text::Tokenizer tokenizer, SchedulerOptions options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // kResourceExhausted when max_queue jobs already wait.
+  Status Enqueue(Job job);
+  // Ends the loop; running and queued jobs are closed as cancelled.
+  void Stop();
+
+  const SchedulerOptions& options() const { return options_; }
+
+ private:
+  struct Live;
+  void Loop();
+  void Admit(Job job);
+  void PrefillOne();
+  void DecodeAll();
+  // Samples from `logits`, emits the token or ends the sequence.
+  void TakeToken(Live& live, std::span<const float> logits);
+  void Finish(Live& live, FinishReason reason, Status error = Status::Ok());
+  void Reap();
+
+  engine::Engine* engine_;
+  cache::LineageCache* cache_;
+  text::Tokenizer tokenizer_;
+  SchedulerOptions options_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> queue_;
+  bool stop_ = false;
+
+  // Scheduler thread only.
+  std::vector<std::unique_ptr<Live>> live_;
+  size_t next_prefill_ = 0;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::thread thread_;
+};
+
+}  // namespace lineage::server

@@ -1,0 +1,55 @@
+// A FileEnv that makes the Nth atomic write fail (SQLite's fault loops): with
+// a full disk, with an I/O error, or torn (a truncated file lands at the final
+// name and the call claims success, as a lying disk would). Optionally every
+// later write fails too. Reads and deletions pass through.
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include "cache/disk/file_env.h"
+
+namespace lineage::cache::disk::testing {
+
+class FaultyEnv final : public FileEnv {
+ public:
+  enum class Mode { kNoSpace, kIoError, kTorn };
+  FaultyEnv(int64_t fail_at, Mode mode, bool persistent) : fail_at_(fail_at), mode_(mode), persistent_(persistent) {}
+
+  Status WriteAtomic(const std::string& tmp, const std::string& path,
+                     std::span<const std::span<const uint8_t>> parts) override {
+    const int64_t n = ++writes_;
+    const bool fail = n == fail_at_ || (persistent_ && n > fail_at_);
+    if (!fail) return base_->WriteAtomic(tmp, path, parts);
+    ++failures_;
+    if (mode_ == Mode::kNoSpace) return ResourceExhausted(path + ": write: No space left on device");
+    if (mode_ == Mode::kIoError) return IoError(path + ": write: Input/output error");
+    std::vector<uint8_t> all;
+    for (auto p : parts) all.insert(all.end(), p.begin(), p.end());
+    all.resize(all.size() / 2);
+    const std::span<const uint8_t> torn[] = {all};
+    return base_->WriteAtomic(tmp, path, torn);
+  }
+  Status ReadAt(const std::string& p, uint64_t o, uint64_t n, uint8_t* out) override {
+    return base_->ReadAt(p, o, n, out);
+  }
+  Result<uint64_t> FileSize(const std::string& p) override { return base_->FileSize(p); }
+  Result<int64_t> MtimeMs(const std::string& p) override { return base_->MtimeMs(p); }
+  Status Touch(const std::string& p, int64_t ms) override { return base_->Touch(p, ms); }
+  Status Remove(const std::string& p) override { return base_->Remove(p); }
+  Status MakeDirs(const std::string& p) override { return base_->MakeDirs(p); }
+  Result<std::vector<std::string>> List(const std::string& d) override { return base_->List(d); }
+
+  int64_t writes() const { return writes_; }
+  int64_t failures() const { return failures_; }
+
+ private:
+  FileEnv* base_ = DefaultFileEnv();
+  int64_t fail_at_;
+  Mode mode_;
+  bool persistent_;
+  std::atomic<int64_t> writes_{0};
+  std::atomic<int64_t> failures_{0};
+};
+
+}  // namespace lineage::cache::disk::testing

@@ -1,0 +1,66 @@
+// The --trace-log writer, read back by the simulator's own trace reader.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "server/trace_log.h"
+#include "sim/trace.h"
+#include "sim/trace_io.h"
+
+namespace lineage::server {
+namespace {
+
+std::vector<int32_t> Range(int32_t from, int32_t n) {
+  std::vector<int32_t> v;
+  for (int32_t i = 0; i < n; ++i) v.push_back(from + i);
+  return v;
+}
+
+TEST(TraceLog, TheSimulatorReadsItAndSeesTheSharedPrefix) {
+  std::string path = (std::filesystem::temp_directory_path() / ("lineage_trace_" + std::to_string(::getpid()) + ".jsonl")).string();
+  constexpr int64_t B = TraceLog::kBlockTokens;
+  std::vector<int32_t> turn1 = Range(0, 3 * B + 10);
+  std::vector<int32_t> turn2 = turn1;             // turn 1 plus more
+  for (int32_t t : Range(5000, 2 * B)) turn2.push_back(t);
+  std::vector<int32_t> other = Range(0, 2 * B + 5);  // shares 2 blocks + 5 tokens with turn 1
+  other.push_back(9999);
+  for (int32_t t : Range(7000, B)) other.push_back(t);
+  {
+    auto log = TraceLog::Open(path);
+    ASSERT_TRUE(log.ok());
+    (*log)->Append(0, turn1, 100, Range(100000, 12));
+    (*log)->Append(1500, turn2, 100, Range(200000, 7));
+    (*log)->Append(1600, other, 100, {});
+  }  // closed: trailer written
+  auto trace = sim::ReadTrace(path);  // verifies the header, the count and the checksum
+  std::filesystem::remove(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ASSERT_EQ(trace->requests.size(), 3u);
+  const auto& r = trace->requests;
+  EXPECT_EQ(r[0].num_prompt_tokens, static_cast<int64_t>(turn1.size()));
+  EXPECT_EQ(r[1].num_prompt_tokens, static_cast<int64_t>(turn2.size()));
+  EXPECT_EQ(r[1].arrival_ms, 1500);
+  EXPECT_EQ(r[0].anchor_tokens, 100);
+  EXPECT_EQ(r[0].output.num_tokens, 12u);
+  // Whole blocks shared are seen as shared; the partial block is not.
+  EXPECT_EQ(sim::Lcp(r[0].prompt, r[1].prompt), 3 * B);
+  EXPECT_EQ(sim::Lcp(r[0].prompt, r[2].prompt), 2 * B);
+}
+
+TEST(TraceLog, AKilledServerLeavesAReadableTrace) {
+  std::string path = (std::filesystem::temp_directory_path() / ("lineage_trace_k" + std::to_string(::getpid()) + ".jsonl")).string();
+  auto log = TraceLog::Open(path);
+  ASSERT_TRUE(log.ok());
+  (*log)->Append(0, Range(0, 70), 0, Range(1, 3));
+  // Not closed: no trailer yet, as after a kill.
+  auto trace = sim::ReadTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->requests.size(), 1u);
+  (*log)->Close();
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace lineage::server
