@@ -7,7 +7,7 @@ namespace {
 
 bool SameKvLayout(const cache::KvLayout& a, const cache::KvLayout& b) {
   return a.num_layers == b.num_layers && a.num_kv_heads == b.num_kv_heads && a.head_dim == b.head_dim &&
-         a.page_tokens == b.page_tokens;
+         a.page_tokens == b.page_tokens && a.dtype == b.dtype;
 }
 
 Result<const cache::PagedKv*> AsPaged(const cache::KvLayout& layout, const cache::KvView& kv) {

@@ -175,6 +175,10 @@ TEST_P(StateEquivalence, RejectsBadInput) {
   ASSERT_TRUE(engine_->Prefill(seq, good, {}, &r).ok());
   Snapshot snap = seq.Snap();
   EXPECT_EQ(engine_->AdmitCheckpoint(snap.recurrent.get(), 4, *snap.kv).status().code(), StatusCode::kOutOfRange);
+  // Pages of the other KV element type are another layout: never admitted.
+  auto other = MakeEngine(TinyModel(GetParam().arch), 2, 16,
+                          GetParam().kv_dtype == DType::kF32 ? DType::kBF16 : DType::kF32);
+  EXPECT_EQ(other->Admit(*snap.kv, snap.recurrent.get()).status().code(), StatusCode::kInvalidArgument);
   Sequence* twice[] = {&seq, &seq};
   std::vector<float> logits;
   EXPECT_EQ(engine_->Decode(twice, std::span(good).first(2), &logits).code(), StatusCode::kInvalidArgument);
