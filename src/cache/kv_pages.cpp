@@ -1,5 +1,7 @@
 #include "cache/kv_pages.h"
 
+#include <immintrin.h>
+
 #include <atomic>
 #include <cassert>
 #include <cstdlib>
@@ -16,7 +18,7 @@ std::atomic<PageId> g_next_page_id{1};
 KvPage::KvPage(const KvLayout& layout) : layout_(layout), id_(g_next_page_id.fetch_add(1)) {
   const size_t bytes = static_cast<size_t>(layout_.page_bytes());
   if (bytes > 0) {
-    data_ = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+    data_ = static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
     if (data_ == nullptr) throw std::bad_alloc();
   }
 }
@@ -27,7 +29,7 @@ std::shared_ptr<KvPage> KvPage::CopyRows(int64_t num_rows) const {
   assert(num_rows >= 0 && num_rows <= layout_.page_tokens);
   auto copy = std::make_shared<KvPage>(layout_);
   if (data_ == nullptr || num_rows == 0) return copy;
-  const size_t row_bytes = static_cast<size_t>(num_rows * layout_.head_dim) * 4;
+  const size_t row_bytes = static_cast<size_t>(num_rows * layout_.head_dim * layout_.element_bytes());
   for (int64_t layer = 0; layer < layout_.num_layers; ++layer) {
     for (int64_t h = 0; h < layout_.num_kv_heads; ++h) {
       std::memcpy(copy->k(layer, h), k(layer, h), row_bytes);
@@ -76,12 +78,36 @@ KvPage& PageTable::WritablePage(int64_t pos) {
   return *pages_[pos / layout_.page_tokens];
 }
 
-float* PageTable::k_row(int64_t layer, int64_t head, int64_t pos) {
-  return WritablePage(pos).k(layer, head) + (pos % layout_.page_tokens) * layout_.head_dim;
+void KvPage::ReadRows(int64_t layer, int64_t head, bool values, int64_t n, float* out) const {
+  const void* src = values ? v(layer, head) : k(layer, head);
+  const int64_t count = n * layout_.head_dim;
+  if (layout_.dtype == DType::kF32) {
+    std::memcpy(out, src, static_cast<size_t>(count) * 4);
+    return;
+  }
+  const uint16_t* b = static_cast<const uint16_t*>(src);
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {  // bf16 -> fp32 is a 16-bit shift
+    const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
+    _mm256_storeu_ps(out + i, _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16)));
+  }
+  for (; i < count; ++i) out[i] = Bf16ToFloat(b[i]);
 }
 
-float* PageTable::v_row(int64_t layer, int64_t head, int64_t pos) {
-  return WritablePage(pos).v(layer, head) + (pos % layout_.page_tokens) * layout_.head_dim;
+void PageTable::WriteRow(int64_t layer, int64_t head, int64_t pos, const float* k, const float* v) {
+  KvPage& page = WritablePage(pos);
+  const int64_t hd = layout_.head_dim, offset = (pos % layout_.page_tokens) * hd;
+  if (layout_.dtype == DType::kF32) {
+    std::memcpy(static_cast<float*>(page.k(layer, head)) + offset, k, static_cast<size_t>(hd) * 4);
+    std::memcpy(static_cast<float*>(page.v(layer, head)) + offset, v, static_cast<size_t>(hd) * 4);
+    return;
+  }
+  uint16_t* kd = static_cast<uint16_t*>(page.k(layer, head)) + offset;
+  uint16_t* vd = static_cast<uint16_t*>(page.v(layer, head)) + offset;
+  for (int64_t d = 0; d < hd; ++d) {
+    kd[d] = FloatToBf16(k[d]);
+    vd[d] = FloatToBf16(v[d]);
+  }
 }
 
 std::shared_ptr<const PagedKv> PageTable::Share() const {

@@ -2,13 +2,10 @@
 // fixed-size pages that sequences and cache entries share (DESIGN.md §3.6).
 //
 // A page holds `page_tokens` consecutive token positions of EVERY attention
-// layer, K (after q/k-norm and RoPE) and V, in fp32. Inside a page the layout
-// is [layer][K|V][kv_head][token][head_dim], so one head's keys of a page are
+// layer, K (after q/k-norm and RoPE) and V, as fp32 or bf16 (KvLayout::dtype;
+// docs/engine.md weighs the two). Inside a page the layout is
+// [layer][K|V][kv_head][token][head_dim], so one head's keys of a page are
 // page_tokens contiguous rows — the order attention reads them in.
-// fp32 is the stored type: attention reads KV once per token per layer and
-// is a small share of the decode step at the context lengths measured, so the
-// halved size of bf16 was not worth the conversion cost and rounding (see
-// docs/engine.md).
 //
 // Ownership and invariants:
 //   - Pages are reference counted (shared_ptr). A page that any holder other
@@ -32,6 +29,7 @@
 #include <vector>
 
 #include "cache/payload.h"
+#include "core/dtype.h"
 
 namespace lineage::cache {
 
@@ -40,12 +38,14 @@ struct KvLayout {
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
   int64_t page_tokens = 64;
+  DType dtype = DType::kF32;  // kF32 or kBF16
 
-  // Floats of one head's K (or V) rows in one page.
-  int64_t head_block_floats() const { return page_tokens * head_dim; }
-  int64_t layer_floats() const { return 2 * num_kv_heads * head_block_floats(); }
-  int64_t page_floats() const { return num_layers * layer_floats(); }
-  int64_t page_bytes() const { return page_floats() * 4; }
+  int64_t element_bytes() const { return dtype == DType::kBF16 ? 2 : 4; }
+  // Elements of one head's K (or V) rows in one page.
+  int64_t head_block_elements() const { return page_tokens * head_dim; }
+  int64_t layer_elements() const { return 2 * num_kv_heads * head_block_elements(); }
+  int64_t page_elements() const { return num_layers * layer_elements(); }
+  int64_t page_bytes() const { return page_elements() * element_bytes(); }
   int64_t num_pages(int64_t num_tokens) const { return (num_tokens + page_tokens - 1) / page_tokens; }
 };
 
@@ -60,23 +60,28 @@ class KvPage {
   std::shared_ptr<KvPage> CopyRows(int64_t num_rows) const;
 
   PageId id() const { return id_; }
-  // The whole page, layout_.page_floats() values in the order above: what a
-  // disk tier writes and reads back into a fresh page (before sharing it).
-  const float* data() const { return data_; }
-  float* mutable_data() { return data_; }
-  // K rows of (layer, kv_head): [page_tokens, head_dim]. V likewise.
-  float* k(int64_t layer, int64_t head) { return data_ + Offset(layer, 0, head); }
-  float* v(int64_t layer, int64_t head) { return data_ + Offset(layer, 1, head); }
-  const float* k(int64_t layer, int64_t head) const { return data_ + Offset(layer, 0, head); }
-  const float* v(int64_t layer, int64_t head) const { return data_ + Offset(layer, 1, head); }
+  // The whole page, layout.page_bytes() bytes in the order above: what a disk
+  // tier writes and reads back into a fresh page (before sharing it).
+  const void* data() const { return data_; }
+  void* mutable_data() { return data_; }
+  // K rows of (layer, kv_head): [page_tokens, head_dim] of layout.dtype.
+  // V likewise.
+  void* k(int64_t layer, int64_t head) { return data_ + Offset(layer, 0, head); }
+  void* v(int64_t layer, int64_t head) { return data_ + Offset(layer, 1, head); }
+  const void* k(int64_t layer, int64_t head) const { return data_ + Offset(layer, 0, head); }
+  const void* v(int64_t layer, int64_t head) const { return data_ + Offset(layer, 1, head); }
+  // Rows [0, n) of K (values = false) or V of (layer, head) as fp32 into
+  // out[n, head_dim].
+  void ReadRows(int64_t layer, int64_t head, bool values, int64_t n, float* out) const;
 
  private:
   int64_t Offset(int64_t layer, int64_t kv, int64_t head) const {
-    return layer * layout_.layer_floats() + (kv * layout_.num_kv_heads + head) * layout_.head_block_floats();
+    return (layer * layout_.layer_elements() + (kv * layout_.num_kv_heads + head) * layout_.head_block_elements()) *
+           layout_.element_bytes();
   }
   KvLayout layout_;
   PageId id_;
-  float* data_ = nullptr;  // page_floats(), 64-byte aligned; null for a zero-layer layout
+  uint8_t* data_ = nullptr;  // page_bytes(), 64-byte aligned; null for a zero-layer layout
 };
 
 using PagePtr = std::shared_ptr<KvPage>;
@@ -122,9 +127,9 @@ class PageTable {
   // not yet readable; Commit() publishes them. REQUIRES: every earlier
   // Reserve was committed.
   void Reserve(int64_t n);
-  // Writable K / V row `pos` of (layer, head); pos must be reserved.
-  float* k_row(int64_t layer, int64_t head, int64_t pos);
-  float* v_row(int64_t layer, int64_t head, int64_t pos);
+  // Stores K and V row `pos` of (layer, head), converting fp32 to the page
+  // type; pos must be reserved.
+  void WriteRow(int64_t layer, int64_t head, int64_t pos, const float* k, const float* v);
   // Rows [num_tokens(), num_tokens() + n) now hold data.
   void Commit(int64_t n) {
     num_tokens_ += n;

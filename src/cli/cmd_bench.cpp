@@ -16,15 +16,14 @@ namespace {
 struct BenchArgs {
   engine::ModelSource source;
   engine::BenchOptions options;
-  int threads = 2;
+  EngineArgs engine_args;
   int64_t delta_chunked_min_tokens = engine::EngineOptions{}.delta_chunked_min_tokens;
   bool json = false;
 };
 
 Status Run(const BenchArgs& a) {
   LINEAGE_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> m, engine::OpenModel(a.source));
-  engine::EngineOptions eo;
-  eo.num_threads = a.threads;
+  engine::EngineOptions eo = EngineOptionsFrom(a.engine_args);
   eo.delta_chunked_min_tokens = a.delta_chunked_min_tokens;
   eo.prefill_chunk_tokens = std::max<int64_t>(eo.prefill_chunk_tokens, a.options.prompt_tokens);
   LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> eng, engine::Engine::Create(m, eo));
@@ -43,7 +42,7 @@ Register reg{{"bench", "Measure prefill and decode speed against the machine's r
                 AddModelOptions(sub, a->source);
                 sub.add_option("--prompt", a->options.prompt_tokens, "prompt tokens")->capture_default_str();
                 sub.add_option("--gen", a->options.gen_tokens, "decoded tokens")->capture_default_str();
-                sub.add_option("--threads", a->threads, "threads")->capture_default_str();
+                AddEngineOptions(sub, a->engine_args);
                 sub.add_option("--delta-chunked-min", a->delta_chunked_min_tokens,
                                "GDN runs of at least this many tokens use the chunked delta rule")
                     ->capture_default_str();

@@ -35,7 +35,7 @@ struct GenerateArgs {
   int64_t top_k = 0;
   float top_p = 1.0f;
   uint64_t seed = 0;
-  int threads = 2;
+  EngineArgs engine_args;
   bool ignore_eos = false;
   std::string logits_out;
 };
@@ -92,8 +92,7 @@ Status Run(const GenerateArgs& a) {
     LINEAGE_ASSIGN_OR_RETURN(prompt, ParseIds(a.prompt_ids));
   }
   LINEAGE_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> m, engine::OpenModel(a.source));
-  engine::EngineOptions options;
-  options.num_threads = a.threads;
+  const engine::EngineOptions options = EngineOptionsFrom(a.engine_args);
   LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> eng, engine::Engine::Create(m, options));
 
   using Clock = std::chrono::steady_clock;
@@ -154,7 +153,7 @@ Register reg{{"generate", "Generate a continuation of a prompt", [](CLI::App& su
                 sub.add_option("--top-k", a->top_k, "top-k (0: off)")->capture_default_str();
                 sub.add_option("--top-p", a->top_p, "top-p (1: off)")->capture_default_str();
                 sub.add_option("--seed", a->seed, "sampling seed")->capture_default_str();
-                sub.add_option("--threads", a->threads, "threads")->capture_default_str();
+                AddEngineOptions(sub, a->engine_args);
                 sub.add_flag("--ignore-eos", a->ignore_eos, "do not stop at end-of-generation tokens");
                 sub.add_option("--logits-out", a->logits_out, "write the last prompt position's logits (float32)");
                 return std::function<int()>([a] {

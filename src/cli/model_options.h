@@ -1,13 +1,15 @@
 // Options and exit handling shared by the commands that run a model
-// (`generate`, `bench`): where the model comes from, and turning a Status
-// into an exit code with the error on stderr.
+// (`generate`, `bench`): where the model comes from, the engine settings,
+// and turning a Status into an exit code with the error on stderr.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <string>
 
 #include "core/status.h"
+#include "engine/engine.h"
 #include "engine/model_source.h"
 
 namespace lineage::cli {
@@ -18,6 +20,27 @@ inline void AddModelOptions(CLI::App& sub, engine::ModelSource& s) {
   sub.add_option("--arch", s.arch, "with --shape: qwen3_5 or qwen3")->capture_default_str();
   sub.add_option("--dtype", s.dtype, "with --shape: f32, f16, bf16 or q8_0")->capture_default_str();
   sub.add_option("--vocab", s.vocab, "with --shape: vocabulary size override");
+}
+
+// Engine settings a command exposes: threads and the KV page type. The KV
+// type is parsed into `kv_type` and turned into options by EngineOptionsFrom.
+struct EngineArgs {
+  int threads = 2;
+  std::string kv_type = "f32";
+};
+
+inline void AddEngineOptions(CLI::App& sub, EngineArgs& e) {
+  sub.add_option("--threads", e.threads, "threads")->capture_default_str();
+  sub.add_option("--kv-type", e.kv_type, "KV page type: f32 (exact) or bf16 (half the memory)")
+      ->check(CLI::IsMember({"f32", "bf16"}))
+      ->capture_default_str();
+}
+
+inline engine::EngineOptions EngineOptionsFrom(const EngineArgs& e) {
+  engine::EngineOptions o;
+  o.num_threads = e.threads;
+  o.kv_dtype = e.kv_type == "bf16" ? DType::kBF16 : DType::kF32;
+  return o;
 }
 
 inline int ExitCode(const Status& st) {

@@ -14,6 +14,7 @@
 
 #include "core/kernels.h"
 #include "engine/layers.h"
+#include "engine/multi_gemm.h"
 #include "engine/paged_attention.h"
 #include "engine/rope.h"
 
@@ -27,13 +28,10 @@ constexpr int64_t kRowsPerTask = 32;
 void WriteKv(const float* k, const float* v, int64_t attn_index, const Segment& s, int64_t num_kv_heads,
              int64_t hd) {
   cache::PageTable& table = s.seq->kv();
-  const size_t bytes = static_cast<size_t>(hd) * 4;
   for (int64_t t = 0; t < s.num_tokens; ++t) {
-    const int64_t pos = s.start_pos() + t;
     const int64_t row = (s.row_begin + t) * num_kv_heads * hd;
     for (int64_t h = 0; h < num_kv_heads; ++h) {
-      std::memcpy(table.k_row(attn_index, h, pos), k + row + h * hd, bytes);
-      std::memcpy(table.v_row(attn_index, h, pos), v + row + h * hd, bytes);
+      table.WriteRow(attn_index, h, s.start_pos() + t, k + row + h * hd, v + row + h * hd);
     }
   }
 }
@@ -56,9 +54,8 @@ void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, con
   float* k = ctx.ws.kv0.data();       // [R, kv_dim]
   float* v = ctx.ws.kv1.data();       // [R, kv_dim]
   float* rope = ctx.ws.rope.data();   // [R, rd]
-  kernels::Gemm(w.q_proj, xn, H, gated ? qg : q, gated ? 2 * q_dim : q_dim, R, ctx.pool);
-  kernels::Gemm(w.k_proj, xn, H, k, kv_dim, R, ctx.pool);
-  kernels::Gemm(w.v_proj, xn, H, v, kv_dim, R, ctx.pool);
+  MultiGemm({{&w.q_proj, gated ? qg : q, gated ? 2 * q_dim : q_dim}, {&w.k_proj, k, kv_dim}, {&w.v_proj, v, kv_dim}},
+            xn, H, R, ctx.pool);
   if (gated) {
     for (int64_t r = 0; r < R; ++r) {
       for (int64_t h = 0; h < nh; ++h) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 
 #include "core/isa.h"
 #include "core/roofline.h"
@@ -15,6 +16,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// User + system CPU seconds of the whole process so far.
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return sec(u.ru_utime) + sec(u.ru_stime);
+}
 
 int64_t PeakRssBytes() {
   rusage u{};
@@ -51,6 +60,19 @@ double PrefillGemmFlops(const model::Weights& w, int64_t T) {
   return 2.0 * layer_params * static_cast<double>(T) + 2.0 * static_cast<double>(w.lm_head.numel());
 }
 
+// "model name" of /proc/cpuinfo, or "unknown cpu".
+std::string CpuName() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown cpu";
+}
+
 double MedianAdmitUs(Engine& engine, int64_t context_tokens) {
   // A snapshot of `context_tokens` whose pages are allocated but never
   // computed: admission cost does not depend on their contents.
@@ -77,6 +99,12 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   const model::Model& m = engine.model();
   BenchReport r;
   r.isa = kernels::IsaName(kernels::ActiveIsa());
+  r.cpu = CpuName();
+#ifdef NDEBUG
+  r.build = "release";
+#else
+  r.build = "debug";
+#endif
   r.threads = engine.pool().size();
   r.prompt_tokens = options.prompt_tokens;
   r.gen_tokens = options.gen_tokens;
@@ -87,15 +115,25 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
     x = x * 1664525u + 1013904223u;
     prompt.push_back(static_cast<int32_t>((x >> 8) % static_cast<uint32_t>(m.config.vocab)));
   }
+  // Warm-up: one token through the model faults every weight page in, as in
+  // a server that has run before; the timed runs then measure compute.
+  {
+    Sequence warm = engine.NewSequence();
+    PrefillResult ignored;
+    LINEAGE_RETURN_IF_ERROR(engine.Prefill(warm, std::span(prompt).first(1), {}, &ignored));
+  }
   Sequence seq = engine.NewSequence();
   PrefillResult pre;
+  double cpu0 = CpuSeconds();
   auto t0 = Clock::now();
   LINEAGE_RETURN_IF_ERROR(engine.Prefill(seq, prompt, {}, &pre));
   r.prefill_s = Seconds(t0, Clock::now());
+  r.prefill_cpu_share = (CpuSeconds() - cpu0) / (r.prefill_s * r.threads);
   r.prefill_tok_s = static_cast<double>(options.prompt_tokens) / r.prefill_s;
 
   int32_t next = Argmax(pre.logits);
   std::vector<float> logits;
+  cpu0 = CpuSeconds();
   t0 = Clock::now();
   for (int64_t i = 0; i < options.gen_tokens; ++i) {
     Sequence* one[] = {&seq};
@@ -103,6 +141,7 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
     next = Argmax(logits);
   }
   r.decode_s = Seconds(t0, Clock::now());
+  r.decode_cpu_share = (CpuSeconds() - cpu0) / (r.decode_s * r.threads);
   r.decode_tok_s = options.gen_tokens > 0 ? static_cast<double>(options.gen_tokens) / r.decode_s : 0;
 
   r.peak_rss_bytes = PeakRssBytes();
@@ -126,9 +165,9 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
 
 nlohmann::json BenchReport::ToJson() const {
   nlohmann::json j = {
-      {"model", model}, {"isa", isa}, {"threads", threads}, {"prompt_tokens", prompt_tokens},
+      {"model", model}, {"cpu", cpu}, {"build", build}, {"isa", isa}, {"threads", threads}, {"prompt_tokens", prompt_tokens},
       {"gen_tokens", gen_tokens}, {"prefill_s", prefill_s}, {"prefill_tok_s", prefill_tok_s},
-      {"decode_s", decode_s}, {"decode_tok_s", decode_tok_s}, {"weight_bytes", weight_bytes},
+      {"decode_s", decode_s}, {"prefill_cpu_share", prefill_cpu_share}, {"decode_cpu_share", decode_cpu_share}, {"decode_tok_s", decode_tok_s}, {"weight_bytes", weight_bytes},
       {"weight_bytes_per_token", weight_bytes_per_token}, {"state_bytes", state_bytes},
       {"peak_rss_bytes", peak_rss_bytes}, {"copy_bandwidth_bytes_s", copy_bandwidth_bytes_s},
       {"decode_bound_tok_s", decode_bound_tok_s}, {"decode_ratio", decode_ratio},
@@ -149,11 +188,11 @@ std::string BenchReport::ToTable() const {
     s += line;
   };
   add("model            %s\n", model.c_str());
-  add("machine          %s, %d threads\n", isa.c_str(), threads);
-  add("prefill          %lld tokens in %.3f s: %.1f tokens/s\n", static_cast<long long>(prompt_tokens), prefill_s,
-      prefill_tok_s);
-  add("decode           %lld tokens in %.3f s: %.2f tokens/s\n", static_cast<long long>(gen_tokens), decode_s,
-      decode_tok_s);
+  add("machine          %s, %s, %d threads, %s build\n", cpu.c_str(), isa.c_str(), threads, build.c_str());
+  add("prefill          %lld tokens in %.3f s: %.1f tokens/s (threads on cpu %.0f%% of the time)\n",
+      static_cast<long long>(prompt_tokens), prefill_s, prefill_tok_s, 100.0 * prefill_cpu_share);
+  add("decode           %lld tokens in %.3f s: %.2f tokens/s (threads on cpu %.0f%% of the time)\n",
+      static_cast<long long>(gen_tokens), decode_s, decode_tok_s, 100.0 * decode_cpu_share);
   add("copy bandwidth   %.2f GB/s\n", copy_bandwidth_bytes_s / 1e9);
   add("decode bound     %.1f MiB of weights per token -> %.2f tokens/s; achieved %.0f%%\n",
       weight_bytes_per_token / MiB, decode_bound_tok_s, 100.0 * decode_ratio);

@@ -1,5 +1,5 @@
-// The engine benchmark behind `lineage bench` and bench/bench_engine: one
-// cold prefill of a prompt, greedy decode of a number of tokens, and the two
+// The engine benchmark behind `lineage bench` and bench/bench_engine: after a
+// one-token warm-up that faults the weights in, one cold prefill of a prompt, greedy decode of a number of tokens, and the two
 // roofline figures of the same machine measured in the same run:
 //   - copy bandwidth (STREAM-like) and the decode bound it implies: weight
 //     bytes read per decoded token / bandwidth;
@@ -35,11 +35,16 @@ struct AdmissionCost {
 
 struct BenchReport {
   std::string model;
+  std::string cpu;
+  std::string build;  // release / debug
   std::string isa;
   int threads = 0;
   int64_t prompt_tokens = 0, gen_tokens = 0;
   double prefill_s = 0, prefill_tok_s = 0;
   double decode_s = 0, decode_tok_s = 0;
+  // CPU seconds used / (wall seconds x threads): below 1 when other processes
+  // share the cores (or threads wait), which the speed figures then include.
+  double prefill_cpu_share = 0, decode_cpu_share = 0;
   int64_t weight_bytes = 0;            // every weight tensor once
   int64_t weight_bytes_per_token = 0;  // read by one decode step
   int64_t state_bytes = 0;             // KV + recurrent of the sequence at the end

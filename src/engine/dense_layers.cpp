@@ -4,6 +4,7 @@
 
 #include "core/kernels.h"
 #include "engine/layers.h"
+#include "engine/multi_gemm.h"
 
 namespace lineage::engine {
 
@@ -18,8 +19,7 @@ void FeedForward(const model::LayerWeights& w, const StepContext& ctx, const flo
   const int64_t R = ctx.batch.num_rows, H = ctx.config.hidden, I = ctx.config.intermediate;
   float* gate = ctx.ws.wide0.data();  // [R, I]
   float* up = ctx.ws.wide1.data();    // [R, I]
-  kernels::Gemm(w.gate_proj, xn, H, gate, I, R, ctx.pool);
-  kernels::Gemm(w.up_proj, xn, H, up, I, R, ctx.pool);
+  MultiGemm({{&w.gate_proj, gate, I}, {&w.up_proj, up, I}}, xn, H, R, ctx.pool);
   kernels::SiluMul(gate, up, gate, R * I);
   kernels::Gemm(w.down_proj, gate, I, out, H, R, ctx.pool);
 }

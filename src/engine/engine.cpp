@@ -36,6 +36,7 @@ Engine::Engine(std::shared_ptr<const model::Model> model, const EngineOptions& o
   kv_layout_.num_kv_heads = c.num_kv_heads;
   kv_layout_.head_dim = c.head_dim;
   kv_layout_.page_tokens = options.page_tokens;
+  kv_layout_.dtype = options.kv_dtype;
   rec_layout_ = RecurrentLayout::For(c);
   pool_ = std::make_unique<ThreadPool>(std::max(1, options.num_threads));
   // The workers run only this engine's kernels: flush denormals there for
@@ -64,6 +65,9 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Mode
   if (c.head_dim <= 0 || c.head_dim % 8 != 0) return Unsupported("attention head_dim must be a multiple of 8");
   if (c.rope_dims <= 0 || c.rope_dims % 2 != 0 || c.rope_dims > c.head_dim) {
     return Unsupported("rotary dims must be even and at most head_dim");
+  }
+  if (options.kv_dtype != DType::kF32 && options.kv_dtype != DType::kBF16) {
+    return Unsupported("KV pages hold f32 or bf16");
   }
   if (options.page_tokens <= 0 || options.prefill_chunk_tokens <= 0) {
     return InvalidArgument("page and chunk sizes must be positive");

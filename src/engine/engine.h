@@ -32,6 +32,9 @@ struct EngineOptions {
   int num_threads = 2;
   int64_t prefill_chunk_tokens = 512;  // rows per prefill step (activation memory ~ rows x 30 KiB at 0.8B)
   int64_t page_tokens = 64;
+  // KV page element type: kF32 (exact) or kBF16 (half the bytes per cached
+  // token and per decode step's KV read; K and V rounded to bf16).
+  DType kv_dtype = DType::kF32;
   // GDN runs of at least this many tokens use the chunked (WY) delta rule,
   // shorter ones the token-by-token recurrence; both give the same result up
   // to rounding. Set from measurement of the two kernels (docs/engine.md).

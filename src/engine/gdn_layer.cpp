@@ -13,6 +13,7 @@
 
 #include "core/kernels.h"
 #include "engine/layers.h"
+#include "engine/multi_gemm.h"
 
 namespace lineage::engine {
 namespace {
@@ -81,10 +82,9 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
   float* core = ctx.ws.mid1.data();    // [R, value_dim]
   float* beta = ctx.ws.heads0.data();  // [R, H_v]
   float* g = ctx.ws.heads1.data();     // [R, H_v]
-  kernels::Gemm(w.in_proj_qkv, xn, H, mixed, conv_dim, R, ctx.pool);
-  kernels::Gemm(w.in_proj_z, xn, H, z, value_dim, R, ctx.pool);
-  kernels::Gemm(w.in_proj_b, xn, H, beta, Hv, R, ctx.pool);
-  kernels::Gemm(w.in_proj_a, xn, H, g, Hv, R, ctx.pool);
+  MultiGemm({{&w.in_proj_qkv, mixed, conv_dim}, {&w.in_proj_z, z, value_dim}, {&w.in_proj_b, beta, Hv},
+             {&w.in_proj_a, g, Hv}},
+            xn, H, R, ctx.pool);
 
   const std::vector<Segment>& segs = ctx.batch.segments;
   const int64_t kConvGrain = 256;

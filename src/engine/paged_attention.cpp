@@ -26,11 +26,20 @@ void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, in
 
   // Calls fn(key, row, first_row) for every K (or V) row the block sees, in
   // page order, where rows [first_row, row_end) are the queries that see it.
+  // fp32 pages are read in place; bf16 ones are widened a page at a time.
+  thread_local std::vector<float> widened;
   auto for_each_key = [&](bool values, auto&& fn) {
     for (int64_t p = 0; p * page_tokens < max_keys; ++p) {
       const cache::KvPage& page = run.kv->page(p);
-      const float* rows = values ? page.v(run.layer, kv_head) : page.k(run.layer, kv_head);
       const int64_t n = std::min(page_tokens, max_keys - p * page_tokens);
+      const float* rows;
+      if (layout.dtype == DType::kF32) {
+        rows = static_cast<const float*>(values ? page.v(run.layer, kv_head) : page.k(run.layer, kv_head));
+      } else {
+        widened.resize(static_cast<size_t>(page_tokens * hd));
+        page.ReadRows(run.layer, kv_head, values, n, widened.data());
+        rows = widened.data();
+      }
       for (int64_t j = 0; j < n; ++j) {
         const int64_t key = p * page_tokens + j;
         fn(key, rows + j * hd, std::max(row_begin, key - run.start_pos));

@@ -7,7 +7,7 @@ namespace {
 
 bool SameKvLayout(const cache::KvLayout& a, const cache::KvLayout& b) {
   return a.num_layers == b.num_layers && a.num_kv_heads == b.num_kv_heads && a.head_dim == b.head_dim &&
-         a.page_tokens == b.page_tokens;
+         a.page_tokens == b.page_tokens && a.dtype == b.dtype;
 }
 
 Result<const cache::PagedKv*> AsPaged(const cache::KvLayout& layout, const cache::KvView& kv) {
@@ -17,13 +17,13 @@ Result<const cache::PagedKv*> AsPaged(const cache::KvLayout& layout, const cache
   return paged;
 }
 
-Status LoadRecurrent(const RecurrentLayout& layout, const cache::RecurrentBlob* blob, RecurrentState* out) {
-  if (layout.num_layers == 0) return Status::Ok();
+// The blob as engine state, or null for a model without recurrent layers.
+Result<const RecurrentState*> AsRecurrent(const RecurrentLayout& layout, const cache::RecurrentBlob* blob) {
+  if (layout.num_layers == 0) return static_cast<const RecurrentState*>(nullptr);
   const auto* rec = dynamic_cast<const RecurrentState*>(blob);
   if (rec == nullptr) return InvalidArgument("restore point has no recurrent state of the engine's kind");
   if (!rec->SameLayout(layout)) return InvalidArgument("recurrent state belongs to another model shape");
-  *out = *rec;
-  return Status::Ok();
+  return rec;
 }
 
 }  // namespace
@@ -41,10 +41,10 @@ Result<Sequence> Sequence::FromCheckpoint(const cache::KvLayout& kv_layout, cons
     return OutOfRange("checkpoint length " + std::to_string(n) + " exceeds the KV it borrows (" +
                       std::to_string(paged->num_tokens()) + " tokens)");
   }
-  Sequence seq(kv_layout, rec_layout);
-  seq.kv_ = cache::PageTable(*paged, n);
-  LINEAGE_RETURN_IF_ERROR(LoadRecurrent(rec_layout, recurrent, &seq.rec_));
-  return seq;
+  LINEAGE_ASSIGN_OR_RETURN(const RecurrentState* rec, AsRecurrent(rec_layout, recurrent));
+  // One copy of the recurrent state (no zero fill first): admission is this
+  // copy plus page pointers.
+  return Sequence(cache::PageTable(*paged, n), rec != nullptr ? *rec : RecurrentState(rec_layout));
 }
 
 Snapshot Sequence::Snap() const {

@@ -58,6 +58,8 @@ class Sequence {
   std::shared_ptr<const RecurrentState> CopyRecurrent() const;
 
  private:
+  Sequence(cache::PageTable kv, RecurrentState rec) : kv_(std::move(kv)), rec_(std::move(rec)) {}
+
   cache::PageTable kv_;
   RecurrentState rec_;
 };

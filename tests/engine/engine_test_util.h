@@ -28,9 +28,10 @@ inline std::shared_ptr<const model::Model> TinyModel(model::Arch arch, DType dty
 }
 
 inline std::unique_ptr<Engine> MakeEngine(std::shared_ptr<const model::Model> m, int threads = 2,
-                                          int64_t delta_chunked_min_tokens = 16) {
+                                          int64_t delta_chunked_min_tokens = 16, DType kv_dtype = DType::kF32) {
   EngineOptions o;
   o.num_threads = threads;
+  o.kv_dtype = kv_dtype;
   o.delta_chunked_min_tokens = delta_chunked_min_tokens;
   auto e = Engine::Create(std::move(m), o);
   EXPECT_TRUE(e.ok()) << e.status().ToString();
@@ -69,11 +70,12 @@ inline std::vector<float> ColdPrefill(Engine& e, const std::vector<int32_t>& tok
 
 // Prefills the first `prefill` tokens, decodes the rest one by one, and
 // returns the worst relative error against the reference over all of them.
-inline double WorstErrorAgainstReference(std::shared_ptr<const model::Model> m, int64_t num_tokens, int64_t prefill) {
+inline double WorstErrorAgainstReference(std::shared_ptr<const model::Model> m, int64_t num_tokens, int64_t prefill,
+                                         DType kv_dtype = DType::kF32) {
   const std::vector<int32_t> tokens = Tokens(num_tokens, m->config.vocab);
   auto ref = model::ReferenceForward(*m, tokens);
   EXPECT_TRUE(ref.ok()) << ref.status().ToString();
-  auto engine = MakeEngine(m);
+  auto engine = MakeEngine(m, 2, 16, kv_dtype);
   Sequence seq = engine->NewSequence();
   PrefillResult r;
   EXPECT_TRUE(engine->Prefill(seq, std::span(tokens).first(prefill), {}, &r).ok());
@@ -84,8 +86,8 @@ inline double WorstErrorAgainstReference(std::shared_ptr<const model::Model> m, 
     EXPECT_TRUE(engine->Decode(one, std::span(tokens).subspan(t, 1), &logits).ok());
     worst = std::max(worst, MaxRelError(logits, (*ref)[t]));
   }
-  std::printf("  %s %s: max relative logit error %.3g\n", model::ArchName(m->config.arch),
-              std::string(Info(m->weights.embed.dtype).name).c_str(), worst);
+  std::printf("  %s %s weights, %s KV: max relative logit error %.3g\n", model::ArchName(m->config.arch),
+              std::string(Info(m->weights.embed.dtype).name).c_str(), std::string(Info(kv_dtype).name).c_str(), worst);
   return worst;
 }
 

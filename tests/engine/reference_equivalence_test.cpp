@@ -4,6 +4,7 @@
 // logits. Stated tolerances (max |diff| / max |logit| of a row):
 //   f32 weights: 1e-4 (fp32 summation only);
 //   bf16 weights: 2e-2 (Gemm rounds activations to bf16 at >= 16 rows);
+//   bf16 KV pages (f32 weights): 1e-2 (K and V rounded to bf16);
 //   q8_0 weights: 0.2 (Gemm quantises every activation row to int8 per block
 //   of 32, as GGML does; through 8 random layers that measures ~0.1 — a
 //   wrong computation measures ~1).
@@ -32,6 +33,14 @@ TEST(ReferenceEquivalence, Qwen35TiledVHeadOrder) {
   auto tiled = std::make_shared<model::Model>(*TinyModel(model::Arch::kQwen3_5));
   tiled->config.v_head_order = model::VHeadOrder::kTiled;
   EXPECT_LT(WorstErrorAgainstReference(tiled, 40, 30), 1e-4);
+}
+
+TEST(ReferenceEquivalence, Qwen35Bf16Kv) {
+  EXPECT_LT(WorstErrorAgainstReference(TinyModel(model::Arch::kQwen3_5), 80, 70, DType::kBF16), 1e-2);
+}
+
+TEST(ReferenceEquivalence, Qwen3Bf16Kv) {
+  EXPECT_LT(WorstErrorAgainstReference(TinyModel(model::Arch::kQwen3), 80, 70, DType::kBF16), 1e-2);
 }
 
 TEST(ReferenceEquivalence, Qwen35Bf16) {

@@ -1,0 +1,29 @@
+// MultiGemm: several projections of the same input rows in one pass over the
+// thread pool: Y_i = X W_i^T for each (W_i, Y_i).
+//
+// For few rows (decode) each Gemm is a stream over its weights that ends in a
+// pool barrier; a layer's sibling projections (GDN q|k|v, z, b, a; FFN gate
+// and up; attention q, k, v) would pay one barrier each. Here the threads
+// split the concatenated output rows of all of them and run single-threaded
+// Gemms on row slices, so the layer pays one. For many rows (prefill) the
+// pool-parallel Gemm's tiling wins, and MultiGemm calls it per projection.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+
+#include "core/tensor_view.h"
+#include "core/thread_pool.h"
+
+namespace lineage::engine {
+
+struct GemmOut {
+  const TensorView* w;  // [out, in]
+  float* y;             // [T, ldy]
+  int64_t ldy;
+};
+
+// REQUIRES: every W has the same number of columns, <= ldx.
+void MultiGemm(std::initializer_list<GemmOut> outs, const float* x, int64_t ldx, int64_t T, ThreadPool* pool);
+
+}  // namespace lineage::engine
