@@ -96,8 +96,16 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
 }
 
 std::shared_ptr<const EngineDiskCodec> EngineDiskCodec::For(const Engine& engine) {
-  return std::make_shared<EngineDiskCodec>(ModelFingerprint(engine.model()), engine.kv_layout(),
-                                           engine.recurrent_layout());
+  // Pages are stored in the engine's KV element type, so files written with
+  // another type belong to another fingerprint and are never read back.
+  cache::disk::Key128 fingerprint = ModelFingerprint(engine.model());
+  if (engine.kv_layout().dtype != DType::kF32) {
+    Hasher h;
+    h.Bytes(fingerprint.bytes.data(), fingerprint.bytes.size());
+    h.Str(std::string(Info(engine.kv_layout().dtype).name));
+    fingerprint = h.Digest();
+  }
+  return std::make_shared<EngineDiskCodec>(fingerprint, engine.kv_layout(), engine.recurrent_layout());
 }
 
 int64_t EngineDiskCodec::page_payload_bytes(int64_t num_rows) const {

@@ -143,6 +143,40 @@ TEST(DiskRestore, ANewRunRestoresFromDiskWithTheLogitsOfAColdPrefill) {
   EXPECT_EQ(tier->Stats().entries, 1);
 }
 
+TEST(DiskRestore, Bf16KvPagesRoundTripAndAreForeignToAnF32Engine) {
+  auto model = testing::TinyModel(model::Arch::kQwen3_5);
+  auto engine = testing::MakeEngine(model, 2, 16, DType::kBF16);
+  const std::string dir = FreshDir("bf16kv");
+  const auto vocab = engine->config().vocab;
+  const std::vector<int32_t> turn1 = testing::Tokens(100, vocab, 4);
+  std::vector<int32_t> turn2 = turn1;
+  for (int32_t t : testing::Tokens(20, vocab, 5)) turn2.push_back(t);
+  Snapshot stored;
+  {
+    auto tier = OpenTier(dir, EngineDiskCodec::For(*engine));
+    cache::LineageCache cache({}, tier.get());
+    stored = RunTurn(*engine, cache, turn1).snap;
+    tier->Flush();
+  }
+  {
+    // An fp32-KV engine of the same model must not read bf16 pages.
+    auto f32_engine = testing::MakeEngine(model);
+    auto tier = OpenTier(dir, EngineDiskCodec::For(*f32_engine));
+    EXPECT_EQ(tier->Counters().skipped_foreign, 1);
+  }
+  auto tier = OpenTier(dir, EngineDiskCodec::For(*engine));
+  cache::LineageCache cache({}, tier.get());
+  Turn t2 = RunTurn(*engine, cache, turn2);
+  EXPECT_EQ(t2.restore.tier, cache::Tier::kDisk);
+  EXPECT_EQ(t2.restore.length, 100);
+  // Restoring the same snapshot from RAM gives the same logits, bit for bit.
+  auto from_ram = engine->Admit(*stored.kv, stored.recurrent.get());
+  ASSERT_TRUE(from_ram.ok());
+  PrefillResult r;
+  ASSERT_TRUE(engine->Prefill(*from_ram, std::span(turn2).subspan(100), {}, &r).ok());
+  EXPECT_EQ(r.logits, t2.logits);
+}
+
 TEST(DiskRestore, FingerprintsTellModelsApart) {
   auto a = testing::TinyModel(model::Arch::kQwen3_5, DType::kF32, 11);
   auto a2 = testing::TinyModel(model::Arch::kQwen3_5, DType::kF32, 11);

@@ -6,7 +6,7 @@
 namespace lineage::cache::disk {
 
 int64_t PagedKvPayloadBytes(const KvLayout& layout, int64_t num_rows) {
-  return layout.num_layers * 2 * layout.num_kv_heads * num_rows * layout.head_dim * 4;
+  return layout.num_layers * 2 * layout.num_kv_heads * num_rows * layout.head_dim * layout.element_bytes();
 }
 
 Status EncodePagedKvPage(const KvLayout& layout, const KvView& kv, int64_t page_index, int64_t num_rows,
@@ -15,7 +15,7 @@ Status EncodePagedKvPage(const KvLayout& layout, const KvView& kv, int64_t page_
   if (paged == nullptr) return InvalidArgument("disk codec: KV is not a PagedKv");
   const KvLayout& l = paged->layout();
   if (l.num_layers != layout.num_layers || l.num_kv_heads != layout.num_kv_heads || l.head_dim != layout.head_dim ||
-      l.page_tokens != layout.page_tokens) {
+      l.page_tokens != layout.page_tokens || l.dtype != layout.dtype) {
     return InvalidArgument("disk codec: KV layout differs from the codec's");
   }
   if (page_index < 0 || page_index >= static_cast<int64_t>(paged->pages().size()) || num_rows < 1 ||
@@ -24,7 +24,7 @@ Status EncodePagedKvPage(const KvLayout& layout, const KvView& kv, int64_t page_
                            " outside the KV");
   }
   const KvPage& page = *paged->pages()[static_cast<size_t>(page_index)];
-  const size_t block = static_cast<size_t>(num_rows * layout.head_dim) * 4;
+  const size_t block = static_cast<size_t>(num_rows * layout.head_dim * layout.element_bytes());
   const size_t start = out->size();
   out->resize(start + static_cast<size_t>(PagedKvPayloadBytes(layout, num_rows)));
   uint8_t* p = out->data() + start;
@@ -57,8 +57,8 @@ class PagedKvBuilder final : public KvBuilder {
                      std::to_string(pp.bytes.size()) + " bytes, " + std::to_string(needed) + " rows needed");
     }
     auto page = std::make_shared<KvPage>(layout_);
-    const size_t block = static_cast<size_t>(pp.num_rows * layout_.head_dim) * 4;
-    const size_t keep = static_cast<size_t>(needed * layout_.head_dim) * 4;
+    const size_t block = static_cast<size_t>(pp.num_rows * layout_.head_dim * layout_.element_bytes());
+    const size_t keep = static_cast<size_t>(needed * layout_.head_dim * layout_.element_bytes());
     const uint8_t* p = pp.bytes.data();
     for (int64_t layer = 0; layer < layout_.num_layers; ++layer) {
       for (int kv_half = 0; kv_half < 2; ++kv_half) {
