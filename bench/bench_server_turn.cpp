@@ -121,13 +121,14 @@ int main(int argc, char** argv) {
   server::Scheduler scheduler(engine->get(), &cache, *tok, so);
 
   std::mt19937 rng(1);
-  std::uniform_int_distribution<int32_t> id(1000, static_cast<int32_t>((*model)->config.vocab) - 1000);
+  const int32_t vocab = static_cast<int32_t>((*model)->config.vocab);
+  std::uniform_int_distribution<int32_t> id(vocab / 8, vocab - vocab / 8);  // clear of special ids
   std::vector<int32_t> turn1(context);
   for (auto& t : turn1) t = id(rng);
   std::vector<int32_t> turn2 = turn1;
   for (int64_t i = 0; i < suffix; ++i) turn2.push_back(id(rng));
   std::vector<int32_t> cold2 = turn2;
-  cold2[0] = cold2[0] == 1000 ? 1001 : 1000;  // shares nothing with the cache: the same turn, cold
+  cold2[0] = cold2[0] == vocab / 8 ? vocab / 8 + 1 : vocab / 8;  // shares nothing with the cache: the same turn, cold
 
   server::RequestReport r1 = RunTurn(scheduler, turn1);
   server::RequestReport warm = RunTurn(scheduler, turn2);
