@@ -139,8 +139,23 @@ Status ParseToolChoice(const json& body, ApiRequest* req) {
 
 }  // namespace
 
+namespace {
+Result<ApiRequest> ParseMessages(json body);
+}  // namespace
+
 Result<ApiRequest> ParseAnthropicMessagesRequest(const std::string& body_text) {
   LINEAGE_ASSIGN_OR_RETURN(json body, ParseBodyObject(body_text));
+  return ParseMessages(std::move(body));
+}
+
+Result<ApiRequest> ParseAnthropicCountTokensRequest(const std::string& body_text) {
+  LINEAGE_ASSIGN_OR_RETURN(json body, ParseBodyObject(body_text));
+  if (!Has(body, "max_tokens")) body["max_tokens"] = 1;
+  return ParseMessages(std::move(body));
+}
+
+namespace {
+Result<ApiRequest> ParseMessages(json body) {
   ApiRequest req;
   req.api = ApiKind::kAnthropicMessages;
   LINEAGE_RETURN_IF_ERROR(GetString(body, "model", "", &req.model));
@@ -178,5 +193,6 @@ Result<ApiRequest> ParseAnthropicMessagesRequest(const std::string& body_text) {
   }
   return req;
 }
+}  // namespace
 
 }  // namespace lineage::server

@@ -127,6 +127,12 @@ class Backend {
   virtual Result<Submission> Submit(const ApiRequest& request) = 0;
 
   virtual CacheStats Stats() const = 0;
+
+  // Prompt tokens the request would take (Anthropic's count_tokens), without
+  // running it. Same errors as Submit's rendering.
+  virtual Result<int64_t> CountPromptTokens(const ApiRequest& request) {
+    return Unsupported("token counting is not available");
+  }
 };
 
 }  // namespace lineage::server

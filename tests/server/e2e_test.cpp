@@ -249,6 +249,10 @@ TEST_F(EndToEnd, StreamingAnthropicReportsTheCacheRead) {
   EXPECT_EQ(events.back().event, "message_stop");
   json start = json::parse(events.front().data);
   EXPECT_GT(start["message"]["usage"]["cache_read_input_tokens"].get<int64_t>(), 0);
+  // count_tokens agrees with the usage of the request itself.
+  json counted = Post(*s, "/v1/messages/count_tokens", body);
+  EXPECT_EQ(counted["input_tokens"].get<int64_t>(), start["message"]["usage"]["input_tokens"].get<int64_t>() +
+                                                        start["message"]["usage"]["cache_read_input_tokens"].get<int64_t>());
 }
 
 TEST_F(EndToEnd, BadInputIsA4xxAndTheNextRequestIsServed) {
@@ -279,14 +283,21 @@ TEST_F(EndToEnd, DisconnectFreesTheSequenceAndARetryLandsOnTheCache) {
   json body = Request(json::array({System(), {{"role", "user"}, {"content", "Write a long essay."}}}), 4000);
   body["stream"] = true;
   httplib::Client c("127.0.0.1", s->http->port());
+  c.set_read_timeout(120, 0);
   httplib::Request req;
   req.method = "POST";
   req.path = "/v1/chat/completions";
   req.body = body.dump();
   req.set_header("Content-Type", "application/json");
   int chunks = 0;
-  req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) { return ++chunks < 5; };
+  // Go away after some generated text (the prompt is committed by then),
+  // not after keep-alives that a slow machine may send during the prefill.
+  req.content_receiver = [&](const char* data, size_t len, uint64_t, uint64_t) {
+    if (std::string_view(data, len).find("reasoning_content") != std::string_view::npos) ++chunks;
+    return chunks < 3;
+  };
   c.send(req);
+  EXPECT_EQ(chunks, 3);  // the client saw generated text, then left
   // The scheduler lets go of the sequence: no lease stays pinned.
   int64_t leases = -1;
   for (int i = 0; i < 200; ++i) {
