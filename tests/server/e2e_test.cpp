@@ -52,7 +52,8 @@ class EndToEnd : public ::testing::Test {
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
 
-  static std::unique_ptr<Stack> Start(int64_t context_tokens = 0, cache::CacheMode mode = cache::CacheMode::kLineage) {
+  static std::unique_ptr<Stack> Start(int64_t context_tokens = 0, cache::CacheMode mode = cache::CacheMode::kLineage,
+                                      int64_t prefill_chunk_tokens = 64) {
     auto stack = std::make_unique<Stack>();
     auto m = model::LoadModel(path_);
     EXPECT_TRUE(m.ok()) << m.status().ToString();
@@ -64,7 +65,7 @@ class EndToEnd : public ::testing::Test {
     bo.engine.num_threads = 2;
     bo.scheduler.context_tokens = context_tokens;
     bo.scheduler.max_live = 8;
-    bo.scheduler.prefill_chunk_tokens = 64;  // several chunks per prompt: interleaving is exercised
+    bo.scheduler.prefill_chunk_tokens = prefill_chunk_tokens;  // several chunks per prompt: interleaving is exercised
     bo.cache.mode = mode;
     bo.cache.ram_budget_bytes = int64_t{1} << 30;
     auto backend = EngineBackend::Create(*m, *tok, std::move(tmpl).value(), bo);
@@ -232,6 +233,26 @@ TEST_F(EndToEnd, EightConcurrentSessionsMatchTheirSoloRuns) {
     threads.emplace_back([&, i] { together[i] = Output(Post(*s, "/v1/chat/completions", requests[i])); });
   for (auto& t : threads) t.join();
   for (int i = 0; i < kSessions; ++i) EXPECT_EQ(together[i], solo[i]) << "session " << i;
+}
+
+// A long prompt is prefilled in chunks between decode steps: a short
+// request that arrives during it is answered before the long one's first token.
+TEST_F(EndToEnd, ALongPrefillDoesNotFreezeOtherRequests) {
+  auto s = Start(0, cache::CacheMode::kLineage, /*prefill_chunk_tokens=*/32);
+  std::string words;
+  for (int i = 0; i < 700; ++i) words += "w" + std::to_string(i % 97) + " ";
+  json long_body = {{"messages", {{{"role", "user"}, {"content", words}}}}, {"max_tokens", 2}, {"temperature", 0}};
+  json short_body = {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 16}, {"temperature", 0}};
+  json long_response, short_response;
+  std::thread t([&] { long_response = Post(*s, "/v1/chat/completions", long_body); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the long prefill is under way
+  short_response = Post(*s, "/v1/chat/completions", short_body);
+  t.join();
+  ASSERT_GT(long_response["usage"]["prompt_tokens"].get<int64_t>(), 1000);  // > 30 chunks of 32
+  EXPECT_EQ(short_response["object"], "chat.completion");
+  // The short request ended before the long one produced its first token.
+  EXPECT_LT(short_response["timings"]["total_ms"].get<double>() + 200,
+            long_response["timings"]["ttft_ms"].get<double>());
 }
 
 TEST_F(EndToEnd, StreamingAnthropicReportsTheCacheRead) {
