@@ -8,7 +8,23 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string Idx(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+// Calls fn(type, block, block_path) for each content block of `blocks`.
+Status ForEachBlock(const json& blocks, const std::string& path,
+                    const std::function<Status(const std::string&, const json&, const std::string&)>& fn) {
+  return ForEachObject(blocks, path, [&](const json& b, const std::string& bpath) {
+    std::string type;
+    LINEAGE_RETURN_IF_ERROR(GetString(b, "type", bpath, &type, true));
+    return fn(type, b, bpath);
+  });
+}
+
+// Appends b[key] (a required string) to *out.
+Status AppendText(const json& b, const char* key, const std::string& bpath, std::string* out) {
+  std::string t;
+  LINEAGE_RETURN_IF_ERROR(GetString(b, key, bpath, &t, true));
+  out->append(t);
+  return Status::Ok();
+}
 
 // Text of a string or of an array of {"type": "text", "text"} blocks.
 Status TextOf(const json& v, const std::string& path, std::string* out) {
@@ -18,16 +34,10 @@ Status TextOf(const json& v, const std::string& path, std::string* out) {
     return Status::Ok();
   }
   if (!v.is_array()) return TypeError(path, "a string or an array of text blocks", v);
-  for (size_t i = 0; i < v.size(); ++i) {
-    const json& b = v[i];
-    if (!b.is_object()) return TypeError(Idx(path, i), "an object", b);
-    std::string type, text;
-    LINEAGE_RETURN_IF_ERROR(GetString(b, "type", Idx(path, i), &type, true));
-    if (type != "text") return Unsupported("'" + Idx(path, i) + "': blocks of type '" + type + "' are not supported here");
-    LINEAGE_RETURN_IF_ERROR(GetString(b, "text", Idx(path, i), &text, true));
-    *out += text;
-  }
-  return Status::Ok();
+  return ForEachBlock(v, path, [&](const std::string& type, const json& b, const std::string& bpath) {
+    if (type != "text") return Unsupported("'" + bpath + "': blocks of type '" + type + "' are not supported here");
+    return AppendText(b, "text", bpath, out);
+  });
 }
 
 Status ParseUserTurn(const json& content, const std::string& path, json* out_messages) {
@@ -38,28 +48,22 @@ Status ParseUserTurn(const json& content, const std::string& path, json* out_mes
   if (!content.is_array()) return TypeError(path, "a string or an array of content blocks", content);
   std::string text;
   bool has_text = false;
-  for (size_t i = 0; i < content.size(); ++i) {
-    const json& b = content[i];
-    std::string bpath = Idx(path, i);
-    if (!b.is_object()) return TypeError(bpath, "an object", b);
-    std::string type;
-    LINEAGE_RETURN_IF_ERROR(GetString(b, "type", bpath, &type, true));
+  LINEAGE_RETURN_IF_ERROR(ForEachBlock(content, path, [&](const std::string& type, const json& b, const std::string& bpath) {
     if (type == "text") {
-      std::string t;
-      LINEAGE_RETURN_IF_ERROR(GetString(b, "text", bpath, &t, true));
-      text += t;
       has_text = true;
-    } else if (type == "tool_result") {
+      return AppendText(b, "text", bpath, &text);
+    }
+    if (type == "tool_result") {
       std::string id, result;
       LINEAGE_RETURN_IF_ERROR(GetString(b, "tool_use_id", bpath, &id, true));
       if (Has(b, "content")) LINEAGE_RETURN_IF_ERROR(TextOf(b.at("content"), bpath + ".content", &result));
       out_messages->push_back({{"role", "tool"}, {"tool_call_id", id}, {"content", result}});
-    } else if (type == "image" || type == "document") {
-      return Unsupported("'" + bpath + "': content blocks of type '" + type + "' are not supported");
-    } else {
-      return InvalidArgument("'" + bpath + ".type' has unknown value '" + type + "'");
+      return Status::Ok();
     }
-  }
+    if (type == "image" || type == "document")
+      return Unsupported("'" + bpath + "': content blocks of type '" + type + "' are not supported");
+    return InvalidArgument("'" + bpath + ".type' has unknown value '" + type + "'");
+  }));
   if (has_text) out_messages->push_back({{"role", "user"}, {"content", text}});
   return Status::Ok();
 }
@@ -74,36 +78,23 @@ Status ParseAssistantTurn(const json& content, const std::string& path, json* ou
   if (!content.is_array()) return TypeError(path, "a string or an array of content blocks", content);
   std::string text, reasoning;
   json calls = json::array();
-  for (size_t i = 0; i < content.size(); ++i) {
-    const json& b = content[i];
-    std::string bpath = Idx(path, i);
-    if (!b.is_object()) return TypeError(bpath, "an object", b);
-    std::string type;
-    LINEAGE_RETURN_IF_ERROR(GetString(b, "type", bpath, &type, true));
-    if (type == "text") {
-      std::string t;
-      LINEAGE_RETURN_IF_ERROR(GetString(b, "text", bpath, &t, true));
-      text += t;
-    } else if (type == "thinking") {
-      std::string t;
-      LINEAGE_RETURN_IF_ERROR(GetString(b, "thinking", bpath, &t, true));
-      reasoning += t;
-    } else if (type == "redacted_thinking") {
-      // Opaque to this server; nothing to render.
-    } else if (type == "tool_use") {
-      std::string id, name;
-      LINEAGE_RETURN_IF_ERROR(GetString(b, "id", bpath, &id, true));
-      LINEAGE_RETURN_IF_ERROR(GetString(b, "name", bpath, &name, true));
-      json input = json::object();
-      if (Has(b, "input")) {
-        input = b.at("input");
-        if (!input.is_object()) return TypeError(bpath + ".input", "an object", input);
-      }
-      calls.push_back(MakeToolCall(id, name, std::move(input)));
-    } else {
+  LINEAGE_RETURN_IF_ERROR(ForEachBlock(content, path, [&](const std::string& type, const json& b, const std::string& bpath) {
+    if (type == "text") return AppendText(b, "text", bpath, &text);
+    if (type == "thinking") return AppendText(b, "thinking", bpath, &reasoning);
+    if (type == "redacted_thinking") return Status::Ok();  // opaque to this server; nothing to render
+    if (type != "tool_use")
       return InvalidArgument("'" + bpath + ".type' has unknown value '" + type + "' for an assistant turn");
+    std::string id, name;
+    LINEAGE_RETURN_IF_ERROR(GetString(b, "id", bpath, &id, true));
+    LINEAGE_RETURN_IF_ERROR(GetString(b, "name", bpath, &name, true));
+    json input = json::object();
+    if (Has(b, "input")) {
+      input = b.at("input");
+      if (!input.is_object()) return TypeError(bpath + ".input", "an object", input);
     }
-  }
+    calls.push_back(MakeToolCall(id, name, std::move(input)));
+    return Status::Ok();
+  }));
   msg["content"] = text;
   if (!reasoning.empty()) msg["reasoning_content"] = reasoning;
   if (!calls.empty()) msg["tool_calls"] = std::move(calls);
@@ -113,15 +104,10 @@ Status ParseAssistantTurn(const json& content, const std::string& path, json* ou
 
 Status ParseTools(const json& body, ApiRequest* req) {
   if (!Has(body, "tools")) return Status::Ok();
-  const json& tools = body.at("tools");
-  if (!tools.is_array()) return TypeError("tools", "an array", tools);
-  for (size_t i = 0; i < tools.size(); ++i) {
-    const json& t = tools[i];
-    std::string path = Idx("tools", i);
-    if (!t.is_object()) return TypeError(path, "an object", t);
+  return ForEachObject(body.at("tools"), "tools", [&](const json& t, const std::string& path) {
     // Server tools (web search, code execution) carry a versioned type and no
     // schema; they run on Anthropic's side and have no meaning here.
-    if (Has(t, "type") && t.at("type") != "custom" && !Has(t, "input_schema")) continue;
+    if (Has(t, "type") && t.at("type") != "custom" && !Has(t, "input_schema")) return Status::Ok();
     std::string name, description;
     LINEAGE_RETURN_IF_ERROR(GetString(t, "name", path, &name, true));
     LINEAGE_RETURN_IF_ERROR(GetString(t, "description", path, &description));
@@ -129,8 +115,8 @@ Status ParseTools(const json& body, ApiRequest* req) {
     const json& schema = t.at("input_schema");
     if (!schema.is_object()) return TypeError(path + ".input_schema", "an object", schema);
     req->tools.push_back(MakeTool(name, description, Has(t, "description"), schema));
-  }
-  return Status::Ok();
+    return Status::Ok();
+  });
 }
 
 Status ParseToolChoice(const json& body, ApiRequest* req) {
@@ -153,8 +139,23 @@ Status ParseToolChoice(const json& body, ApiRequest* req) {
 
 }  // namespace
 
+namespace {
+Result<ApiRequest> ParseMessages(json body);
+}  // namespace
+
 Result<ApiRequest> ParseAnthropicMessagesRequest(const std::string& body_text) {
   LINEAGE_ASSIGN_OR_RETURN(json body, ParseBodyObject(body_text));
+  return ParseMessages(std::move(body));
+}
+
+Result<ApiRequest> ParseAnthropicCountTokensRequest(const std::string& body_text) {
+  LINEAGE_ASSIGN_OR_RETURN(json body, ParseBodyObject(body_text));
+  if (!Has(body, "max_tokens")) body["max_tokens"] = 1;
+  return ParseMessages(std::move(body));
+}
+
+namespace {
+Result<ApiRequest> ParseMessages(json body) {
   ApiRequest req;
   req.api = ApiKind::kAnthropicMessages;
   LINEAGE_RETURN_IF_ERROR(GetString(body, "model", "", &req.model));
@@ -167,23 +168,15 @@ Result<ApiRequest> ParseAnthropicMessagesRequest(const std::string& body_text) {
   }
   if (!Has(body, "messages")) return InvalidArgument("missing required field 'messages'");
   const json& messages = body.at("messages");
-  if (!messages.is_array()) return TypeError("messages", "an array", messages);
-  if (messages.empty()) return InvalidArgument("'messages' must not be empty");
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const json& m = messages[i];
-    std::string path = Idx("messages", i);
-    if (!m.is_object()) return TypeError(path, "an object", m);
+  if (messages.is_array() && messages.empty()) return InvalidArgument("'messages' must not be empty");
+  LINEAGE_RETURN_IF_ERROR(ForEachObject(messages, "messages", [&](const json& m, const std::string& path) {
     std::string role;
     LINEAGE_RETURN_IF_ERROR(GetString(m, "role", path, &role, true));
     if (!m.contains("content")) return InvalidArgument("missing required field '" + path + ".content'");
-    if (role == "user") {
-      LINEAGE_RETURN_IF_ERROR(ParseUserTurn(m.at("content"), path + ".content", &req.messages));
-    } else if (role == "assistant") {
-      LINEAGE_RETURN_IF_ERROR(ParseAssistantTurn(m.at("content"), path + ".content", &req.messages));
-    } else {
-      return InvalidArgument("'" + path + ".role' has unknown value '" + role + "' (expected user or assistant)");
-    }
-  }
+    if (role == "user") return ParseUserTurn(m.at("content"), path + ".content", &req.messages);
+    if (role == "assistant") return ParseAssistantTurn(m.at("content"), path + ".content", &req.messages);
+    return InvalidArgument("'" + path + ".role' has unknown value '" + role + "' (expected user or assistant)");
+  }));
   LINEAGE_RETURN_IF_ERROR(ParseTools(body, &req));
   LINEAGE_RETURN_IF_ERROR(ParseToolChoice(body, &req));
   LINEAGE_RETURN_IF_ERROR(ParseSampling(body, &req.sampling));
@@ -200,5 +193,6 @@ Result<ApiRequest> ParseAnthropicMessagesRequest(const std::string& body_text) {
   }
   return req;
 }
+}  // namespace
 
 }  // namespace lineage::server

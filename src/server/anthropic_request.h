@@ -23,4 +23,7 @@ namespace lineage::server {
 
 Result<ApiRequest> ParseAnthropicMessagesRequest(const std::string& body);
 
+// /v1/messages/count_tokens: the same body without max_tokens.
+Result<ApiRequest> ParseAnthropicCountTokensRequest(const std::string& body);
+
 }  // namespace lineage::server

@@ -13,6 +13,11 @@ void GenerationStream::Admitted(int64_t cached_tokens) {
   cv_.notify_all();
 }
 
+void GenerationStream::Prefilled(int64_t prefilled_tokens) {
+  std::lock_guard<std::mutex> lock(mu_);
+  prefilled_tokens_ = prefilled_tokens;
+}
+
 void GenerationStream::PushText(std::string text, int64_t num_tokens) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -41,6 +46,7 @@ GenerationItem GenerationStream::Pull(std::chrono::milliseconds timeout, bool* g
   *got = cv_.wait_for(lock, timeout, [&] { return closed_ || !text_.empty() || admitted_news_; });
   GenerationItem item;
   item.cached_tokens = cached_tokens_;
+  item.prefilled_tokens = prefilled_tokens_;
   if (!*got) return item;
   admitted_news_ = false;
   item.text = std::exchange(text_, std::string());

@@ -56,6 +56,7 @@ struct RequestReport {
 // One item pulled from a stream: text, or the end with its report.
 struct GenerationItem {
   int64_t cached_tokens = -1;    // the restore length once admitted; -1 before
+  int64_t prefilled_tokens = 0;  // prompt tokens in the sequence so far (progress)
   std::string text;              // raw bytes from the detokenizer (maybe not UTF-8)
   int64_t num_tokens = 0;        // tokens behind `text`
   bool done = false;
@@ -68,6 +69,9 @@ class GenerationStream {
  public:
   // Producer side. Admitted() comes before the first PushText().
   void Admitted(int64_t cached_tokens);
+  // Prefill progress: the sequence holds `prefilled_tokens` of the prompt.
+  // Read by the consumer at its next Pull; wakes nobody.
+  void Prefilled(int64_t prefilled_tokens);
   void PushText(std::string text, int64_t num_tokens);
   void Close(FinishReason finish, RequestReport report, Status error = Status::Ok());
 
@@ -83,6 +87,7 @@ class GenerationStream {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   int64_t cached_tokens_ = -1;
+  int64_t prefilled_tokens_ = 0;
   bool admitted_news_ = false;  // Admitted() not yet seen by Pull()
   std::string text_;
   int64_t num_tokens_ = 0;
@@ -127,6 +132,12 @@ class Backend {
   virtual Result<Submission> Submit(const ApiRequest& request) = 0;
 
   virtual CacheStats Stats() const = 0;
+
+  // Prompt tokens the request would take (Anthropic's count_tokens), without
+  // running it. Same errors as Submit's rendering.
+  virtual Result<int64_t> CountPromptTokens(const ApiRequest& request) {
+    return Unsupported("token counting is not available");
+  }
 };
 
 }  // namespace lineage::server

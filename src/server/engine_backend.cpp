@@ -50,6 +50,11 @@ Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
   return sub;
 }
 
+Result<int64_t> EngineBackend::CountPromptTokens(const ApiRequest& request) {
+  LINEAGE_ASSIGN_OR_RETURN(BuiltPrompt prompt, builder_->Build(request));
+  return static_cast<int64_t>(prompt.tokens.size());
+}
+
 CacheStats EngineBackend::Stats() const {
   cache::CacheStats s = cache_->Stats();
   CacheStats c;

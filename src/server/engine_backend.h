@@ -42,6 +42,7 @@ class EngineBackend : public Backend {
   int64_t context_tokens() const override { return options_.scheduler.context_tokens; }
   Result<Submission> Submit(const ApiRequest& request) override;
   CacheStats Stats() const override;
+  Result<int64_t> CountPromptTokens(const ApiRequest& request) override;
 
   cache::LineageCache& cache() { return *cache_; }
 

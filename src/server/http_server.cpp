@@ -178,6 +178,18 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
           [finish](bool) { finish(200); });
     };
   };
+  http.Post("/v1/messages/count_tokens", [this](const httplib::Request& req, httplib::Response& res) {
+    Result<ApiRequest> parsed = ParseAnthropicCountTokensRequest(req.body);
+    Result<int64_t> n = parsed.ok() ? backend_->CountPromptTokens(*parsed) : Result<int64_t>(parsed.status());
+    if (!n.ok()) {
+      HttpError e = MakeHttpError(ApiFlavor::kAnthropic, n.status());
+      SendError(res, e);
+      metrics_.CountRequest(req.path, e.http_status);
+      return;
+    }
+    res.set_content(Dump({{"input_tokens", *n}}), "application/json");
+    metrics_.CountRequest(req.path, 200);
+  });
   http.Post("/v1/chat/completions", generation_route(&ParseOpenAiChatRequest, ApiFlavor::kOpenAi));
   http.Post("/v1/completions", generation_route(&ParseOpenAiCompletionRequest, ApiFlavor::kOpenAi));
   http.Post("/v1/messages", generation_route(&ParseAnthropicMessagesRequest, ApiFlavor::kAnthropic));

@@ -123,4 +123,15 @@ Status GetStringList(const json& obj, const char* key, const std::string& path, 
   return Status::Ok();
 }
 
+Status ForEachObject(const json& array, const std::string& path,
+                     const std::function<Status(const json&, const std::string&)>& fn) {
+  if (!array.is_array()) return TypeError(path, "an array", array);
+  for (size_t i = 0; i < array.size(); ++i) {
+    std::string item_path = path + "[" + std::to_string(i) + "]";
+    if (!array[i].is_object()) return TypeError(item_path, "an object", array[i]);
+    LINEAGE_RETURN_IF_ERROR(fn(array[i], item_path));
+  }
+  return Status::Ok();
+}
+
 }  // namespace lineage::server

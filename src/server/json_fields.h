@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,5 +43,10 @@ Status GetSeed(const nlohmann::ordered_json& obj, const char* key, std::optional
 // Anthropic). Empty strings are dropped: they would stop before any output.
 Status GetStringList(const nlohmann::ordered_json& obj, const char* key, const std::string& path,
                      std::vector<std::string>* out);
+
+// Checks that `array` is an array of objects and calls fn(item, "path[i]")
+// on each, stopping at the first error.
+Status ForEachObject(const nlohmann::ordered_json& array, const std::string& path,
+                     const std::function<Status(const nlohmann::ordered_json&, const std::string&)>& fn);
 
 }  // namespace lineage::server

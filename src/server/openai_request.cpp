@@ -18,32 +18,24 @@ Status ContentToString(const json& content, const std::string& path, std::string
     return Status::Ok();
   }
   if (!content.is_array()) return TypeError(path, "a string or an array of content parts", content);
-  for (size_t i = 0; i < content.size(); ++i) {
-    const json& part = content[i];
-    std::string part_path = path + "[" + std::to_string(i) + "]";
-    if (!part.is_object()) return TypeError(part_path, "an object", part);
+  return ForEachObject(content, path, [&](const json& part, const std::string& part_path) {
     std::string type;
     LINEAGE_RETURN_IF_ERROR(GetString(part, "type", part_path, &type, true));
     if (type == "text") {
       std::string text;
       LINEAGE_RETURN_IF_ERROR(GetString(part, "text", part_path, &text, true));
       *out += text;
-    } else if (type == "image_url" || type == "input_audio" || type == "file") {
-      return Unsupported("'" + part_path + "': content parts of type '" + type + "' are not supported");
-    } else {
-      return InvalidArgument("'" + part_path + ".type' has unknown value '" + type + "'");
+      return Status::Ok();
     }
-  }
-  return Status::Ok();
+    if (type == "image_url" || type == "input_audio" || type == "file")
+      return Unsupported("'" + part_path + "': content parts of type '" + type + "' are not supported");
+    return InvalidArgument("'" + part_path + ".type' has unknown value '" + type + "'");
+  });
 }
 
 Status ParseToolCalls(const json& calls, const std::string& path, json* out) {
-  if (!calls.is_array()) return TypeError(path, "an array", calls);
   *out = json::array();
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const json& c = calls[i];
-    std::string cpath = path + "[" + std::to_string(i) + "]";
-    if (!c.is_object()) return TypeError(cpath, "an object", c);
+  return ForEachObject(calls, path, [&](const json& c, const std::string& cpath) {
     std::string id, type = "function";
     LINEAGE_RETURN_IF_ERROR(GetString(c, "id", cpath, &id));
     LINEAGE_RETURN_IF_ERROR(GetString(c, "type", cpath, &type));
@@ -65,13 +57,11 @@ Status ParseToolCalls(const json& calls, const std::string& path, json* out) {
       }
     }
     out->push_back(MakeToolCall(id, name, std::move(arguments)));
-  }
-  return Status::Ok();
+    return Status::Ok();
+  });
 }
 
-Status ParseMessage(const json& m, size_t index, json* out) {
-  std::string path = "messages[" + std::to_string(index) + "]";
-  if (!m.is_object()) return TypeError(path, "an object", m);
+Status ParseMessage(const json& m, const std::string& path, json* out) {
   std::string role;
   LINEAGE_RETURN_IF_ERROR(GetString(m, "role", path, &role, true));
   if (role == "developer") role = "system";
@@ -109,12 +99,7 @@ Status ParseMessage(const json& m, size_t index, json* out) {
 
 Status ParseTools(const json& body, ApiRequest* req) {
   if (!Has(body, "tools")) return Status::Ok();
-  const json& tools = body.at("tools");
-  if (!tools.is_array()) return TypeError("tools", "an array", tools);
-  for (size_t i = 0; i < tools.size(); ++i) {
-    const json& t = tools[i];
-    std::string path = "tools[" + std::to_string(i) + "]";
-    if (!t.is_object()) return TypeError(path, "an object", t);
+  return ForEachObject(body.at("tools"), "tools", [&](const json& t, const std::string& path) {
     std::string type = "function";
     LINEAGE_RETURN_IF_ERROR(GetString(t, "type", path, &type));
     if (type != "function") return InvalidArgument("'" + path + ".type' must be 'function'");
@@ -130,8 +115,8 @@ Status ParseTools(const json& body, ApiRequest* req) {
       if (!parameters.is_object()) return TypeError(path + ".function.parameters", "an object", parameters);
     }
     req->tools.push_back(MakeTool(name, description, Has(f, "description"), std::move(parameters)));
-  }
-  return Status::Ok();
+    return Status::Ok();
+  });
 }
 
 Status ParseToolChoice(const json& body, ApiRequest* req) {
@@ -181,13 +166,13 @@ Result<ApiRequest> ParseOpenAiChatRequest(const std::string& body_text) {
   req.api = ApiKind::kOpenAiChat;
   if (!Has(body, "messages")) return InvalidArgument("missing required field 'messages'");
   const json& messages = body.at("messages");
-  if (!messages.is_array()) return TypeError("messages", "an array", messages);
-  if (messages.empty()) return InvalidArgument("'messages' must not be empty");
-  for (size_t i = 0; i < messages.size(); ++i) {
+  if (messages.is_array() && messages.empty()) return InvalidArgument("'messages' must not be empty");
+  LINEAGE_RETURN_IF_ERROR(ForEachObject(messages, "messages", [&](const json& m, const std::string& path) {
     json msg;
-    LINEAGE_RETURN_IF_ERROR(ParseMessage(messages[i], i, &msg));
+    LINEAGE_RETURN_IF_ERROR(ParseMessage(m, path, &msg));
     req.messages.push_back(std::move(msg));
-  }
+    return Status::Ok();
+  }));
   LINEAGE_RETURN_IF_ERROR(ParseTools(body, &req));
   LINEAGE_RETURN_IF_ERROR(ParseToolChoice(body, &req));
   LINEAGE_RETURN_IF_ERROR(ParseSamplingAndStream(body, &req));

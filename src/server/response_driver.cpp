@@ -108,6 +108,14 @@ bool ResponseDriver::Step(const Writer& write, std::chrono::milliseconds wait, s
     }
   }
   auto now = std::chrono::steady_clock::now();
+  if (out.empty() && begun_ && request_.stream && item.prefilled_tokens > reported_prefill_ &&
+      item.prefilled_tokens < submission_.prompt_tokens && now - last_write_ >= kProgressInterval) {
+    // A long prefill reports its progress as an SSE comment, which every
+    // client ignores but a person watching the stream can read.
+    reported_prefill_ = item.prefilled_tokens;
+    out = ": prefill " + std::to_string(item.prefilled_tokens) + "/" + std::to_string(submission_.prompt_tokens) +
+          " tokens\n\n";
+  }
   if (out.empty() && begun_ && now - last_write_ >= keep_alive) out = formatter_->KeepAlive();
   if (!out.empty()) {
     last_write_ = now;

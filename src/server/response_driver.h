@@ -66,6 +66,8 @@ class ResponseDriver {
   bool finished_ = false;
   bool client_gone_ = false;
   int64_t cached_tokens_ = 0;
+  int64_t reported_prefill_ = 0;
+  static constexpr std::chrono::milliseconds kProgressInterval{1000};
   int64_t completion_tokens_ = 0;
   int num_tool_calls_ = 0;
   FinishReason backend_finish_ = FinishReason::kEndOfSequence;

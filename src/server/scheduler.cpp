@@ -121,6 +121,7 @@ void Scheduler::PrefillOne() {
       if (planned == l.lookup.captures.end()) continue;
       l.captured.push_back({c.num_tokens, planned->kind, std::move(c.recurrent)});
     }
+    l.job.stream->Prefilled(end);
     if (end < m) return;
     // Prompt end: commit, then the first token.
     auto t1 = Clock::now();

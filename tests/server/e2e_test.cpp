@@ -52,7 +52,8 @@ class EndToEnd : public ::testing::Test {
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
 
-  static std::unique_ptr<Stack> Start(int64_t context_tokens = 0, cache::CacheMode mode = cache::CacheMode::kLineage) {
+  static std::unique_ptr<Stack> Start(int64_t context_tokens = 0, cache::CacheMode mode = cache::CacheMode::kLineage,
+                                      int64_t prefill_chunk_tokens = 64) {
     auto stack = std::make_unique<Stack>();
     auto m = model::LoadModel(path_);
     EXPECT_TRUE(m.ok()) << m.status().ToString();
@@ -64,7 +65,7 @@ class EndToEnd : public ::testing::Test {
     bo.engine.num_threads = 2;
     bo.scheduler.context_tokens = context_tokens;
     bo.scheduler.max_live = 8;
-    bo.scheduler.prefill_chunk_tokens = 64;  // several chunks per prompt: interleaving is exercised
+    bo.scheduler.prefill_chunk_tokens = prefill_chunk_tokens;  // several chunks per prompt: interleaving is exercised
     bo.cache.mode = mode;
     bo.cache.ram_budget_bytes = int64_t{1} << 30;
     auto backend = EngineBackend::Create(*m, *tok, std::move(tmpl).value(), bo);
@@ -234,6 +235,26 @@ TEST_F(EndToEnd, EightConcurrentSessionsMatchTheirSoloRuns) {
   for (int i = 0; i < kSessions; ++i) EXPECT_EQ(together[i], solo[i]) << "session " << i;
 }
 
+// A long prompt is prefilled in chunks between decode steps: a short
+// request that arrives during it is answered before the long one's first token.
+TEST_F(EndToEnd, ALongPrefillDoesNotFreezeOtherRequests) {
+  auto s = Start(0, cache::CacheMode::kLineage, /*prefill_chunk_tokens=*/32);
+  std::string words;
+  for (int i = 0; i < 700; ++i) words += "w" + std::to_string(i % 97) + " ";
+  json long_body = {{"messages", {{{"role", "user"}, {"content", words}}}}, {"max_tokens", 2}, {"temperature", 0}};
+  json short_body = {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 16}, {"temperature", 0}};
+  json long_response, short_response;
+  std::thread t([&] { long_response = Post(*s, "/v1/chat/completions", long_body); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the long prefill is under way
+  short_response = Post(*s, "/v1/chat/completions", short_body);
+  t.join();
+  ASSERT_GT(long_response["usage"]["prompt_tokens"].get<int64_t>(), 1000);  // > 30 chunks of 32
+  EXPECT_EQ(short_response["object"], "chat.completion");
+  // The short request ended before the long one produced its first token.
+  EXPECT_LT(short_response["timings"]["total_ms"].get<double>() + 200,
+            long_response["timings"]["ttft_ms"].get<double>());
+}
+
 TEST_F(EndToEnd, StreamingAnthropicReportsTheCacheRead) {
   auto s = Start();
   json body = {{"max_tokens", 6}, {"temperature", 0}, {"system", System()["content"]},
@@ -249,6 +270,10 @@ TEST_F(EndToEnd, StreamingAnthropicReportsTheCacheRead) {
   EXPECT_EQ(events.back().event, "message_stop");
   json start = json::parse(events.front().data);
   EXPECT_GT(start["message"]["usage"]["cache_read_input_tokens"].get<int64_t>(), 0);
+  // count_tokens agrees with the usage of the request itself.
+  json counted = Post(*s, "/v1/messages/count_tokens", body);
+  EXPECT_EQ(counted["input_tokens"].get<int64_t>(), start["message"]["usage"]["input_tokens"].get<int64_t>() +
+                                                        start["message"]["usage"]["cache_read_input_tokens"].get<int64_t>());
 }
 
 TEST_F(EndToEnd, BadInputIsA4xxAndTheNextRequestIsServed) {
@@ -279,14 +304,21 @@ TEST_F(EndToEnd, DisconnectFreesTheSequenceAndARetryLandsOnTheCache) {
   json body = Request(json::array({System(), {{"role", "user"}, {"content", "Write a long essay."}}}), 4000);
   body["stream"] = true;
   httplib::Client c("127.0.0.1", s->http->port());
+  c.set_read_timeout(120, 0);
   httplib::Request req;
   req.method = "POST";
   req.path = "/v1/chat/completions";
   req.body = body.dump();
   req.set_header("Content-Type", "application/json");
   int chunks = 0;
-  req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) { return ++chunks < 5; };
+  // Go away after some generated text (the prompt is committed by then),
+  // not after keep-alives that a slow machine may send during the prefill.
+  req.content_receiver = [&](const char* data, size_t len, uint64_t, uint64_t) {
+    if (std::string_view(data, len).find("reasoning_content") != std::string_view::npos) ++chunks;
+    return chunks < 3;
+  };
   c.send(req);
+  EXPECT_EQ(chunks, 3);  // the client saw generated text, then left
   // The scheduler lets go of the sequence: no lease stays pinned.
   int64_t leases = -1;
   for (int i = 0; i < 200; ++i) {

@@ -41,6 +41,8 @@ struct Script {
   int64_t cached_tokens = 4;
   bool reasoning_open = false;
   Status submit_error;                 // returned by Submit when not ok
+  int64_t prefill_step = 0;            // > 0: report prefill progress in steps of this many tokens
+  std::chrono::milliseconds prefill_step_delay{0};
 };
 
 class FakeBackend : public Backend {
@@ -92,6 +94,10 @@ class FakeBackend : public Backend {
       r.restore_tier = s.cached_tokens > 0 ? "ram" : "none";
       r.first_token_us = 1000;
       stream->Admitted(s.cached_tokens);
+      for (int64_t n = s.cached_tokens + s.prefill_step; s.prefill_step > 0 && n < s.prompt_tokens; n += s.prefill_step) {
+        std::this_thread::sleep_for(s.prefill_step_delay);
+        stream->Prefilled(n);
+      }
       for (const std::string& piece : s.pieces) {
         std::this_thread::sleep_for(s.delay);
         if (stream->cancelled()) {

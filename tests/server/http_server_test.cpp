@@ -347,6 +347,29 @@ TEST_F(HttpServerTest, ClientDisconnectCancelsTheGeneration) {
   EXPECT_EQ(backend_.cancelled(), 1);
 }
 
+TEST_F(HttpServerTest, LongPrefillReportsProgressInTheStream) {
+  Script s({"done"});
+  s.Tokens(5000, 0);
+  s.prefill_step = 1000;
+  s.prefill_step_delay = std::chrono::milliseconds(400);
+  backend_.Queue(s);
+  StartServer();
+  auto res = Post("/v1/chat/completions", Chat(true));
+  ASSERT_TRUE(res);
+  // Which step is reported depends on timing; the form does not.
+  size_t at = res->body.find(": prefill ");
+  ASSERT_NE(at, std::string::npos) << res->body;
+  int64_t n = std::stoll(res->body.substr(at + 10));
+  EXPECT_TRUE(n % 1000 == 0 && n >= 1000 && n < 5000) << n;
+  EXPECT_EQ(res->body.substr(res->body.find('/', at), 14), "/5000 tokens\n\n");
+  EXPECT_EQ(res->body.find(": prefill 5000"), std::string::npos);
+  // Comments are not events: the chunks still parse and say "done".
+  std::string content;
+  for (auto& m : ParseSse(res->body))
+    if (m.data != "[DONE]") content += json::parse(m.data)["choices"][0]["delta"].value("content", "");
+  EXPECT_EQ(content, "done");
+}
+
 TEST_F(HttpServerTest, BackendErrorMidStreamIsAnSseError) {
   backend_.Queue(Script({"partial"}, FinishReason::kError));
   StartServer();

@@ -2,7 +2,10 @@
 // tests: installs them into the build tree once, runs node.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -27,6 +30,15 @@ inline std::string PrepareNodeClients(std::string* why) {
   fs::path src = fs::path(LINEAGE_SOURCE_DIR) / "tests/server/e2e";
   fs::path dir = fs::path(LINEAGE_BINARY).parent_path() / "node-e2e";
   fs::create_directories(dir);
+  // ctest runs test processes in parallel: one installs, the others wait.
+  int lock_fd = ::open((dir / ".lock").c_str(), O_CREAT | O_RDWR, 0644);
+  if (lock_fd >= 0) ::flock(lock_fd, LOCK_EX);
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) ::close(fd);  // closing releases the lock
+    }
+  } unlock{lock_fd};
   fs::copy_file(src / "package.json", dir / "package.json", fs::copy_options::overwrite_existing);
   fs::copy_file(src / "client.mjs", dir / "client.mjs", fs::copy_options::overwrite_existing);
   if (fs::exists(dir / "node_modules/openai") && fs::exists(dir / "node_modules/@anthropic-ai/sdk")) return dir.string();
