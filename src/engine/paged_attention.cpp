@@ -24,11 +24,13 @@ void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, in
   auto query = [&](int64_t t, int64_t g) { return q + t * ldq + (first_head + g) * hd; };
   auto score_row = [&](int64_t t, int64_t g) { return scores.data() + ((t - row_begin) * group + g) * max_keys; };
 
-  // Calls fn(key, row, first_row) for every K (or V) row the block sees, in
-  // page order, where rows [first_row, row_end) are the queries that see it.
-  // fp32 pages are read in place; bf16 ones are widened a page at a time.
+  // Calls fn(first_key, n, rows) for every page the block sees, in order:
+  // rows holds n K (or V) rows of keys [first_key, first_key + n). Walking a
+  // page at a time keeps its rows in cache while every query row uses them,
+  // and keeps each query's scores contiguous. fp32 pages are read in place;
+  // bf16 ones are widened a page at a time.
   thread_local std::vector<float> widened;
-  auto for_each_key = [&](bool values, auto&& fn) {
+  auto for_each_page = [&](bool values, auto&& fn) {
     for (int64_t p = 0; p * page_tokens < max_keys; ++p) {
       const cache::KvPage& page = run.kv->page(p);
       const int64_t n = std::min(page_tokens, max_keys - p * page_tokens);
@@ -40,16 +42,21 @@ void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, in
         page.ReadRows(run.layer, kv_head, values, n, widened.data());
         rows = widened.data();
       }
-      for (int64_t j = 0; j < n; ++j) {
-        const int64_t key = p * page_tokens + j;
-        fn(key, rows + j * hd, std::max(row_begin, key - run.start_pos));
-      }
+      fn(p * page_tokens, n, rows);
     }
   };
-
-  for_each_key(false, [&](int64_t key, const float* krow, int64_t t0) {
-    for (int64_t t = t0; t < row_end; ++t) {
-      for (int64_t g = 0; g < group; ++g) score_row(t, g)[key] = kernels::Dot(query(t, g), krow, hd) * run.scale;
+  // Query row t sees keys [0, start_pos + t].
+  auto visible = [&](int64_t t, int64_t first_key, int64_t n) {
+    return std::min(n, run.start_pos + t + 1 - first_key);
+  };
+  for_each_page(false, [&](int64_t k0, int64_t n, const float* krows) {
+    for (int64_t t = std::max(row_begin, k0 - run.start_pos); t < row_end; ++t) {
+      const int64_t m = visible(t, k0, n);
+      for (int64_t g = 0; g < group; ++g) {
+        const float* qv = query(t, g);
+        float* sr = score_row(t, g) + k0;
+        for (int64_t j = 0; j < m; ++j) sr[j] = kernels::Dot(qv, krows + j * hd, hd) * run.scale;
+      }
     }
   });
   for (int64_t t = row_begin; t < row_end; ++t) {
@@ -58,10 +65,13 @@ void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, in
       std::memset(out + t * ldo + (first_head + g) * hd, 0, static_cast<size_t>(hd) * 4);
     }
   }
-  for_each_key(true, [&](int64_t key, const float* vrow, int64_t t0) {
-    for (int64_t t = t0; t < row_end; ++t) {
+  for_each_page(true, [&](int64_t k0, int64_t n, const float* vrows) {
+    for (int64_t t = std::max(row_begin, k0 - run.start_pos); t < row_end; ++t) {
+      const int64_t m = visible(t, k0, n);
       for (int64_t g = 0; g < group; ++g) {
-        kernels::Axpy(score_row(t, g)[key], vrow, out + t * ldo + (first_head + g) * hd, hd);
+        const float* sr = score_row(t, g) + k0;
+        float* o = out + t * ldo + (first_head + g) * hd;
+        for (int64_t j = 0; j < m; ++j) kernels::Axpy(sr[j], vrows + j * hd, o, hd);
       }
     }
   });
