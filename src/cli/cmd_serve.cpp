@@ -65,8 +65,8 @@ Status Run(const ServeArgs& a) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  if (!a.cache_dir.empty() || a.cache_disk_max_mib > 0)
-    std::fprintf(stderr, "serve: --cache-dir/--cache-disk-max: the disk tier is not in this build; RAM only\n");
+  if (a.cache_dir.empty() && a.cache_disk_max_mib > 0)
+    std::fprintf(stderr, "serve: --cache-disk-max without --cache-dir: RAM only\n");
   if (a.cache_reuse > 0)
     std::fprintf(stderr, "serve: --cache-reuse %lld: chunk reuse is not in this build (never used for hybrid models)\n",
                  static_cast<long long>(a.cache_reuse));
@@ -106,6 +106,8 @@ Status Run(const ServeArgs& a) {
   bo.scheduler.extend_after_generation = !a.no_extend;
   bo.cache.mode = a.no_lineage ? cache::CacheMode::kExact : cache::CacheMode::kLineage;
   bo.cache.ram_budget_bytes = a.cache_ram_mib < 0 ? (int64_t{1} << 62) : a.cache_ram_mib << 20;
+  bo.cache_dir = a.cache_dir;
+  if (a.cache_disk_max_mib > 0) bo.cache_disk_max_bytes = a.cache_disk_max_mib << 20;
   LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<server::EngineBackend> backend,
                            server::EngineBackend::Create(m, tokenizer, std::move(chat_template), bo));
 
@@ -117,10 +119,13 @@ Status Run(const ServeArgs& a) {
   so.max_in_flight = bo.scheduler.max_live + bo.scheduler.max_queue;
   server::HttpServer http(backend.get(), so);
   LINEAGE_RETURN_IF_ERROR(http.Bind());
-  std::fprintf(stderr, "serve: %s ready in %.2f s on http://%s:%d (context %lld tokens, %d parallel, cache %s, %lld MiB RAM)\n",
+  std::fprintf(stderr,
+               "serve: %s ready in %.2f s on http://%s:%d (context %lld tokens, %d parallel, cache %s, %lld MiB RAM, "
+               "disk %s)\n",
                bo.model_id.c_str(), SecondsSince(t0), a.host.c_str(), http.port(),
                static_cast<long long>(backend->context_tokens()), bo.scheduler.max_live,
-               a.no_lineage ? "exact (lineage off)" : "lineage", static_cast<long long>(a.cache_ram_mib));
+               a.no_lineage ? "exact (lineage off)" : "lineage", static_cast<long long>(a.cache_ram_mib),
+               a.cache_dir.empty() ? "off" : a.cache_dir.c_str());
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&signals, &sig);

@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include "engine/disk_codec.h"
+
 namespace lineage::server {
 
 Result<std::unique_ptr<EngineBackend>> EngineBackend::Create(std::shared_ptr<const model::Model> model,
@@ -13,16 +15,27 @@ Result<std::unique_ptr<EngineBackend>> EngineBackend::Create(std::shared_ptr<con
     options.scheduler.context_tokens = model_context > 0 ? model_context : 4096;
   options.cache.recurrent = model->config.num_linear_layers() > 0;
   LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::Create(model, options.engine));
+  std::unique_ptr<cache::disk::FileDiskTier> disk;
+  if (!options.cache_dir.empty()) {
+    cache::disk::FileDiskTierOptions d;
+    d.dir = options.cache_dir;
+    d.cap_bytes = options.cache_disk_max_bytes;
+    auto tier = cache::disk::FileDiskTier::Open(d, engine::EngineDiskCodec::For(*engine));
+    if (!tier.ok()) return tier.status().With("disk tier " + options.cache_dir);
+    disk = std::move(*tier);
+  }
   auto builder = std::make_unique<PromptBuilder>(tokenizer, std::move(chat_template));
-  return std::unique_ptr<EngineBackend>(
-      new EngineBackend(std::move(options), std::move(engine), std::move(builder), std::move(tokenizer)));
+  return std::unique_ptr<EngineBackend>(new EngineBackend(std::move(options), std::move(engine), std::move(disk),
+                                                          std::move(builder), std::move(tokenizer)));
 }
 
 EngineBackend::EngineBackend(EngineBackendOptions options, std::unique_ptr<engine::Engine> engine,
-                             std::unique_ptr<PromptBuilder> builder, text::Tokenizer tokenizer)
+                             std::unique_ptr<cache::disk::FileDiskTier> disk, std::unique_ptr<PromptBuilder> builder,
+                             text::Tokenizer tokenizer)
     : options_(std::move(options)),
       engine_(std::move(engine)),
-      cache_(std::make_unique<cache::LineageCache>(options_.cache)),
+      disk_(std::move(disk)),
+      cache_(std::make_unique<cache::LineageCache>(options_.cache, disk_.get())),
       builder_(std::move(builder)) {
   scheduler_ = std::make_unique<Scheduler>(engine_.get(), cache_.get(), std::move(tokenizer), options_.scheduler);
 }

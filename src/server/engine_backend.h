@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "cache/disk/file_disk_tier.h"
 #include "cache/lineage_cache.h"
 #include "engine/engine.h"
 #include "server/backend.h"
@@ -27,6 +28,10 @@ struct EngineBackendOptions {
   SchedulerOptions scheduler;       // context_tokens 0: the model's context length
   cache::CacheOptions cache;
   engine::EngineOptions engine;
+  // Disk tier: empty dir means RAM only. Entries written there by an earlier
+  // run of the same model are served after a restart.
+  std::string cache_dir;
+  int64_t cache_disk_max_bytes = int64_t{1} << 40;
 };
 
 class EngineBackend : public Backend {
@@ -48,10 +53,12 @@ class EngineBackend : public Backend {
 
  private:
   EngineBackend(EngineBackendOptions options, std::unique_ptr<engine::Engine> engine,
-                std::unique_ptr<PromptBuilder> builder, text::Tokenizer tokenizer);
+                std::unique_ptr<cache::disk::FileDiskTier> disk, std::unique_ptr<PromptBuilder> builder,
+                text::Tokenizer tokenizer);
 
   EngineBackendOptions options_;
   std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<cache::disk::FileDiskTier> disk_;  // null: RAM only; outlives the cache
   std::unique_ptr<cache::LineageCache> cache_;
   std::unique_ptr<PromptBuilder> builder_;
   std::unique_ptr<Scheduler> scheduler_;  // last: its thread uses the members above

@@ -53,7 +53,7 @@ class EndToEnd : public ::testing::Test {
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
 
   static std::unique_ptr<Stack> Start(int64_t context_tokens = 0, cache::CacheMode mode = cache::CacheMode::kLineage,
-                                      int64_t prefill_chunk_tokens = 64) {
+                                      int64_t prefill_chunk_tokens = 64, const std::string& cache_dir = "") {
     auto stack = std::make_unique<Stack>();
     auto m = model::LoadModel(path_);
     EXPECT_TRUE(m.ok()) << m.status().ToString();
@@ -68,6 +68,7 @@ class EndToEnd : public ::testing::Test {
     bo.scheduler.prefill_chunk_tokens = prefill_chunk_tokens;  // several chunks per prompt: interleaving is exercised
     bo.cache.mode = mode;
     bo.cache.ram_budget_bytes = int64_t{1} << 30;
+    bo.cache_dir = cache_dir;
     auto backend = EngineBackend::Create(*m, *tok, std::move(tmpl).value(), bo);
     EXPECT_TRUE(backend.ok()) << backend.status().ToString();
     stack->backend = std::move(backend).value();
@@ -199,6 +200,29 @@ TEST_F(EndToEnd, TurnsRegenerateAndNewSessionRestoreWhereTheDesignSays) {
   auto cold = Start();
   EXPECT_EQ(Output(Post(*cold, "/v1/chat/completions", Request(conv3))), Output(t3));
   EXPECT_EQ(Output(Post(*cold, "/v1/chat/completions", Request(other))), Output(n1));
+}
+
+TEST_F(EndToEnd, ARestartServesTheConversationFromDiskWithTheSameTokens) {
+  const std::string cache_dir = (dir_ / "disk_cache").string();
+  std::filesystem::remove_all(cache_dir);
+  json conv = json::array({System(), {{"role", "user"}, {"content", "Where is the disk tier written?"}}});
+  json t1;
+  {
+    auto first = Start(0, cache::CacheMode::kLineage, 64, cache_dir);
+    t1 = Post(*first, "/v1/chat/completions", Request(conv));
+    EXPECT_EQ(Cached(t1), 0);
+  }  // the server stops; its disk tier finishes its writes
+  json conv2 = conv;
+  conv2.push_back(Assistant(t1));
+  conv2.push_back({{"role", "user"}, {"content", "And how is it read back?"}});
+  auto restarted = Start(0, cache::CacheMode::kLineage, 64, cache_dir);
+  json t2 = Post(*restarted, "/v1/chat/completions", Request(conv2));
+  EXPECT_EQ(Cached(t2), NextTurnRestore(conv, conv2));
+  EXPECT_GE(Cached(t2), HistoryTokens(conv));
+  EXPECT_GT(restarted->backend->cache().Stats().disk_restores, 0);
+  // The same turn on a server without a cache: identical greedy output.
+  auto cold = Start();
+  EXPECT_EQ(Output(Post(*cold, "/v1/chat/completions", Request(conv2))), Output(t2));
 }
 
 TEST_F(EndToEnd, ExactModeServesTheSameTokens) {
