@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -132,11 +133,13 @@ struct FakeEngine {
     int64_t at = lr->restore.length;
     auto grow = [&](int64_t to) {
       table.Reserve(to - at);
+      std::vector<float> krow(static_cast<size_t>(kv.head_dim)), vrow(static_cast<size_t>(kv.head_dim));
       for (int64_t pos = at; pos < to; ++pos) {
         for (int64_t l = 0; l < kv.num_layers; ++l) {
           for (int64_t h = 0; h < kv.num_kv_heads; ++h) {
-            std::memset(table.k_row(l, h, pos), static_cast<int>(pos), kv.head_dim * 4);
-            std::memset(table.v_row(l, h, pos), static_cast<int>(l), kv.head_dim * 4);
+            std::fill(krow.begin(), krow.end(), static_cast<float>(pos));
+            std::fill(vrow.begin(), vrow.end(), static_cast<float>(l));
+            table.WriteRow(l, h, pos, krow.data(), vrow.data());
           }
         }
       }

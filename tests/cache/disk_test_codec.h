@@ -67,12 +67,12 @@ inline std::shared_ptr<const PagedKv> AppendKv(PageTable& table, TokenSpan token
   table.Reserve(n);
   for (int64_t pos = start; pos < start + n; ++pos) {
     for (int64_t layer = 0; layer < l.num_layers; ++layer) {
-      float* k = table.k_row(layer, 0, pos);
-      float* v = table.v_row(layer, 0, pos);
+      std::vector<float> k(static_cast<size_t>(l.head_dim)), v(static_cast<size_t>(l.head_dim));
       for (int64_t d = 0; d < l.head_dim; ++d) {
         k[d] = RowValue(h[pos], layer, 0, d);
         v[d] = RowValue(h[pos], layer, 1, d);
       }
+      table.WriteRow(layer, 0, pos, k.data(), v.data());
     }
   }
   table.Commit(n);
@@ -94,8 +94,8 @@ inline ::testing::AssertionResult PayloadMatches(TokenSpan tokens, int64_t n, co
   for (int64_t pos = 0; pos < n; ++pos) {
     const KvPage& page = *paged->pages()[static_cast<size_t>(pos / l.page_tokens)];
     for (int64_t layer = 0; layer < l.num_layers; ++layer) {
-      const float* k = page.k(layer, 0) + (pos % l.page_tokens) * l.head_dim;
-      const float* v = page.v(layer, 0) + (pos % l.page_tokens) * l.head_dim;
+      const float* k = static_cast<const float*>(page.k(layer, 0)) + (pos % l.page_tokens) * l.head_dim;
+      const float* v = static_cast<const float*>(page.v(layer, 0)) + (pos % l.page_tokens) * l.head_dim;
       for (int64_t d = 0; d < l.head_dim; ++d) {
         if (k[d] != RowValue(h[pos], layer, 0, d) || v[d] != RowValue(h[pos], layer, 1, d)) {
           return ::testing::AssertionFailure() << "KV row " << pos << " layer " << layer << " differs";

@@ -119,8 +119,14 @@ TEST(DiskRestore, ANewRunRestoresFromDiskWithTheLogitsOfAColdPrefill) {
     for (int64_t layer = 0; layer < l.num_layers; ++layer) {
       for (int64_t h = 0; h < l.num_kv_heads; ++h) {
         const int64_t off = (pos % l.page_tokens) * l.head_dim;
-        ASSERT_EQ(std::memcmp(a.k(layer, h) + off, b.k(layer, h) + off, l.head_dim * 4), 0) << pos;
-        ASSERT_EQ(std::memcmp(a.v(layer, h) + off, b.v(layer, h) + off, l.head_dim * 4), 0) << pos;
+        ASSERT_EQ(std::memcmp(static_cast<const float*>(a.k(layer, h)) + off, static_cast<const float*>(b.k(layer, h)) + off,
+                              l.head_dim * 4),
+                  0)
+            << pos;
+        ASSERT_EQ(std::memcmp(static_cast<const float*>(a.v(layer, h)) + off, static_cast<const float*>(b.v(layer, h)) + off,
+                              l.head_dim * 4),
+                  0)
+            << pos;
       }
     }
   }
