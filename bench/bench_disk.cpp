@@ -29,6 +29,9 @@
 #include "cache/memory_disk_tier.h"
 #include "engine/disk_codec.h"
 #include "model/shapes.h"
+#include "bench_machine.h"
+
+using lineage::bench::Shell;
 
 using namespace lineage;
 using namespace lineage::cache;
@@ -38,17 +41,6 @@ namespace fs = std::filesystem;
 namespace {
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-std::string Shell(const std::string& cmd) {
-  std::string out;
-  if (FILE* f = popen(cmd.c_str(), "r")) {
-    char buf[256];
-    while (fgets(buf, sizeof buf, f)) out += buf;
-    pclose(f);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
 
 // memcpy speed between two touched buffers: on a shared machine, the ceiling
 // for any restore that must copy its bytes into freshly allocated pages.

@@ -20,6 +20,9 @@
 
 #include "core/kernels.h"
 #include "core/roofline.h"
+#include "bench_machine.h"
+
+using lineage::bench::CpuModel;
 
 namespace {
 
@@ -35,14 +38,6 @@ std::string Command(const char* cmd) {
   }
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
   return out.empty() ? "unknown" : out;
-}
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
 }
 
 struct Shape {

@@ -27,30 +27,15 @@
 #include "cache/counted_payload.h"
 #include "cache/lineage_cache.h"
 #include "cache/naive_restore.h"
+#include "bench_machine.h"
+
+using lineage::bench::Shell;
+using lineage::bench::CpuModel;
 
 using namespace lineage::cache;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string Shell(const std::string& cmd) {
-  std::string out;
-  if (FILE* f = popen(cmd.c_str(), "r")) {
-    char buf[256];
-    while (fgets(buf, sizeof buf, f)) out += buf;
-    pclose(f);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown";
-}
 
 struct Summary {
   double median_us, p95_us, max_us;

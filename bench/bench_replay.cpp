@@ -13,21 +13,9 @@
 #include "sim/policy.h"
 #include "sim/replay.h"
 #include "sim/tracegen/scenarios.h"
+#include "bench_machine.h"
 
-namespace {
-
-std::string Shell(const char* cmd) {
-  std::string out;
-  if (FILE* p = popen(cmd, "r")) {
-    char buf[256];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    pclose(p);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-
-}  // namespace
+using lineage::bench::Shell;
 
 int main(int argc, char** argv) {
   using namespace lineage::sim;

@@ -20,6 +20,9 @@
 #include "text/synthetic_vocab.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
+#include "bench_machine.h"
+
+using lineage::bench::Shell;
 
 using namespace lineage;
 using namespace lineage::text;
@@ -80,17 +83,6 @@ std::string MakeText(size_t bytes) {
         break;
     }
   }
-  return out;
-}
-
-std::string Shell(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[256];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    pclose(p);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
   return out;
 }
 
