@@ -4,9 +4,11 @@
 
 #include <cstdio>
 #include <ctime>
+#include <optional>
 
 #include "server/anthropic_request.h"
 #include "server/api_error.h"
+#include "server/connection_probe.h"
 #include "server/openai_request.h"
 #include "server/request_log.h"
 #include "server/response_driver.h"
@@ -152,7 +154,14 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
       };
       if (!parsed->stream) {
         std::string body;
-        Status st = driver->RunToEnd(&body);
+        std::optional<ConnectionProbe> probe =
+            ConnectionProbe::Find(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+        Status st = driver->RunToEnd(&body, [&probe] { return probe && probe->PeerClosed(); });
+        if (driver->client_gone()) {
+          // Nobody reads the reply; 499 (client closed request) for the log and metrics.
+          finish(499);
+          return;
+        }
         if (!st.ok()) {
           HttpError e = MakeHttpError(flavor, st);
           SendError(res, e);

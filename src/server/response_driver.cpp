@@ -144,13 +144,19 @@ void ResponseDriver::Drain(std::chrono::milliseconds timeout) {
   }
 }
 
-Status ResponseDriver::RunToEnd(std::string* body) {
+Status ResponseDriver::RunToEnd(std::string* body, const std::function<bool()>& client_gone) {
   std::string out;
   auto collect = [&](std::string_view s) {
     out.append(s);
     return true;
   };
-  while (Step(collect, std::chrono::milliseconds(1000), std::chrono::hours(24))) {
+  while (Step(collect, std::chrono::milliseconds(250), std::chrono::hours(24))) {
+    if (client_gone && client_gone()) {
+      client_gone_ = true;
+      finished_ = true;
+      submission_.stream->Cancel();
+      return IoError("the client closed the connection");
+    }
   }
   if (backend_finish_ == FinishReason::kError) return error_;
   *body = std::move(out);

@@ -37,8 +37,10 @@ class ResponseDriver {
   bool Step(const Writer& write, std::chrono::milliseconds wait, std::chrono::milliseconds keep_alive);
 
   // Non-streaming: runs to the end. On success `*body` is the JSON response;
-  // a generation error returns its Status.
-  Status RunToEnd(std::string* body);
+  // a generation error returns its Status. `client_gone`, when given, is
+  // polled a few times a second; once it says true the generation is
+  // cancelled and RunToEnd returns an IoError (client_gone() is then true).
+  Status RunToEnd(std::string* body, const std::function<bool()>& client_gone = {});
 
   // After the response ended early (client gone) or never ran: cancels the
   // generation and waits up to `timeout` for the backend's final report.

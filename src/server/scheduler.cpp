@@ -100,6 +100,9 @@ void Scheduler::PrefillOne() {
     if (l.decoding || l.done) continue;
     next_prefill_ = i + 1;
     if (l.job.stream->cancelled()) {
+      // Keep what was prefilled: a client that timed out during a long
+      // prefill and retries lands on it instead of starting cold again.
+      if (l.seq.num_tokens() > l.report.cached_tokens) CommitPrompt(l, l.seq.num_tokens());
       Finish(l, FinishReason::kCancelled);
       return;
     }
@@ -124,19 +127,7 @@ void Scheduler::PrefillOne() {
     l.job.stream->Prefilled(end);
     if (end < m) return;
     // Prompt end: commit, then the first token.
-    auto t1 = Clock::now();
-    engine::Snapshot snap = l.seq.Snap();
-    cache::CommitRequest req;
-    req.prompt = l.job.prompt;
-    req.kv = snap.kv;
-    req.state = snap.recurrent;
-    req.captured = std::move(l.captured);
-    req.lease = std::move(l.lookup.lease);
-    l.report.captures = static_cast<int64_t>(req.captured.size());
-    Result<cache::CommitResult> cr = cache_->Commit(std::move(req));
-    l.report.commit_us = Us(t1, Clock::now());
-    if (cr.ok()) l.entry = cr->entry;  // a failed commit costs reuse, not the request
-    l.report.cache_detail += cr.ok() ? "; commit " + cr->explanation.ToString() : "; commit failed: " + cr.status().message();
+    CommitPrompt(l, m);
     l.decoding = true;
     TakeToken(l, result.logits);
     return;
@@ -181,6 +172,23 @@ void Scheduler::DecodeAll() {
   }
   size_t vocab = logits.size() / batch.size();
   for (size_t i = 0; i < batch.size(); ++i) TakeToken(*batch[i], std::span(logits).subspan(i * vocab, vocab));
+}
+
+void Scheduler::CommitPrompt(Live& l, int64_t num_tokens) {
+  auto t1 = Clock::now();
+  engine::Snapshot snap = l.seq.Snap();
+  cache::CommitRequest req;
+  req.prompt = num_tokens == l.prompt_tokens() ? l.job.prompt
+                                               : cache::Tokens(l.job.prompt.begin(), l.job.prompt.begin() + num_tokens);
+  req.kv = snap.kv;
+  req.state = snap.recurrent;
+  req.captured = std::move(l.captured);
+  req.lease = std::move(l.lookup.lease);
+  l.report.captures = static_cast<int64_t>(req.captured.size());
+  Result<cache::CommitResult> cr = cache_->Commit(std::move(req));
+  l.report.commit_us = Us(t1, Clock::now());
+  if (cr.ok()) l.entry = cr->entry;  // a failed commit costs reuse, not the request
+  l.report.cache_detail += cr.ok() ? "; commit " + cr->explanation.ToString() : "; commit failed: " + cr.status().message();
 }
 
 void Scheduler::Finish(Live& l, FinishReason reason, Status error) {

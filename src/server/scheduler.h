@@ -78,6 +78,8 @@ class Scheduler {
   void DecodeAll();
   // Samples from `logits`, emits the token or ends the sequence.
   void TakeToken(Live& live, std::span<const float> logits);
+  // Commits the sequence holding the first `num_tokens` prompt tokens.
+  void CommitPrompt(Live& l, int64_t num_tokens);
   void Finish(Live& live, FinishReason reason, Status error = Status::Ok());
   void Reap();
 

@@ -91,6 +91,17 @@ class EndToEnd : public ::testing::Test {
     return json::parse(res->body);  // throws on invalid UTF-8: the test would fail
   }
 
+  // The cache's live leases once the scheduler has let go (up to 5 s).
+  static int64_t LiveLeasesAfterSettling(Stack& s) {
+    int64_t leases = -1;
+    for (int i = 0; i < 500; ++i) {
+      leases = s.backend->cache().Stats().live_leases;
+      if (leases == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return leases;
+  }
+
   static json Tools() {
     return json::array({{{"type", "function"},
                          {"function", {{"name", "read_file"},
@@ -346,17 +357,35 @@ TEST_F(EndToEnd, DisconnectFreesTheSequenceAndARetryLandsOnTheCache) {
   c.send(req);
   EXPECT_EQ(chunks, 3);  // the client saw generated text, then left
   // The scheduler lets go of the sequence: no lease stays pinned.
-  int64_t leases = -1;
-  for (int i = 0; i < 200; ++i) {
-    leases = s->backend->cache().Stats().live_leases;
-    if (leases == 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_EQ(leases, 0);
+  EXPECT_EQ(LiveLeasesAfterSettling(*s), 0);
   body["stream"] = false;
   body["max_tokens"] = 4;
   json retry = Post(*s, "/v1/chat/completions", body);
   EXPECT_GT(Cached(retry), 0);
+}
+
+// A non-streaming client that gives up during a long prefill stops the work
+// (the server notices the closed connection, not a failed write), and what
+// was prefilled so far is kept, so the retry starts from it.
+TEST_F(EndToEnd, NonStreamingClientThatLeavesStopsThePrefillAndTheRetryResumesIt) {
+  auto s = Start(0, cache::CacheMode::kLineage, /*prefill_chunk_tokens=*/32);
+  std::string words;
+  for (int i = 0; i < 2800; ++i) words += "w" + std::to_string(i % 97) + " ";
+  json body = {{"messages", {{{"role", "user"}, {"content", words}}}}, {"max_tokens", 2}, {"temperature", 0}};
+  {
+    httplib::Client c("127.0.0.1", s->http->port());
+    c.set_read_timeout(0, 300'000);  // gives up long before a 4k-token prefill in 32-token chunks ends
+    auto res = c.Post("/v1/chat/completions", body.dump(), "application/json");
+    EXPECT_FALSE(res);
+  }
+  EXPECT_EQ(LiveLeasesAfterSettling(*s), 0);
+  json retry = Post(*s, "/v1/chat/completions", body);
+  int64_t prompt = retry["usage"]["prompt_tokens"];
+  ASSERT_GT(prompt, 4000);
+  // The first attempt was stopped part-way (it did not run to the prompt's
+  // end) and its prefilled part was committed.
+  EXPECT_GT(Cached(retry), 0);
+  EXPECT_LT(Cached(retry), prompt - 64);
 }
 
 TEST_F(EndToEnd, OfficialClientLibrariesAgainstTheModel) {
