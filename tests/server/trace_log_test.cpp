@@ -42,11 +42,12 @@ TEST(TraceLog, TheSimulatorReadsItAndSeesTheSharedPrefix) {
   EXPECT_EQ(r[0].num_prompt_tokens, static_cast<int64_t>(turn1.size()));
   EXPECT_EQ(r[1].num_prompt_tokens, static_cast<int64_t>(turn2.size()));
   EXPECT_EQ(r[1].arrival_ms, 1500);
-  EXPECT_EQ(r[0].anchor_tokens, 100);
+  EXPECT_EQ(r[0].anchor_tokens, 100 + TraceLog::kAnchorSlackTokens);  // the prefix, not the capture point
   EXPECT_EQ(r[0].output.num_tokens, 12u);
-  // Whole blocks shared are seen as shared; the partial block is not.
-  EXPECT_EQ(sim::Lcp(r[0].prompt, r[1].prompt), 3 * B);
-  EXPECT_EQ(sim::Lcp(r[0].prompt, r[2].prompt), 2 * B);
+  // The previous prompt's partial last block and a divergence inside a block
+  // are matched exactly.
+  EXPECT_EQ(sim::Lcp(r[1].prompt, r[0].prompt), 3 * B + 10);
+  EXPECT_EQ(sim::Lcp(r[2].prompt, r[0].prompt), 2 * B + 5);
 }
 
 TEST(TraceLog, AKilledServerLeavesAReadableTrace) {

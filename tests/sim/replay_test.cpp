@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "sim/policies/lineage_adapter.h"
 #include "sim/policies/oracle.h"
 #include "sim/replay.h"
 #include "sim/sim_test_util.h"
@@ -63,6 +64,27 @@ TEST(Replay, TtftIsPrefillOfUncachedTokensAndCommitsAfterPrefill) {
   EXPECT_NEAR(r.ttft_p95_s, 10.0, 1e-9);
   EXPECT_EQ(r.prompt_tokens, 1000 * 3 + 1150 * 2);
   EXPECT_EQ(r.cached_tokens, 999 + 1000 + 1100);
+}
+
+// A thinking template's next turn leaves the previous prompt a few tokens
+// after its history end: the lineage policy restores there only when the
+// trace says where the history ended (the server captures it there).
+TEST(Replay, LineageRestoresAtTheHistoryEndTheTraceGives) {
+  ModelShape shape = FindShape("qwen3.5-0.8b").value();
+  for (int64_t history : {0, 1000}) {
+    Trace t;
+    t.sessions = {"s"};
+    // Turn 1: 1000 tokens of history, then an 8-token generation prompt.
+    t.requests.push_back(MakeRequest(0, {{1, 1000}, {2, 8}}, 3, 20));
+    t.requests[0].history_end_tokens = history;
+    // Turn 2 shares 3 tokens of the generation prompt, then goes its own way.
+    t.requests.push_back(MakeRequest(3600'000, {{1, 1000}, {2, 3}, {4, 40}}, 5, 20));
+    LineagePolicy lineage(shape, {shape.ram_budget_bytes, shape.disk_budget_bytes}, /*exact=*/false);
+    ReplayResult r = Replay(t, shape, lineage).value();
+    ASSERT_TRUE(lineage.status().ok()) << lineage.status().ToString();
+    // Without it, the best point is the guard 16 tokens before turn 1's end.
+    EXPECT_EQ(r.restore_tokens[1], history > 0 ? history : 1008 - 16) << "history " << history;
+  }
 }
 
 class BadPolicy final : public Policy {
