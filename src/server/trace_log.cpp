@@ -41,13 +41,14 @@ void TraceLog::WriteLine(const std::string& line) {
   XXH64_update(hash_, with_newline.data(), with_newline.size());
 }
 
-void TraceLog::NoteHistoryEnd(const std::vector<int32_t>& prompt, int64_t history_end_tokens) {
+void TraceLog::NoteSubmitted(const std::vector<int32_t>& prompt, int64_t history_end_tokens) {
   uint64_t key = PromptKey(prompt);
+  auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mu_);
   if (notes_.size() >= kMaxNotes) notes_.clear();
   Note& note = notes_[key];
   note.history_end_tokens = history_end_tokens;
-  ++note.pending;
+  note.submitted.push_back(now);
 }
 
 void TraceLog::Append(int64_t t_ms, const std::vector<int32_t>& prompt, int64_t anchor_tokens,
@@ -57,10 +58,13 @@ void TraceLog::Append(int64_t t_ms, const std::vector<int32_t>& prompt, int64_t 
   uint64_t key = PromptKey(prompt);
   std::lock_guard<std::mutex> lock(mu_);
   if (!file_) return;
-  int64_t history_end = 0;
+  int64_t history_end = 0, end_ms = -1;
   if (auto it = notes_.find(key); it != notes_.end()) {
     history_end = it->second.history_end_tokens;
-    if (--it->second.pending <= 0) notes_.erase(it);
+    auto took = std::chrono::steady_clock::now() - it->second.submitted.front();
+    end_ms = t_ms + std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+    it->second.submitted.pop_front();
+    if (it->second.submitted.empty()) notes_.erase(it);
   }
   int64_t anchor = anchor_tokens > 0 ? std::min(anchor_tokens + kAnchorSlackTokens, m) : 0;
   // No cut at the history end: the next turn leaves this prompt a few tokens
@@ -73,6 +77,7 @@ void TraceLog::Append(int64_t t_ms, const std::vector<int32_t>& prompt, int64_t 
                {"output", {{"id", cut.output.id}, {"len", cut.output.num_tokens}}}};
   if (anchor > 0) line["anchor"] = anchor;
   if (history_end > 0 && history_end < m) line["history"] = history_end;
+  if (end_ms >= 0) line["end_ms"] = end_ms;
   WriteLine(line.dump());
   ++requests_;
 }

@@ -15,7 +15,9 @@
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -43,11 +45,12 @@ class TraceLog {
   ~TraceLog();
 
   // Called at submission with the history end the cache is given (0: none);
-  // Append() of the same prompt writes it. Kept by a hash of the prompt
+  // Append() of the same prompt writes it, and the time from this call to
+  // the Append as the request's end ("end_ms"). Kept by a hash of the prompt
   // (identical prompts render identically) until the Append; a request that
   // never finishes leaves its note behind, so past kMaxNotes they are all
-  // dropped (requests then in flight are logged without a history end).
-  void NoteHistoryEnd(const std::vector<int32_t>& prompt, int64_t history_end_tokens);
+  // dropped (requests then in flight are logged without either field).
+  void NoteSubmitted(const std::vector<int32_t>& prompt, int64_t history_end_tokens);
   // `anchor_tokens`: the anchor capture point the cache was given (0: none).
   void Append(int64_t t_ms, const std::vector<int32_t>& prompt, int64_t anchor_tokens,
               const std::vector<int32_t>& output);
@@ -66,7 +69,7 @@ class TraceLog {
   TraceSegmenter segmenter_;
   struct Note {
     int64_t history_end_tokens = 0;
-    int64_t pending = 0;  // submitted, not yet appended
+    std::deque<std::chrono::steady_clock::time_point> submitted;  // not yet appended, oldest first
   };
   std::unordered_map<uint64_t, Note> notes_;  // by XXH64 of the prompt
 };

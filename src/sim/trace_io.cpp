@@ -69,6 +69,11 @@ Status ParseNativeRequest(const json& j, Trace& trace, std::unordered_map<std::s
     r.anchor_tokens = j["anchor"].get<int64_t>();
     if (r.anchor_tokens < 0 || r.anchor_tokens > r.num_prompt_tokens) return InvalidArgument("anchor out of range");
   }
+  if (j.contains("end_ms")) {
+    if (!j["end_ms"].is_number_integer()) return InvalidArgument("end_ms must be an integer");
+    r.end_ms = j["end_ms"].get<int64_t>();
+    if (r.end_ms < r.arrival_ms) return InvalidArgument("end_ms before t_ms");
+  }
   if (j.contains("history")) {
     if (!j["history"].is_number_integer()) return InvalidArgument("history must be an integer");
     r.history_end_tokens = j["history"].get<int64_t>();
@@ -195,6 +200,7 @@ std::string FormatNative(const Trace& trace) {
               {"output", {{"id", r.output.id}, {"len", r.output.num_tokens}}}};
     if (r.anchor_tokens > 0) j["anchor"] = r.anchor_tokens;
     if (r.history_end_tokens > 0) j["history"] = r.history_end_tokens;
+    if (r.end_ms >= 0) j["end_ms"] = r.end_ms;
     out += j.dump() + "\n";
   }
   json trailer = {{"end", {{"requests", trace.requests.size()}, {"xxh64", Hex16(XXH64(out.data(), out.size(), 0))}}}};

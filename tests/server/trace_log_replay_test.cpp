@@ -73,7 +73,7 @@ class TraceLogReplayTest : public ::testing::Test {
       EXPECT_TRUE(log.ok());
       int64_t t_ms = 0;
       for (const Logged& l : requests_) {
-        (*log)->NoteHistoryEnd(l.prompt.tokens, l.prompt.history_end_tokens);
+        (*log)->NoteSubmitted(l.prompt.tokens, l.prompt.history_end_tokens);
         (*log)->Append(t_ms, l.prompt.tokens, l.prompt.anchor_tokens, l.output);
         t_ms += 600'000;
       }

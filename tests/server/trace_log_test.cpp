@@ -30,6 +30,7 @@ TEST(TraceLog, TheSimulatorReadsItAndSeesTheSharedPrefix) {
   {
     auto log = TraceLog::Open(path);
     ASSERT_TRUE(log.ok());
+    (*log)->NoteSubmitted(turn1, 3 * B);
     (*log)->Append(0, turn1, 100, Range(100000, 12));
     (*log)->Append(1500, turn2, 100, Range(200000, 7));
     (*log)->Append(1600, other, 100, {});
@@ -44,6 +45,11 @@ TEST(TraceLog, TheSimulatorReadsItAndSeesTheSharedPrefix) {
   EXPECT_EQ(r[1].arrival_ms, 1500);
   EXPECT_EQ(r[0].anchor_tokens, 100 + TraceLog::kAnchorSlackTokens);  // the prefix, not the capture point
   EXPECT_EQ(r[0].output.num_tokens, 12u);
+  // Submitted through the backend: its history end and when it ended.
+  EXPECT_EQ(r[0].history_end_tokens, 3 * B);
+  EXPECT_GE(r[0].end_ms, r[0].arrival_ms);
+  EXPECT_EQ(r[1].history_end_tokens, 0);
+  EXPECT_EQ(r[1].end_ms, -1);
   // The previous prompt's partial last block and a divergence inside a block
   // are matched exactly.
   EXPECT_EQ(sim::Lcp(r[1].prompt, r[0].prompt), 3 * B + 10);

@@ -66,6 +66,29 @@ TEST(Replay, TtftIsPrefillOfUncachedTokensAndCommitsAfterPrefill) {
   EXPECT_EQ(r.cached_tokens, 999 + 1000 + 1100);
 }
 
+// A server's trace records when each reply really ended. Replayed on a
+// slower shape, a request sent after a reply ended still arrives after that
+// reply's modelled end; one sent while it ran is not held back.
+TEST(Replay, ARequestSentAfterAReplyEndedArrivesAfterItsModelledEnd) {
+  ModelShape shape = TestShape();  // 100 tokens/s: 1000 tokens take 10 s
+  for (bool with_end : {false, true}) {
+    Trace t;
+    t.sessions = {"s"};
+    t.requests.push_back(MakeRequest(0, {{1, 1000}}, 2, 10));               // really took 100 ms
+    t.requests.push_back(MakeRequest(50, {{1, 1000}, {7, 5}}, 8, 10));      // sent while 0 ran
+    t.requests.push_back(MakeRequest(150, {{1, 1000}, {2, 10}, {3, 5}}, 4, 10));  // sent 50 ms after 0 ended
+    if (with_end) {
+      t.requests[0].end_ms = 100;
+      t.requests[1].end_ms = 140;
+      t.requests[2].end_ms = 200;
+    }
+    OraclePolicy oracle(shape);
+    ReplayResult r = Replay(t, shape, oracle).value();
+    EXPECT_EQ(r.restore_tokens[1], 0) << with_end;
+    EXPECT_EQ(r.restore_tokens[2], with_end ? 1010 : 0) << with_end;
+  }
+}
+
 // A thinking template's next turn leaves the previous prompt a few tokens
 // after its history end: the lineage policy restores there only when the
 // trace says where the history ended (the server captures it there).
