@@ -4,12 +4,18 @@
 
 #include <algorithm>
 #include <memory>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
 namespace lineage::server {
 
 namespace {
+uint64_t RandomSalt() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
 uint64_t PromptKey(const std::vector<int32_t>& prompt) {
   return XXH64(prompt.data(), prompt.size() * sizeof(int32_t), 0);
 }
@@ -25,7 +31,7 @@ Result<std::unique_ptr<TraceLog>> TraceLog::Open(const std::string& path, int64_
 }
 
 TraceLog::TraceLog(std::FILE* f, int64_t memory_tokens)
-    : file_(f), hash_(XXH64_createState()), segmenter_(memory_tokens) {
+    : file_(f), hash_(XXH64_createState()), segmenter_(memory_tokens, RandomSalt()) {
   XXH64_reset(hash_, 0);
 }
 

@@ -4,7 +4,9 @@
 //
 // Prompts and replies are cut into segments by a TraceSegmenter
 // (trace_log_segmenter.h) so that the replayed longest common prefix of two
-// logged sequences is the real one. Each line also carries the request's
+// logged sequences is the real one, with ids keyed by a random salt drawn at
+// Open() and written nowhere (no guess of the text can be tested against
+// them). Each line also carries the request's
 // anchor and history end, so the replay captures where the server did. The
 // checksummed trailer is written by Close() (a server killed without it
 // leaves a valid trace without the optional trailer).

@@ -9,7 +9,6 @@ namespace lineage::server {
 namespace {
 
 constexpr uint64_t kIdMask = 0x7FFFFFFFFFFFFFFFull;
-constexpr uint64_t kGridSeed = 0x6c696e6561676531ull;   // G(0)
 constexpr uint64_t kReplySalt = 0x5265706c79000000ull;  // a reply's id is not a prompt prefix's
 
 uint64_t Hash(std::span<const int32_t> tokens, uint64_t seed) {
@@ -24,9 +23,9 @@ int64_t SharedTokens(std::span<const int32_t> a, std::span<const int32_t> b) {
 // P(L) for every L of one prompt: the grid chain G is computed once.
 class PrefixIds {
  public:
-  explicit PrefixIds(std::span<const int32_t> tokens) : tokens_(tokens) {
+  PrefixIds(std::span<const int32_t> tokens, uint64_t salt) : tokens_(tokens) {
     constexpr int64_t B = TraceSegmenter::kBlockTokens;
-    grid_.push_back(kGridSeed);
+    grid_.push_back(salt);
     for (size_t at = 0; at + B <= tokens.size(); at += B) grid_.push_back(Hash(tokens.subspan(at, B), grid_.back()));
   }
   // The id of a segment ending at `length` (and the key of what follows it).
@@ -53,7 +52,7 @@ SegmentedRequest TraceSegmenter::Cut(std::span<const int32_t> prompt, std::span<
     if (c > 0 && c < m) cuts.push_back(c);
   cuts.push_back(m);
   std::sort(cuts.begin(), cuts.end());
-  PrefixIds ids(prompt);
+  PrefixIds ids(prompt, salt_);
   SegmentedRequest out;
   int64_t pos = 0;
   while (pos < m) {

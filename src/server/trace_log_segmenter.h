@@ -58,7 +58,15 @@ class TraceSegmenter {
   static constexpr int64_t kBlockTokens = 64;
   static constexpr int64_t kDefaultMemoryTokens = int64_t{1} << 21;  // per generation: ~8 MB of ids
 
-  explicit TraceSegmenter(int64_t memory_tokens = kDefaultMemoryTokens) : memory_tokens_(memory_tokens) {}
+  static constexpr uint64_t kDefaultSalt = 0x6c696e6561676531ull;
+
+  // `salt` is G(0). Ids are unkeyed hashes of token ids, so with a known salt
+  // anyone holding the tokenizer could test guesses of the text (a short run
+  // after a known prefix can be found by trying every token); a secret
+  // random salt, which TraceLog uses and writes nowhere, rules that out and
+  // keeps every id of one file consistent with the others.
+  explicit TraceSegmenter(int64_t memory_tokens = kDefaultMemoryTokens, uint64_t salt = kDefaultSalt)
+      : memory_tokens_(memory_tokens), salt_(salt) {}
 
   // `cut_points`: lengths in (0, |prompt|) where the prompt is cut when no
   // remembered continuation spans them; others are ignored. Only points that
@@ -86,6 +94,7 @@ class TraceSegmenter {
   void Remember(uint64_t key, uint64_t id, std::span<const int32_t> tokens);
 
   int64_t memory_tokens_;
+  uint64_t salt_;
   Generation current_, old_;
   int64_t current_tokens_ = 0, old_tokens_ = 0;
 };

@@ -1,6 +1,7 @@
 // The --trace-log writer, read back by the simulator's own trace reader.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -54,6 +55,29 @@ TEST(TraceLog, TheSimulatorReadsItAndSeesTheSharedPrefix) {
   // are matched exactly.
   EXPECT_EQ(sim::Lcp(r[1].prompt, r[0].prompt), 3 * B + 10);
   EXPECT_EQ(sim::Lcp(r[2].prompt, r[0].prompt), 2 * B + 5);
+}
+
+// Ids are keyed by a salt drawn at Open(): two runs logging the same prompt
+// write different ids (no guess of the text can be checked against them).
+TEST(TraceLog, TwoRunsShareNoIds) {
+  std::vector<uint64_t> first_ids;
+  for (int run = 0; run < 2; ++run) {
+    std::string path = (std::filesystem::temp_directory_path() /
+                        ("lineage_trace_s" + std::to_string(run) + "_" + std::to_string(::getpid()) + ".jsonl")).string();
+    {
+      auto log = TraceLog::Open(path);
+      ASSERT_TRUE(log.ok());
+      (*log)->Append(0, Range(0, 100), 0, Range(500, 4));
+    }
+    auto trace = sim::ReadTrace(path);
+    std::filesystem::remove(path);
+    ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+    for (const sim::Segment& s : trace->requests[0].prompt) {
+      if (run == 0) first_ids.push_back(s.id);
+      else EXPECT_EQ(std::count(first_ids.begin(), first_ids.end(), s.id), 0);
+    }
+  }
+  EXPECT_EQ(first_ids.size(), 2u);  // cut at the grid and the end
 }
 
 TEST(TraceLog, AKilledServerLeavesAReadableTrace) {
