@@ -52,6 +52,9 @@ class TraceLog {
   // (identical prompts render identically) until the Append; a request that
   // never finishes leaves its note behind, so past kMaxNotes they are all
   // dropped (requests then in flight are logged without either field).
+  // Identical prompts in flight together are matched first in, first out;
+  // one refused after this call (overload) leaves its note, and the next
+  // identical prompt's end_ms then counts from the refused submission.
   void NoteSubmitted(const std::vector<int32_t>& prompt, int64_t history_end_tokens);
   // `anchor_tokens`: the anchor capture point the cache was given (0: none).
   void Append(int64_t t_ms, const std::vector<int32_t>& prompt, int64_t anchor_tokens,
