@@ -2,29 +2,38 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <memory>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
 namespace lineage::server {
 
 namespace {
-// Ids are kept below 2^63 so every JSON reader takes them as integers.
-uint64_t ChainHash(uint64_t previous, const int32_t* tokens, size_t n) {
-  return XXH64(tokens, n * sizeof(int32_t), previous) & 0x7FFFFFFFFFFFFFFFull;
+uint64_t RandomSalt() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+uint64_t PromptKey(const std::vector<int32_t>& prompt) {
+  return XXH64(prompt.data(), prompt.size() * sizeof(int32_t), 0);
 }
 }  // namespace
 
-Result<std::unique_ptr<TraceLog>> TraceLog::Open(const std::string& path) {
+Result<std::unique_ptr<TraceLog>> TraceLog::Open(const std::string& path, int64_t memory_tokens) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return IoError("cannot open trace log " + path);
-  std::unique_ptr<TraceLog> log(new TraceLog(f));
+  std::unique_ptr<TraceLog> log(new TraceLog(f, memory_tokens));
   std::lock_guard<std::mutex> lock(log->mu_);
   log->WriteLine(R"({"format":"lineage-trace","version":1,"scenario":"lineage-serve","seed":0})");
   return log;
 }
 
-TraceLog::TraceLog(std::FILE* f) : file_(f), hash_(XXH64_createState()) { XXH64_reset(hash_, 0); }
+TraceLog::TraceLog(std::FILE* f, int64_t memory_tokens)
+    : file_(f), hash_(XXH64_createState()), segmenter_(memory_tokens, RandomSalt()) {
+  XXH64_reset(hash_, 0);
+}
 
 TraceLog::~TraceLog() {
   Close();
@@ -38,21 +47,43 @@ void TraceLog::WriteLine(const std::string& line) {
   XXH64_update(hash_, with_newline.data(), with_newline.size());
 }
 
+void TraceLog::NoteSubmitted(const std::vector<int32_t>& prompt, int64_t history_end_tokens) {
+  uint64_t key = PromptKey(prompt);
+  auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (notes_.size() >= kMaxNotes) notes_.clear();
+  Note& note = notes_[key];
+  note.history_end_tokens = history_end_tokens;
+  note.submitted.push_back(now);
+}
+
 void TraceLog::Append(int64_t t_ms, const std::vector<int32_t>& prompt, int64_t anchor_tokens,
                       const std::vector<int32_t>& output) {
   using json = nlohmann::ordered_json;
-  json segments = json::array();
-  uint64_t chain = 0;
-  for (size_t at = 0; at < prompt.size(); at += kBlockTokens) {
-    size_t n = std::min<size_t>(kBlockTokens, prompt.size() - at);
-    chain = ChainHash(chain, prompt.data() + at, n);
-    segments.push_back({{"id", chain}, {"len", n}});
-  }
-  json line = {{"t_ms", t_ms}, {"session", ""}, {"prompt", std::move(segments)},
-               {"output", {{"id", ChainHash(chain ^ 0x5bd1e995u, output.data(), output.size())}, {"len", output.size()}}}};
-  if (anchor_tokens > 0) line["anchor"] = anchor_tokens;
+  const int64_t m = static_cast<int64_t>(prompt.size());
+  uint64_t key = PromptKey(prompt);
   std::lock_guard<std::mutex> lock(mu_);
   if (!file_) return;
+  int64_t history_end = 0, end_ms = -1;
+  if (auto it = notes_.find(key); it != notes_.end()) {
+    history_end = it->second.history_end_tokens;
+    auto took = std::chrono::steady_clock::now() - it->second.submitted.front();
+    end_ms = t_ms + std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+    it->second.submitted.pop_front();
+    if (it->second.submitted.empty()) notes_.erase(it);
+  }
+  int64_t anchor = anchor_tokens > 0 ? std::min(anchor_tokens + kAnchorSlackTokens, m) : 0;
+  // No cut at the history end: the next turn leaves this prompt a few tokens
+  // after it and never cuts there itself (the continuation covers it).
+  const int64_t cut_points[] = {anchor};
+  SegmentedRequest cut = segmenter_.Cut(prompt, cut_points, output);
+  json segments = json::array();
+  for (const TraceSegment& s : cut.prompt) segments.push_back({{"id", s.id}, {"len", s.num_tokens}});
+  json line = {{"t_ms", t_ms}, {"session", ""}, {"prompt", std::move(segments)},
+               {"output", {{"id", cut.output.id}, {"len", cut.output.num_tokens}}}};
+  if (anchor > 0) line["anchor"] = anchor;
+  if (history_end > 0 && history_end < m) line["history"] = history_end;
+  if (end_ms >= 0) line["end_ms"] = end_ms;
   WriteLine(line.dump());
   ++requests_;
 }

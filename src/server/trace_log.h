@@ -2,26 +2,33 @@
 // format (docs/traces.md, "lineage-trace" version 1), with no text, so that
 // `lineage replay` can size the cache for the user's own traffic.
 //
-// A prompt's token ids are cut into blocks of kBlockTokens; each block becomes
-// one segment whose id is a chained hash of every token up to its end. Two
-// prompts therefore share exactly the segments of the blocks they share, and
-// the replayed longest common prefix is the real one rounded down to a block
-// boundary (at most kBlockTokens - 1 tokens short). The reply is one output
-// segment hashed the same way. The checksummed trailer is written by Close()
-// (a server killed without it leaves a valid trace without the optional
-// trailer).
+// Prompts and replies are cut into segments by a TraceSegmenter
+// (trace_log_segmenter.h) so that the replayed longest common prefix of two
+// logged sequences is the real one, with ids keyed by a random salt drawn at
+// Open() and written nowhere (no guess of the text can be tested against
+// them). Each line also carries the request's
+// anchor and history end, so the replay captures where the server did. The
+// checksummed trailer is written by Close() (a server killed without it
+// leaves a valid trace without the optional trailer).
 //
-// Thread-safety: Append() may be called from any thread.
+// Lines are written when requests finish, so their t_ms (submission times)
+// may be out of order; the reader orders them (docs/traces.md).
+//
+// Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/status.h"
+#include "server/trace_log_segmenter.h"
 
 struct XXH64_state_s;
 
@@ -29,23 +36,47 @@ namespace lineage::server {
 
 class TraceLog {
  public:
-  static constexpr int64_t kBlockTokens = 64;
+  static constexpr int64_t kBlockTokens = TraceSegmenter::kBlockTokens;
+  // What PromptBuilder subtracts from the shared prefix to get the anchor
+  // capture point; the trace states the prefix itself (the replay subtracts
+  // the slack again).
+  static constexpr int64_t kAnchorSlackTokens = 2;
 
-  static Result<std::unique_ptr<TraceLog>> Open(const std::string& path);
+  static Result<std::unique_ptr<TraceLog>> Open(const std::string& path,
+                                                int64_t memory_tokens = TraceSegmenter::kDefaultMemoryTokens);
   ~TraceLog();
 
+  // Called at submission with the history end the cache is given (0: none);
+  // Append() of the same prompt writes it, and the time from this call to
+  // the Append as the request's end ("end_ms"). Kept by a hash of the prompt
+  // (identical prompts render identically) until the Append; a request that
+  // never finishes leaves its note behind, so past kMaxNotes they are all
+  // dropped (requests then in flight are logged without either field).
+  // Identical prompts in flight together are matched first in, first out;
+  // one refused after this call (overload) leaves its note, and the next
+  // identical prompt's end_ms then counts from the refused submission.
+  void NoteSubmitted(const std::vector<int32_t>& prompt, int64_t history_end_tokens);
+  // `anchor_tokens`: the anchor capture point the cache was given (0: none).
   void Append(int64_t t_ms, const std::vector<int32_t>& prompt, int64_t anchor_tokens,
               const std::vector<int32_t>& output);
   void Close();
 
+  static constexpr size_t kMaxNotes = 4096;
+
  private:
-  TraceLog(std::FILE* f);
+  TraceLog(std::FILE* f, int64_t memory_tokens);
   void WriteLine(const std::string& line);  // REQUIRES: mu_ held
 
   std::mutex mu_;
   std::FILE* file_;
   XXH64_state_s* hash_;
   int64_t requests_ = 0;
+  TraceSegmenter segmenter_;
+  struct Note {
+    int64_t history_end_tokens = 0;
+    std::deque<std::chrono::steady_clock::time_point> submitted;  // not yet appended, oldest first
+  };
+  std::unordered_map<uint64_t, Note> notes_;  // by XXH64 of the prompt
 };
 
 }  // namespace lineage::server

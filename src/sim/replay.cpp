@@ -20,6 +20,37 @@ struct Event {
   }
 };
 
+int64_t DecodeMs(const Request& r, const ModelShape& shape) {
+  return static_cast<int64_t>(std::ceil(static_cast<double>(r.output.num_tokens) * shape.decode_s_per_token * 1000));
+}
+
+// Modelled arrival times. A request that really arrived after earlier ones
+// had ended (their end_ms, when the trace has it) arrives no sooner after
+// their modelled end than it did after their real end: its client may have
+// been waiting for them, and a slower modelled machine must not make it
+// arrive before them. arrival = t_ms + the largest slip (modelled end - real
+// end) of any request that really ended before t_ms. The slip only grows and
+// t_ms is sorted, so arrivals stay in trace order.
+class ArrivalClock {
+ public:
+  // REQUIRES: every earlier request has been Admitted().
+  int64_t Arrival(const Request& r) {
+    while (!ended_.empty() && ended_.top().first <= r.arrival_ms) {
+      slip_ms_ = std::max(slip_ms_, ended_.top().second);
+      ended_.pop();
+    }
+    return r.arrival_ms + slip_ms_;
+  }
+  void Admitted(const Request& r, int64_t modelled_end_ms) {
+    if (r.end_ms >= 0) ended_.push({r.end_ms, modelled_end_ms - r.end_ms});
+  }
+
+ private:
+  int64_t slip_ms_ = 0;
+  // (real end, slip), earliest real end first.
+  std::priority_queue<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, int64_t>>, std::greater<>> ended_;
+};
+
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -36,18 +67,20 @@ Result<ReplayResult> Replay(const Trace& trace, const ModelShape& shape, Policy&
   const int64_t n = static_cast<int64_t>(trace.requests.size());
   res.restore_tokens.assign(static_cast<size_t>(n), 0);
   std::vector<double> ttft_s(static_cast<size_t>(n), 0);
-  // Arrivals are already sorted; commits and finishes go through a heap.
+  // Arrivals come in trace order (ArrivalClock keeps them sorted); commits
+  // and finishes go through a heap.
   std::priority_queue<Event, std::vector<Event>, std::greater<>> pending;
-  int64_t next_arrival = 0;
+  ArrivalClock arrivals;
+  int64_t next_arrival = 0, next_arrival_ms = n > 0 ? arrivals.Arrival(trace.requests[0]) : 0;
   while (next_arrival < n || !pending.empty()) {
     Event ev;
     bool take_arrival = false;
     if (next_arrival < n) {
-      Event a{trace.requests[next_arrival].arrival_ms, EventKind::kArrival, next_arrival};
+      Event a{next_arrival_ms, EventKind::kArrival, next_arrival};
       take_arrival = pending.empty() || !(a > pending.top());
     }
     if (take_arrival) {
-      ev = {trace.requests[next_arrival].arrival_ms, EventKind::kArrival, next_arrival};
+      ev = {next_arrival_ms, EventKind::kArrival, next_arrival};
       ++next_arrival;
     } else {
       ev = pending.top();
@@ -69,14 +102,15 @@ Result<ReplayResult> Replay(const Trace& trace, const ModelShape& shape, Policy&
         res.restore_tokens[static_cast<size_t>(ev.index)] = a.restore_tokens;
         res.cached_tokens += a.restore_tokens;
         res.prompt_tokens += req.num_prompt_tokens;
-        pending.push({ev.time_ms + static_cast<int64_t>(std::ceil(t * 1000.0)), EventKind::kCommit, ev.index});
+        int64_t commit_ms = ev.time_ms + static_cast<int64_t>(std::ceil(t * 1000.0));
+        pending.push({commit_ms, EventKind::kCommit, ev.index});
+        arrivals.Admitted(req, commit_ms + DecodeMs(req, shape));
+        if (next_arrival < n) next_arrival_ms = arrivals.Arrival(trace.requests[static_cast<size_t>(next_arrival)]);
         break;
       }
       case EventKind::kCommit: {
         policy.Commit(view, ev.time_ms);
-        int64_t decode_ms =
-            static_cast<int64_t>(std::ceil(static_cast<double>(req.output.num_tokens) * shape.decode_s_per_token * 1000));
-        pending.push({ev.time_ms + decode_ms, EventKind::kFinish, ev.index});
+        pending.push({ev.time_ms + DecodeMs(req, shape), EventKind::kFinish, ev.index});
         break;
       }
       case EventKind::kFinish:

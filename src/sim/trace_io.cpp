@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -52,8 +53,6 @@ Status ParseNativeRequest(const json& j, Trace& trace, std::unordered_map<std::s
     return InvalidArgument("request needs a non-empty prompt array");
   Request r;
   r.arrival_ms = j["t_ms"].get<int64_t>();
-  if (!trace.requests.empty() && r.arrival_ms < trace.requests.back().arrival_ms)
-    return InvalidArgument("t_ms decreases");
   std::string session = j.contains("session") && j["session"].is_string() ? j["session"].get<std::string>() : "";
   r.session = SessionIndex(trace, sessions, session);
   for (const json& s : j["prompt"]) {
@@ -69,6 +68,17 @@ Status ParseNativeRequest(const json& j, Trace& trace, std::unordered_map<std::s
     if (!j["anchor"].is_number_integer()) return InvalidArgument("anchor must be an integer");
     r.anchor_tokens = j["anchor"].get<int64_t>();
     if (r.anchor_tokens < 0 || r.anchor_tokens > r.num_prompt_tokens) return InvalidArgument("anchor out of range");
+  }
+  if (j.contains("end_ms")) {
+    if (!j["end_ms"].is_number_integer()) return InvalidArgument("end_ms must be an integer");
+    r.end_ms = j["end_ms"].get<int64_t>();
+    if (r.end_ms < r.arrival_ms) return InvalidArgument("end_ms before t_ms");
+  }
+  if (j.contains("history")) {
+    if (!j["history"].is_number_integer()) return InvalidArgument("history must be an integer");
+    r.history_end_tokens = j["history"].get<int64_t>();
+    if (r.history_end_tokens < 0 || r.history_end_tokens >= r.num_prompt_tokens)
+      return InvalidArgument("history out of range");
   }
   trace.requests.push_back(std::move(r));
   return Status::Ok();
@@ -157,6 +167,10 @@ Result<Trace> ParseTrace(const std::string& text, const std::string& name) {
     if (!st.ok()) return st.With(Where(name, line_no));
   }
   if (trace.requests.empty()) return InvalidArgument(name + ": no requests");
+  // A server logs a request when it finishes, so native lines may come out of
+  // arrival order; file order breaks ties.
+  std::stable_sort(trace.requests.begin(), trace.requests.end(),
+                   [](const Request& a, const Request& b) { return a.arrival_ms < b.arrival_ms; });
   return trace;
 }
 
@@ -185,6 +199,8 @@ std::string FormatNative(const Trace& trace) {
               {"prompt", std::move(prompt)},
               {"output", {{"id", r.output.id}, {"len", r.output.num_tokens}}}};
     if (r.anchor_tokens > 0) j["anchor"] = r.anchor_tokens;
+    if (r.history_end_tokens > 0) j["history"] = r.history_end_tokens;
+    if (r.end_ms >= 0) j["end_ms"] = r.end_ms;
     out += j.dump() + "\n";
   }
   json trailer = {{"end", {{"requests", trace.requests.size()}, {"xxh64", Hex16(XXH64(out.data(), out.size(), 0))}}}};

@@ -1,6 +1,7 @@
 // The --trace-log writer, read back by the simulator's own trace reader.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -30,6 +31,7 @@ TEST(TraceLog, TheSimulatorReadsItAndSeesTheSharedPrefix) {
   {
     auto log = TraceLog::Open(path);
     ASSERT_TRUE(log.ok());
+    (*log)->NoteSubmitted(turn1, 3 * B);
     (*log)->Append(0, turn1, 100, Range(100000, 12));
     (*log)->Append(1500, turn2, 100, Range(200000, 7));
     (*log)->Append(1600, other, 100, {});
@@ -42,11 +44,40 @@ TEST(TraceLog, TheSimulatorReadsItAndSeesTheSharedPrefix) {
   EXPECT_EQ(r[0].num_prompt_tokens, static_cast<int64_t>(turn1.size()));
   EXPECT_EQ(r[1].num_prompt_tokens, static_cast<int64_t>(turn2.size()));
   EXPECT_EQ(r[1].arrival_ms, 1500);
-  EXPECT_EQ(r[0].anchor_tokens, 100);
+  EXPECT_EQ(r[0].anchor_tokens, 100 + TraceLog::kAnchorSlackTokens);  // the prefix, not the capture point
   EXPECT_EQ(r[0].output.num_tokens, 12u);
-  // Whole blocks shared are seen as shared; the partial block is not.
-  EXPECT_EQ(sim::Lcp(r[0].prompt, r[1].prompt), 3 * B);
-  EXPECT_EQ(sim::Lcp(r[0].prompt, r[2].prompt), 2 * B);
+  // Submitted through the backend: its history end and when it ended.
+  EXPECT_EQ(r[0].history_end_tokens, 3 * B);
+  EXPECT_GE(r[0].end_ms, r[0].arrival_ms);
+  EXPECT_EQ(r[1].history_end_tokens, 0);
+  EXPECT_EQ(r[1].end_ms, -1);
+  // The previous prompt's partial last block and a divergence inside a block
+  // are matched exactly.
+  EXPECT_EQ(sim::Lcp(r[1].prompt, r[0].prompt), 3 * B + 10);
+  EXPECT_EQ(sim::Lcp(r[2].prompt, r[0].prompt), 2 * B + 5);
+}
+
+// Ids are keyed by a salt drawn at Open(): two runs logging the same prompt
+// write different ids (no guess of the text can be checked against them).
+TEST(TraceLog, TwoRunsShareNoIds) {
+  std::vector<uint64_t> first_ids;
+  for (int run = 0; run < 2; ++run) {
+    std::string path = (std::filesystem::temp_directory_path() /
+                        ("lineage_trace_s" + std::to_string(run) + "_" + std::to_string(::getpid()) + ".jsonl")).string();
+    {
+      auto log = TraceLog::Open(path);
+      ASSERT_TRUE(log.ok());
+      (*log)->Append(0, Range(0, 100), 0, Range(500, 4));
+    }
+    auto trace = sim::ReadTrace(path);
+    std::filesystem::remove(path);
+    ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+    for (const sim::Segment& s : trace->requests[0].prompt) {
+      if (run == 0) first_ids.push_back(s.id);
+      else EXPECT_EQ(std::count(first_ids.begin(), first_ids.end(), s.id), 0);
+    }
+  }
+  EXPECT_EQ(first_ids.size(), 2u);  // cut at the grid and the end
 }
 
 TEST(TraceLog, AKilledServerLeavesAReadableTrace) {

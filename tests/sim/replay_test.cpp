@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "sim/policies/lineage_adapter.h"
 #include "sim/policies/oracle.h"
 #include "sim/replay.h"
 #include "sim/sim_test_util.h"
@@ -63,6 +64,50 @@ TEST(Replay, TtftIsPrefillOfUncachedTokensAndCommitsAfterPrefill) {
   EXPECT_NEAR(r.ttft_p95_s, 10.0, 1e-9);
   EXPECT_EQ(r.prompt_tokens, 1000 * 3 + 1150 * 2);
   EXPECT_EQ(r.cached_tokens, 999 + 1000 + 1100);
+}
+
+// A server's trace records when each reply really ended. Replayed on a
+// slower shape, a request sent after a reply ended still arrives after that
+// reply's modelled end; one sent while it ran is not held back.
+TEST(Replay, ARequestSentAfterAReplyEndedArrivesAfterItsModelledEnd) {
+  ModelShape shape = TestShape();  // 100 tokens/s: 1000 tokens take 10 s
+  for (bool with_end : {false, true}) {
+    Trace t;
+    t.sessions = {"s"};
+    t.requests.push_back(MakeRequest(0, {{1, 1000}}, 2, 10));               // really took 100 ms
+    t.requests.push_back(MakeRequest(50, {{1, 1000}, {7, 5}}, 8, 10));      // sent while 0 ran
+    t.requests.push_back(MakeRequest(150, {{1, 1000}, {2, 10}, {3, 5}}, 4, 10));  // sent 50 ms after 0 ended
+    if (with_end) {
+      t.requests[0].end_ms = 100;
+      t.requests[1].end_ms = 140;
+      t.requests[2].end_ms = 200;
+    }
+    OraclePolicy oracle(shape);
+    ReplayResult r = Replay(t, shape, oracle).value();
+    EXPECT_EQ(r.restore_tokens[1], 0) << with_end;
+    EXPECT_EQ(r.restore_tokens[2], with_end ? 1010 : 0) << with_end;
+  }
+}
+
+// A thinking template's next turn leaves the previous prompt a few tokens
+// after its history end: the lineage policy restores there only when the
+// trace says where the history ended (the server captures it there).
+TEST(Replay, LineageRestoresAtTheHistoryEndTheTraceGives) {
+  ModelShape shape = FindShape("qwen3.5-0.8b").value();
+  for (int64_t history : {0, 1000}) {
+    Trace t;
+    t.sessions = {"s"};
+    // Turn 1: 1000 tokens of history, then an 8-token generation prompt.
+    t.requests.push_back(MakeRequest(0, {{1, 1000}, {2, 8}}, 3, 20));
+    t.requests[0].history_end_tokens = history;
+    // Turn 2 shares 3 tokens of the generation prompt, then goes its own way.
+    t.requests.push_back(MakeRequest(3600'000, {{1, 1000}, {2, 3}, {4, 40}}, 5, 20));
+    LineagePolicy lineage(shape, {shape.ram_budget_bytes, shape.disk_budget_bytes}, /*exact=*/false);
+    ReplayResult r = Replay(t, shape, lineage).value();
+    ASSERT_TRUE(lineage.status().ok()) << lineage.status().ToString();
+    // Without it, the best point is the guard 16 tokens before turn 1's end.
+    EXPECT_EQ(r.restore_tokens[1], history > 0 ? history : 1008 - 16) << "history " << history;
+  }
 }
 
 class BadPolicy final : public Policy {

@@ -124,8 +124,8 @@ TEST(TraceIo, MalformedLinesNameTheLine) {
       "{\"format\":\"lineage-trace\",\"version\":2}\n{\"t_ms\":0,\"prompt\":[{\"id\":1,\"len\":1}]}\n",
       "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":0,\"prompt\":[]}\n",
       "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":0,\"prompt\":[{\"id\":1,\"len\":0}]}\n",
-      "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":5,\"prompt\":[{\"id\":1,\"len\":1}]}\n"
-      "{\"t_ms\":4,\"prompt\":[{\"id\":1,\"len\":1}]}\n",
+      "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":0,\"prompt\":[{\"id\":1,\"len\":3}],\"history\":3}\n",
+      "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":0,\"prompt\":[{\"id\":1,\"len\":3}],\"history\":\"2\"}\n",
       "{\"format\":\"lineage-trace\",\"version\":1}\nnot json\n",
       "{\"timestamp\":0,\"input_length\":600,\"output_length\":1,\"hash_ids\":[1]}\n",
       "{\"timestamp\":0,\"input_length\":512,\"output_length\":1,\"hash_ids\":[1,2]}\n",
@@ -137,6 +137,28 @@ TEST(TraceIo, MalformedLinesNameTheLine) {
   }
   Result<Trace> t = ParseTrace("{\"format\":\"lineage-trace\",\"version\":1}\nnot json\n", "f.jsonl");
   EXPECT_NE(t.status().message().find("f.jsonl:2"), std::string::npos) << t.status().message();
+}
+
+// A server logs requests as they finish: the reader orders them by arrival,
+// file order among equal times, and keeps the history end.
+TEST(TraceIo, NativeLinesAreOrderedByArrivalAndKeepTheHistoryEnd) {
+  std::string text =
+      "{\"format\":\"lineage-trace\",\"version\":1}\n"
+      "{\"t_ms\":5,\"session\":\"late\",\"prompt\":[{\"id\":1,\"len\":9}],\"history\":6}\n"
+      "{\"t_ms\":4,\"session\":\"early\",\"prompt\":[{\"id\":2,\"len\":3}]}\n"
+      "{\"t_ms\":5,\"session\":\"tie\",\"prompt\":[{\"id\":3,\"len\":3}]}\n";
+  Result<Trace> t = ParseTrace(text, "mem");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->requests.size(), 3u);
+  EXPECT_EQ(t->sessions[t->requests[0].session], "early");
+  EXPECT_EQ(t->sessions[t->requests[1].session], "late");
+  EXPECT_EQ(t->sessions[t->requests[2].session], "tie");
+  EXPECT_EQ(t->requests[1].history_end_tokens, 6);
+  EXPECT_EQ(t->requests[0].history_end_tokens, 0);
+  // Written back, the field survives.
+  Result<Trace> again = ParseTrace(FormatNative(*t), "again");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->requests[1].history_end_tokens, 6);
 }
 
 TEST(TraceIo, MooncakeBlocksChainPrefixes) {

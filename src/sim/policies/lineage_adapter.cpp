@@ -37,6 +37,8 @@ Admission LineagePolicy::Admit(const RequestView& r, int64_t) {
   cache::TokenSpan prompt(*f.tokens);
   cache::LookupHints hints;
   if (q.anchor_tokens > kAnchorSlackTokens) hints.anchor_tokens = q.anchor_tokens - kAnchorSlackTokens;
+  // The server gives the history end as it is, with no slack (engine_backend.cpp).
+  hints.history_end_tokens = q.history_end_tokens;
   const int64_t read_before = disk_ ? disk_->Stats().bytes_read : 0;
   Result<cache::LookupResult> lr = cache_->Lookup(prompt, hints);
   Admission a;
