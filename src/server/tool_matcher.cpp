@@ -62,6 +62,22 @@ uint64_t AllProperties(const SchemaNode& n) {
   return k >= 64 ? ~uint64_t{0} : (uint64_t{1} << k) - 1;
 }
 
+// One byte of text in a frame that counts its bytes in `a` against the
+// limit `b` and keeps its UTF-8 state in `used`. A character is taken only
+// whole within the limit, so the limit never falls inside one.
+bool TextByte(auto& f, uint8_t c) {
+  if (Utf8Need(f.used) > 0) {
+    if (!Utf8Continue(c, &f.used)) return false;
+  } else {
+    uint64_t state = 0;
+    int n = Utf8Lead(c, &state);
+    if (n == 0 || f.a + n > f.b) return false;
+    f.used = state;
+  }
+  ++f.a;
+  return true;
+}
+
 }  // namespace
 
 ToolMatcher::ToolMatcher(const ToolGrammar* grammar) : g_(grammar) {
@@ -409,11 +425,7 @@ ToolMatcher::Step ToolMatcher::FeedArray(Frame& f, uint8_t c) {
 // last byte was '<' (so '/' may not follow), bit 1: a \u escape began with
 // 'd' (a surrogate is refused at its second digit), used = UTF-8 state.
 ToolMatcher::Step ToolMatcher::FeedString(Frame& f, uint8_t c) {
-  if (Utf8Need(f.used) > 0) {
-    if (!Utf8Continue(c, &f.used)) return Step::kReject;
-    ++f.a;
-    return Step::kConsumed;
-  }
+  if (Utf8Need(f.used) > 0) return TextByte(f, c) ? Step::kConsumed : Step::kReject;
   if (f.phase == 2) {  // after a backslash
     if (c == 'u') {
       if (f.a + 5 > f.b) return Step::kReject;
@@ -446,19 +458,16 @@ ToolMatcher::Step ToolMatcher::FeedString(Frame& f, uint8_t c) {
     return Step::kConsumed;
   }
   if (c < 0x20 || (c == '/' && after_lt)) return Step::kReject;
-  uint64_t state = 0;
-  int n = Utf8Lead(c, &state);
-  if (n == 0 || f.a + n > f.b) return Step::kReject;
-  f.used = state;
+  if (!TextByte(f, c)) return Step::kReject;
   f.flags = c == '<' ? 1 : 0;
-  ++f.a;
   return Step::kConsumed;
 }
 
 // Number frame: phase is the position in -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?,
 // a = digits in the current run, flags bit 0: integers only.
 ToolMatcher::Step ToolMatcher::FeedNumber(Frame& f, uint8_t c) {
-  constexpr int kMaxDigits = 18, kMaxExpDigits = 3;
+  // 18 digits fit an int64; with a 2-digit exponent every number fits a double.
+  constexpr int kMaxDigits = 18, kMaxExpDigits = 2;
   bool integer = f.flags & 1;
   bool digit = IsDigit(c);
   auto to = [&](uint8_t phase, int32_t count) {
@@ -540,13 +549,10 @@ ToolMatcher::Step ToolMatcher::FeedLiteral(Frame& f, uint8_t c) {
 
 // Raw text frame: node = which words, a = bytes so far, b = limit, phase =
 // bytes of a word matched, flags = words still matching (bit i), used =
-// UTF-8 state. From the limit on, only the terminator may follow.
+// UTF-8 state. From the limit on, only the terminator may follow: the one
+// under way, or (when none is) one begun afresh at '<'.
 ToolMatcher::Step ToolMatcher::FeedRawText(Frame& f, uint8_t c) {
-  if (Utf8Need(f.used) > 0) {
-    if (!Utf8Continue(c, &f.used)) return Step::kReject;
-    ++f.a;
-    return Step::kConsumed;
-  }
+  if (Utf8Need(f.used) > 0) return TextByte(f, c) ? Step::kConsumed : Step::kReject;
   RawWords w = WordsFor(static_cast<uint8_t>(f.node));
   bool closing = f.a >= f.b;
   if (f.phase > 0) {
@@ -563,6 +569,9 @@ ToolMatcher::Step ToolMatcher::FeedRawText(Frame& f, uint8_t c) {
       if ((alive & 2) && f.phase == w.words[1].size()) return Step::kReject;
       return Step::kConsumed;
     }
+    // Past the limit, a terminator under way must be finished: restarting it
+    // at every '<' would let the text grow without end.
+    if (closing && (f.flags & 1)) return Step::kReject;
     f.phase = 0;  // the partial word was text after all
   }
   if (c == '<') {
@@ -572,12 +581,7 @@ ToolMatcher::Step ToolMatcher::FeedRawText(Frame& f, uint8_t c) {
     return Step::kConsumed;
   }
   if (closing) return Step::kReject;
-  uint64_t state = 0;
-  int n = Utf8Lead(c, &state);
-  if (n == 0 || f.a + n > f.b) return Step::kReject;
-  f.used = state;
-  ++f.a;
-  return Step::kConsumed;
+  return TextByte(f, c) ? Step::kConsumed : Step::kReject;
 }
 
 ToolMatcher::Step ToolMatcher::FeedXmlParams(Frame& f, uint8_t c) {

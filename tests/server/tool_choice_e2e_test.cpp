@@ -111,7 +111,8 @@ class ToolChoiceEndToEnd : public ::testing::TestWithParam<model::Arch> {
   }
 
   static void ExpectArguments(const std::string& name, const json& args) {
-    const json* schema = testing::ToolSchema(Tools(), name);
+    const json tools = Tools();
+    const json* schema = testing::ToolSchema(tools, name);
     ASSERT_NE(schema, nullptr) << name;
     std::string why;
     EXPECT_TRUE(testing::SatisfiesSchema(*schema, args, &why)) << why << ": " << args.dump();

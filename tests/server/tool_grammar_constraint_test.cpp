@@ -123,6 +123,7 @@ TEST(ToolGrammarTest, ThinkIsClosedFirst) {
   ExpectComplete(*closed, "\n</think>\n\n" + call);
   ExpectRefused(*closed, "", "hmm</think>\n" + call);
   ExpectRefused(*closed, "<", call.substr(1));
+  ExpectRefused(*closed, "</th", "<</think>");  // no restart once the terminator is under way
   o.think_max_bytes = 10;
   auto bounded = Grammar(ToolCallFormat::kXml, {}, o);
   ExpectComplete(*bounded, "hmm <b>\n</think>\n\n" + call);
@@ -162,6 +163,8 @@ TEST(ToolGrammarTest, JsonRefusals) {
   ExpectRefused(*g, mode + "\"", "medium\"");
   ExpectRefused(*g, mode + "\"fast\", \"verbose\": ", "\"yes\"");
   ExpectRefused(*g, mode + "\"fast\"", "}");
+  // Numbers stay within a double: two exponent digits at most.
+  ExpectRefused(*g, mode + "\"fast\", \"verbose\": true, \"ratio\": -1.5e99", "9}");
 }
 
 TEST(ToolGrammarTest, BoundsLeaveAWayOut) {
@@ -179,6 +182,7 @@ TEST(ToolGrammarTest, BoundsLeaveAWayOut) {
   ExpectRefused(*x, xopen + "12345678", "x");
   // At the limit inside a forbidden word, the terminator can still start.
   ExpectComplete(*x, xopen + "1234</t</parameter></function></tool_call>");
+  ExpectRefused(*x, xopen + "1234567</p", "<</parameter>");
 }
 
 }  // namespace
