@@ -61,6 +61,7 @@ Figures Replay(const text::Tokenizer& tok, std::shared_ptr<const TokenConstraint
   ToolGrammarOptions o;
   o.format = format;
   o.reasoning_open = format == ToolCallFormat::kXml;
+  o.max_calls = 2;
   auto g = ToolGrammar::Compile(Tools(), {}, o);
   if (!g.ok()) {
     std::fprintf(stderr, "grammar: %s\n", g.status().ToString().c_str());

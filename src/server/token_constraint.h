@@ -47,7 +47,14 @@ class TokenConstraint {
 
  private:
   void Allow(int32_t id) { mask_[id / 64] |= uint64_t{1} << (id % 64); }
-  void Walk(const TokenTrie& trie);
+  void Disallow(int32_t id) { mask_[id / 64] &= ~(uint64_t{1} << (id % 64)); }
+  // Walks nodes [begin, end) of `trie`, a run of whole subtrees.
+  void Walk(const TokenTrie& trie, size_t begin, size_t end);
+  void Walk(const TokenTrie& trie) { Walk(trie, 0, trie.nodes.size()); }
+  // The plain tokens, accepted wholesale, but those starting with a byte
+  // that may continue a word under way, which are walked.
+  // REQUIRES: the special tokens are walked after.
+  void AllowPlain(const PlainText& p, const TextState& text);
 
   std::shared_ptr<const ToolGrammar> grammar_;
   std::shared_ptr<const TokenConstraintVocab> vocab_;

@@ -35,6 +35,17 @@ PlainText SplitPlain(const std::vector<std::pair<std::string, int32_t>>& tokens,
   return out;
 }
 
+// An offset from which `bytes` is valid UTF-8 made of plain bytes only: the
+// first character start after the last non-plain byte, or bytes.size() when
+// that suffix is not valid (conservative: it only costs a skipped shortcut).
+template <typename IsPlainByte>
+size_t PlainSuffixStart(std::string_view bytes, IsPlainByte plain_byte) {
+  size_t d = bytes.size();
+  while (d > 0 && plain_byte(static_cast<uint8_t>(bytes[d - 1]))) --d;
+  while (d < bytes.size() && (static_cast<uint8_t>(bytes[d]) & 0xC0) == 0x80) ++d;
+  return text::IsValidUtf8(bytes.substr(d)) ? d : bytes.size();
+}
+
 }  // namespace
 
 TokenTrie TokenTrie::Build(const std::vector<std::pair<std::string, int32_t>>& ids) {
@@ -76,6 +87,24 @@ TokenTrie TokenTrie::Build(const std::vector<std::pair<std::string, int32_t>>& i
   while (!open.empty()) {
     t.nodes[open.back()].end = static_cast<uint32_t>(t.nodes.size());
     open.pop_back();
+  }
+  // Plain-below flags and suffix lengths: each token clears the flag of the
+  // nodes on its path above where its plain suffix starts.
+  for (Node& n : t.nodes) n.plain_below = kJsonPlain | kRawPlain;
+  std::vector<uint32_t> path;
+  for (size_t k = 0; k < t.nodes.size(); ++k) {
+    path.resize(t.nodes[k].depth - 1);
+    path.push_back(static_cast<uint32_t>(k));
+    for (uint32_t j = t.nodes[k].tok_begin; j < t.nodes[k].tok_end; ++j) {
+      std::string_view s = sorted[j]->first;  // tokens were appended in sorted order
+      size_t json_from = PlainSuffixStart(s, PlainJsonByte), raw_from = PlainSuffixStart(s, PlainRawByte);
+      for (size_t d = 1; d <= path.size(); ++d) {  // path[d - 1] has depth d: the suffix is s[d:]
+        Node& n = t.nodes[path[d - 1]];
+        if (d < json_from) n.plain_below &= ~kJsonPlain;
+        if (d < raw_from) n.plain_below &= ~kRawPlain;
+        n.max_suffix = std::max<uint16_t>(n.max_suffix, static_cast<uint16_t>(s.size() - d));
+      }
+    }
   }
   return t;
 }

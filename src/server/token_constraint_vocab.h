@@ -33,13 +33,24 @@ struct TokenTrie {
     uint32_t tok_end = 0;    //   tokens[tok_begin, tok_end)
     uint16_t depth = 0;      // bytes on the path, 1 for a child of the root
     uint8_t byte = 0;
+    // Bit k: every token below has, after this node, only bytes that text
+    // class k (kJsonPlain, kRawPlain) takes wholesale from a clean state; the
+    // walk then accepts the subtree without visiting it (when it fits).
+    uint8_t plain_below = 0;
+    uint16_t max_suffix = 0;  // longest token below, in bytes after this node
   };
+  static constexpr uint8_t kJsonPlain = 1, kRawPlain = 2;
   std::vector<Node> nodes;
   std::vector<int32_t> tokens;
   int max_depth = 0;
 
   // `ids` with their bytes; tokens longer than 65535 bytes are left out.
   static TokenTrie Build(const std::vector<std::pair<std::string, int32_t>>& ids);
+  // One past the last token of node k's subtree (preorder keeps them contiguous).
+  uint32_t SubtreeTokenEnd(size_t k) const {
+    uint32_t end = nodes[k].end;
+    return end < nodes.size() ? nodes[end].tok_begin : static_cast<uint32_t>(tokens.size());
+  }
 };
 
 struct PlainText {

@@ -151,12 +151,19 @@ bool ToolMatcher::Finished() const { return depth_ == 1 && frames_[0].phase == k
 TextState ToolMatcher::text_state() const {
   const Frame& f = frames_[depth_ - 1];
   TextState t;
-  if (f.kind == Kind::kString && f.phase == 1 && Utf8Need(f.used) == 0 && !(f.flags & 1)) {
+  if (f.kind == Kind::kString && f.phase == 1 && Utf8Need(f.used) == 0) {
     t.kind = TextState::Kind::kJsonString;
     t.room_bytes = int64_t{f.b} - f.a;
-  } else if (f.kind == Kind::kRawText && f.phase == 0 && Utf8Need(f.used) == 0 && f.a < f.b) {
+    if (f.flags & 1) t.first_bytes[t.num_first_bytes++] = '/';
+  } else if (f.kind == Kind::kRawText && Utf8Need(f.used) == 0 && f.a < f.b) {
     t.kind = TextState::Kind::kRawText;
     t.room_bytes = int64_t{f.b} - f.a;
+    RawWords w = WordsFor(static_cast<uint8_t>(f.node));
+    for (int i = 0; f.phase > 0 && i < w.count; ++i) {
+      if (!((f.flags >> i) & 1) || f.phase >= w.words[i].size()) continue;
+      uint8_t next = static_cast<uint8_t>(w.words[i][f.phase]);
+      if (t.num_first_bytes == 0 || t.first_bytes[0] != next) t.first_bytes[t.num_first_bytes++] = next;
+    }
   }
   return t;
 }

@@ -22,12 +22,16 @@
 namespace lineage::server {
 
 // What the top frame is while it is plain text, for the vocabulary walk's
-// fast path: every token made only of "plain" bytes is accepted there and
-// leaves the same kind of state.
+// fast path: a token made only of "plain" bytes that fits is accepted there,
+// unless its first byte is one of `first_bytes`, which may continue a word
+// under way (after '<': the '/' of "</", or the next letter of a terminator);
+// those tokens must be walked.
 struct TextState {
   enum class Kind : uint8_t { kNone, kJsonString, kRawText };
   Kind kind = Kind::kNone;
   int64_t room_bytes = 0;  // plain bytes that still fit
+  int num_first_bytes = 0;
+  uint8_t first_bytes[2] = {0, 0};
 };
 
 class ToolMatcher {

@@ -150,9 +150,43 @@ TEST_F(TokenConstraintTest, TrieWalkMatchesBruteForce) {
   }
 }
 
+// Replies written to pass through the states the fast paths treat apart:
+// '<' and partial terminators inside text, escapes, multi-byte characters.
+TEST_F(TokenConstraintTest, TeacherForcedRepliesMatchBruteForce) {
+  std::string text = "a <b> </p </para </t </tool x</ \xe4\xb8\xad\xe6\x96\x87 <</";
+  std::string json_text = "a <b> <\\/p \\n\\t\\u00e9 \xe4\xb8\xad\xe6\x96\x87 \\\"q\\\" <<\\/";
+  struct Case {
+    ToolCallFormat format;
+    std::string reply;
+  } cases[] = {
+      {ToolCallFormat::kXml, "\n</think>\n\n<tool_call>\n<function=read_file>\n<parameter=path>\n" + text +
+                                 "\n</parameter>\n</function>\n</tool_call>"},
+      {ToolCallFormat::kJson, "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"" + json_text +
+                                  "\"}}\n</tool_call>"},
+  };
+  for (const Case& c : cases) {
+    ToolGrammarOptions o;
+    o.format = c.format;
+    o.reasoning_open = c.format == ToolCallFormat::kXml;
+    auto g = ToolGrammar::Compile(testing::ToolChoiceTools(), {}, o);
+    ASSERT_TRUE(g.ok());
+    TokenConstraint tc(*g, vocab_);
+    for (int32_t id : tokenizer_->Encode(c.reply, {.parse_special = true})) {
+      ASSERT_TRUE(tc.ComputeMask().ok());
+      std::vector<bool> expected = BruteForce(tc.matcher());
+      for (int32_t t = 0; t < tokenizer_->vocab_size(); ++t)
+        ASSERT_EQ(expected[t], tc.Allowed(t)) << "token '" << tokenizer_->TokenBytes(t) << "' before '"
+                                              << tokenizer_->TokenBytes(id) << "' in " << c.reply;
+      ASSERT_TRUE(tc.Accept(id).ok()) << "'" << tokenizer_->TokenBytes(id) << "' in " << c.reply;
+    }
+    ASSERT_TRUE(tc.ComputeMask().ok());
+    EXPECT_TRUE(tc.Allowed(tokenizer_->eos_id()));
+  }
+}
+
 TEST_F(TokenConstraintTest, RandomSamplingAlwaysYieldsValidCalls) {
   for (ToolCallFormat f : {ToolCallFormat::kXml, ToolCallFormat::kJson}) {
-    for (uint64_t seed = 10; seed < 40; ++seed) {
+    for (uint64_t seed = 10; seed < 30; ++seed) {
       bool think = seed % 2 == 0;
       std::vector<std::string> allowed;
       if (seed % 3 == 0) allowed = {"set_mode"};
