@@ -103,14 +103,9 @@ double Mean(const std::vector<double>& v) {
 int main(int argc, char** argv) {
   int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
   std::string src_dir = std::filesystem::path(__FILE__).parent_path().string();
-  std::string commit = Shell("git -C '" + src_dir + "' rev-parse --short HEAD 2>/dev/null");
-#ifdef NDEBUG
-  const char* build = "release";
-#else
-  const char* build = "debug";
-#endif
+  std::string commit = bench::CommitOf(src_dir);
   std::printf("bench_tool_constraint  cpu: %s  cores:%u  build:%s  commit:%s\n", bench::CpuModel().c_str(),
-              std::thread::hardware_concurrency(), build, commit.c_str());
+              std::thread::hardware_concurrency(), bench::BuildType(), commit.c_str());
   std::printf("%s\n", Shell("uptime").c_str());
 
   auto tok = text::Tokenizer::FromVocabData(text::MakeSyntheticVocab(248320, text::VocabFlavour::kQwen35, 1));

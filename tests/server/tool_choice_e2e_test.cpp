@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
+#include "e2e_stack.h"
 #include "http_test_util.h"
 #include "model/chat_templates.h"
 #include "model/load_model.h"
@@ -22,13 +24,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-struct Stack {
-  std::unique_ptr<EngineBackend> backend;
-  std::unique_ptr<HttpServer> http;
-  ~Stack() {
-    if (http) http->Stop();
-  }
-};
+using testing::Stack;
 
 // Tools with short strings: a random model closes a string only at its limit.
 json Tools() {
@@ -70,37 +66,15 @@ class ToolChoiceEndToEnd : public ::testing::TestWithParam<model::Arch> {
   }
 
   std::unique_ptr<Stack> Start() {
-    auto stack = std::make_unique<Stack>();
-    auto m = model::LoadModel(Path(GetParam()));
-    EXPECT_TRUE(m.ok()) << m.status().ToString();
-    auto tok = text::LoadTokenizer(Path(GetParam()));
-    EXPECT_TRUE(tok.ok());
-    auto tmpl = ChatTemplate::Create(tok->chat_template(), "", "<|im_end|>");
-    EXPECT_TRUE(tmpl.ok()) << tmpl.status().ToString();
     EngineBackendOptions bo;
     bo.engine.num_threads = 2;
     bo.scheduler.max_live = 4;
     bo.cache.ram_budget_bytes = int64_t{1} << 28;
-    auto backend = EngineBackend::Create(*m, *tok, std::move(tmpl).value(), bo);
-    EXPECT_TRUE(backend.ok()) << backend.status().ToString();
-    stack->backend = std::move(backend).value();
-    ServerOptions so;
-    so.port = 0;
-    so.log_requests = std::getenv("LINEAGE_TEST_LOG") != nullptr;
-    stack->http = std::make_unique<HttpServer>(stack->backend.get(), so);
-    EXPECT_TRUE(stack->http->Start().ok());
-    return stack;
+    return testing::StartStack(Path(GetParam()), bo);
   }
 
   static json Post(Stack& s, const std::string& path, const json& body, int* status = nullptr) {
-    httplib::Client c("127.0.0.1", s.http->port());
-    c.set_read_timeout(120, 0);
-    auto res = c.Post(path.c_str(), body.dump(), "application/json");
-    EXPECT_TRUE(res);
-    if (!res) return {};
-    if (status) *status = res->status;
-    else EXPECT_EQ(res->status, 200) << res->body;
-    return json::parse(res->body);
+    return testing::PostJson(s, path, body, status, 120);
   }
 
   static json Messages() { return json::array({{{"role", "user"}, {"content", "Look at the build file, please."}}}); }
@@ -216,6 +190,28 @@ TEST_P(ToolChoiceEndToEnd, TooFewTokensEndsWithLengthAndTheServerGoesOn) {
   EXPECT_EQ(status, 400) << r.dump();
   r = Post(*s, "/v1/chat/completions", OpenAi("required", 2000, 4));
   EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls") << r.dump();
+}
+
+// Constrained and free requests decode in the same batched steps.
+TEST_P(ToolChoiceEndToEnd, ConstrainedAndFreeRequestsTogether) {
+  auto s = Start();
+  std::vector<json> replies(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      json body = OpenAi(i % 2 == 0 ? json("required") : json("auto"), i % 2 == 0 ? 2000 : 48, 20 + i);
+      replies[i] = Post(*s, "/v1/chat/completions", body);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) {
+    const json& choice = replies[i]["choices"][0];
+    if (i % 2 == 0) {
+      EXPECT_EQ(choice["finish_reason"], "tool_calls") << replies[i].dump();
+    } else {
+      EXPECT_NE(choice["finish_reason"], "tool_calls") << replies[i].dump();  // a random model calls nothing freely
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ToolChoiceEndToEnd, ::testing::Values(model::Arch::kQwen3_5, model::Arch::kQwen3),
