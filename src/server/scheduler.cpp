@@ -49,6 +49,8 @@ void Scheduler::Stop() {
 }
 
 Status Scheduler::Enqueue(Job job) {
+  if (job.grammar)
+    std::call_once(constraint_vocab_once_, [&] { constraint_vocab_ = TokenConstraintVocab::Build(tokenizer_); });
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return ResourceExhausted("the server is shutting down");
@@ -90,7 +92,6 @@ void Scheduler::Admit(Job job) {
   auto live = std::make_unique<Live>(std::move(job), std::move(seq).value(), std::move(lr).value());
   live->report = report;
   if (live->job.grammar) {
-    if (!constraint_vocab_) constraint_vocab_ = TokenConstraintVocab::Build(tokenizer_);
     live->constraint = std::make_unique<TokenConstraint>(live->job.grammar, constraint_vocab_);
   }
   live->job.stream->Admitted(rp.length);
