@@ -3,6 +3,8 @@
 // refuse, at the byte where they go wrong.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "server/tool_call_parse.h"
 #include "server/tool_grammar.h"
 #include "server/tool_matcher.h"
@@ -183,6 +185,52 @@ TEST(ToolGrammarTest, BoundsLeaveAWayOut) {
   // At the limit inside a forbidden word, the terminator can still start.
   ExpectComplete(*x, xopen + "1234</t</parameter></function></tool_call>");
   ExpectRefused(*x, xopen + "1234567</p", "<</parameter>");
+}
+
+// Random byte-level walks (each step picks uniformly among the bytes the
+// state takes) reach deep nesting, limits and partial words; no state they
+// reach is a dead end, and every finished walk parses as calls that satisfy
+// their schemas.
+TEST(ToolGrammarTest, RandomWalksFindNoDeadEnd) {
+  std::mt19937 rng(5);
+  int finished = 0;
+  for (int walk = 0; walk < 150; ++walk) {
+    ToolGrammarOptions o;
+    o.max_string_bytes = 12;
+    o.max_calls = 2;
+    o.reasoning_open = walk % 2 == 0;
+    o.think_max_bytes = walk % 4 == 0 ? 6 : 0;
+    auto g = Grammar(walk % 3 == 0 ? ToolCallFormat::kJson : ToolCallFormat::kXml, {}, o);
+    ToolMatcher m(g.get());
+    std::string text;
+    for (int step = 0; step < 3000 && !m.Finished(); ++step) {
+      std::vector<uint8_t> allowed;
+      for (int b = 0; b < 256; ++b) {
+        ToolMatcher copy = m;
+        if (copy.Advance(static_cast<uint8_t>(b))) allowed.push_back(static_cast<uint8_t>(b));
+      }
+      ASSERT_TRUE(!allowed.empty() || m.Accepting()) << "dead end after: " << text;
+      if (allowed.empty()) break;
+      uint8_t b = allowed[rng() % allowed.size()];
+      ASSERT_TRUE(m.Advance(b));
+      text.push_back(static_cast<char>(b));
+    }
+    if (!m.Accepting()) continue;
+    ++finished;
+    size_t pos = 0;
+    while ((pos = text.find("<tool_call>", pos)) != std::string::npos) {
+      size_t end = text.find("</tool_call>", pos);
+      ASSERT_NE(end, std::string::npos) << text;
+      auto call = ParseToolCallBody(std::string_view(text).substr(pos + 11, end - pos - 11), testing::ToolChoiceTools());
+      ASSERT_TRUE(call.ok()) << call.status().ToString() << " in " << text;
+      std::string why;
+      const json tools = testing::ToolChoiceTools();
+      EXPECT_TRUE(testing::SatisfiesSchema(*testing::ToolSchema(tools, call->name), call->arguments, &why))
+          << why << " in " << text;
+      pos = end;
+    }
+  }
+  EXPECT_GT(finished, 100);
 }
 
 }  // namespace
