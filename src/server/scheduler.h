@@ -85,10 +85,10 @@ class Scheduler {
   void DecodeAll();
   // Samples from `logits`, emits the token or ends the sequence.
   void TakeToken(Live& live, std::span<const float> logits);
-  // The sampler's draw, among the tokens the constraint allows if there is one.
-  Result<int32_t> Sample(Live& live, std::span<const float> logits);
   void Finish(Live& live, FinishReason reason, Status error = Status::Ok());
   void Reap();
+  // The sampler's draw, among the tokens the constraint allows if there is one.
+  Result<int32_t> Sample(Live& live, std::span<const float> logits);
 
   engine::Engine* engine_;
   cache::LineageCache* cache_;
