@@ -9,6 +9,7 @@
 // A prompt that ends inside <think> has the think block closed at once
 // (kToolThinkMaxBytes): the constraint guarantees the call, and a bounded
 // think would spend max_tokens on reasoning first.
+// Pure functions; thread-safe.
 #pragma once
 
 #include <memory>
