@@ -30,4 +30,17 @@ inline std::string CpuModel() {
   return "unknown";
 }
 
+// The short commit of the checkout holding `dir`; empty outside git.
+inline std::string CommitOf(const std::string& dir) {
+  return Shell("git -C '" + dir + "' rev-parse --short HEAD 2>/dev/null");
+}
+
+inline const char* BuildType() {
+#ifdef NDEBUG
+  return "release";
+#else
+  return "debug";
+#endif
+}
+
 }  // namespace lineage::bench

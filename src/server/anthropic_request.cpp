@@ -125,6 +125,9 @@ Status ParseToolChoice(const json& body, ApiRequest* req) {
   if (!tc.is_object()) return TypeError("tool_choice", "an object", tc);
   std::string type;
   LINEAGE_RETURN_IF_ERROR(GetString(tc, "type", "tool_choice", &type, true));
+  bool disable_parallel = false;
+  LINEAGE_RETURN_IF_ERROR(GetBool(tc, "disable_parallel_tool_use", "tool_choice", &disable_parallel));
+  req->parallel_tool_calls = !disable_parallel;
   if (type == "auto") req->tool_choice = ToolChoice::kAuto;
   else if (type == "none") req->tool_choice = ToolChoice::kNone;
   else if (type == "any") req->tool_choice = ToolChoice::kRequired;

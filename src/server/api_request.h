@@ -42,6 +42,9 @@ struct ApiRequest {
   nlohmann::ordered_json tools = nlohmann::ordered_json::array();
   ToolChoice tool_choice = ToolChoice::kAuto;
   std::string tool_choice_name;   // set when tool_choice == kNamed
+  // More than one call per reply (OpenAI parallel_tool_calls, Anthropic
+  // tool_choice.disable_parallel_tool_use negated); enforced for required choices.
+  bool parallel_tool_calls = true;
   std::string prompt;             // completions only
   SamplingParams sampling;
   std::vector<std::string> stop;  // stop strings, matched on the decoded text

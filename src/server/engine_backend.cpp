@@ -58,6 +58,7 @@ Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
   job.sampling.top_p = request.sampling.top_p;
   job.sampling.seed = request.sampling.seed ? *request.sampling.seed : std::random_device{}();
   job.max_tokens = request.sampling.max_tokens;
+  LINEAGE_ASSIGN_OR_RETURN(job.grammar, ToolGrammarForRequest(request, prompt.text, prompt.reasoning_open));
   job.stream = std::make_shared<GenerationStream>();
   Submission sub{job.stream, m, prompt.reasoning_open};
   LINEAGE_RETURN_IF_ERROR(scheduler_->Enqueue(std::move(job)));

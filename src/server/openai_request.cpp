@@ -175,6 +175,7 @@ Result<ApiRequest> ParseOpenAiChatRequest(const std::string& body_text) {
   }));
   LINEAGE_RETURN_IF_ERROR(ParseTools(body, &req));
   LINEAGE_RETURN_IF_ERROR(ParseToolChoice(body, &req));
+  LINEAGE_RETURN_IF_ERROR(GetBool(body, "parallel_tool_calls", "", &req.parallel_tool_calls));
   LINEAGE_RETURN_IF_ERROR(ParseSamplingAndStream(body, &req));
   if (Has(body, "chat_template_kwargs")) {
     const json& kw = body.at("chat_template_kwargs");

@@ -75,10 +75,10 @@ FinishInfo ResponseDriver::MakeFinishInfo() const {
   if (stop_.matched()) {
     f.reason = FinishInfo::Reason::kStopSequence;
     f.stop_sequence = *stop_.matched();
+  } else if (backend_finish_ == FinishReason::kLength) {
+    f.reason = FinishInfo::Reason::kLength;  // a reply cut short, whatever it holds
   } else if (num_tool_calls_ > 0) {
     f.reason = FinishInfo::Reason::kToolCalls;
-  } else if (backend_finish_ == FinishReason::kLength) {
-    f.reason = FinishInfo::Reason::kLength;
   }
   return f;
 }

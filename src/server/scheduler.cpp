@@ -17,6 +17,8 @@ struct Scheduler::Live {
   cache::LookupResult lookup;
   std::vector<cache::CapturedState> captured;
   engine::Sampler sampler;
+  std::unique_ptr<TokenConstraint> constraint;  // null: unconstrained
+  std::vector<float> masked_logits;
   std::vector<int32_t> generated;  // sampled tokens; all but the last are in seq
   cache::EntryId entry = cache::kNoEntry;
   bool decoding = false;
@@ -47,6 +49,8 @@ void Scheduler::Stop() {
 }
 
 Status Scheduler::Enqueue(Job job) {
+  if (job.grammar)
+    std::call_once(constraint_vocab_once_, [&] { constraint_vocab_ = TokenConstraintVocab::Build(tokenizer_); });
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return ResourceExhausted("the server is shutting down");
@@ -87,6 +91,9 @@ void Scheduler::Admit(Job job) {
   report.cache_detail = lr->explanation.ToString();
   auto live = std::make_unique<Live>(std::move(job), std::move(seq).value(), std::move(lr).value());
   live->report = report;
+  if (live->job.grammar) {
+    live->constraint = std::make_unique<TokenConstraint>(live->job.grammar, constraint_vocab_);
+  }
   live->job.stream->Admitted(rp.length);
   live_.push_back(std::move(live));
 }
@@ -134,8 +141,21 @@ void Scheduler::PrefillOne() {
   }
 }
 
+Result<int32_t> Scheduler::Sample(Live& l, std::span<const float> logits) {
+  if (!l.constraint) return l.sampler.Next(logits);
+  LINEAGE_RETURN_IF_ERROR(l.constraint->ComputeMask());
+  l.constraint->Apply(logits, &l.masked_logits);
+  int32_t token = l.sampler.Next(l.masked_logits);
+  // Rounding at the end of the draw may land on a zero-probability token.
+  if (!l.constraint->Allowed(token)) token = engine::Argmax(l.masked_logits);
+  LINEAGE_RETURN_IF_ERROR(l.constraint->Accept(token));
+  return token;
+}
+
 void Scheduler::TakeToken(Live& l, std::span<const float> logits) {
-  int32_t token = l.sampler.Next(logits);
+  Result<int32_t> sampled = Sample(l, logits);
+  if (!sampled.ok()) return Finish(l, FinishReason::kError, sampled.status().With("constrained sampling"));
+  int32_t token = *sampled;
   if (l.report.first_token_us < 0) l.report.first_token_us = Us(l.job.submitted, Clock::now());
   if (tokenizer_.IsEndOfGeneration(token)) return Finish(l, FinishReason::kEndOfSequence);
   l.generated.push_back(token);
@@ -144,6 +164,8 @@ void Scheduler::TakeToken(Live& l, std::span<const float> logits) {
   l.job.stream->PushText(std::move(bytes), 1);
   bool out_of_budget = l.job.max_tokens >= 0 && static_cast<int64_t>(l.generated.size()) >= l.job.max_tokens;
   bool out_of_context = l.seq.num_tokens() + 1 > options_.context_tokens;
+  // A finished grammar allows only an end token: end now, as it would.
+  if (l.constraint && l.constraint->matcher().Finished()) return Finish(l, FinishReason::kEndOfSequence);
   if (out_of_budget || out_of_context) return Finish(l, FinishReason::kLength);
 }
 

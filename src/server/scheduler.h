@@ -9,6 +9,8 @@
 //      at the capture points, so a long prompt never freezes the others;
 //      at prompt end: cache.Commit, then the first token is sampled;
 //   3. runs one decode step over every decoding sequence at once;
+//      a request with a grammar (tool_choice) samples only tokens that
+//      continue it (token_constraint.h); others pay nothing for it;
 //   4. ends sequences that finished, hit a limit, or whose client went away:
 //      cache.ExtendAfterGeneration (the reply's KV and state are already
 //      there), then the stream is closed with the request's report.
@@ -33,6 +35,8 @@
 #include "engine/engine.h"
 #include "engine/sampler.h"
 #include "server/backend.h"
+#include "server/token_constraint.h"
+#include "server/tool_grammar_request.h"
 #include "server/trace_log.h"
 #include "text/tokenizer.h"
 
@@ -52,6 +56,8 @@ struct Job {
   cache::LookupHints hints;
   engine::SamplingParams sampling;
   int64_t max_tokens = -1;  // -1: until the context is full
+  // The reply's grammar (tool_choice required or named); null: unconstrained.
+  std::shared_ptr<const ToolGrammar> grammar;
   std::shared_ptr<GenerationStream> stream;
   std::chrono::steady_clock::time_point submitted = std::chrono::steady_clock::now();
 };
@@ -63,7 +69,8 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // kResourceExhausted when max_queue jobs already wait.
+  // kResourceExhausted when max_queue jobs already wait. The first job with
+  // a grammar builds the vocabulary trie here (about a second for 248k tokens).
   Status Enqueue(Job job);
   // Ends the loop; running and queued jobs are closed as cancelled.
   void Stop();
@@ -82,6 +89,8 @@ class Scheduler {
   void CommitPrompt(Live& l, int64_t num_tokens);
   void Finish(Live& live, FinishReason reason, Status error = Status::Ok());
   void Reap();
+  // The sampler's draw, among the tokens the constraint allows if there is one.
+  Result<int32_t> Sample(Live& live, std::span<const float> logits);
 
   engine::Engine* engine_;
   cache::LineageCache* cache_;
@@ -96,6 +105,10 @@ class Scheduler {
   // Scheduler thread only.
   std::vector<std::unique_ptr<Live>> live_;
   size_t next_prefill_ = 0;
+  // Built at the first constrained request, on its connection's thread (in
+  // Enqueue, so decoding never waits for it), then shared by all of them.
+  std::once_flag constraint_vocab_once_;
+  std::shared_ptr<const TokenConstraintVocab> constraint_vocab_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::thread thread_;
 };

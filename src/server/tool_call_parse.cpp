@@ -12,8 +12,9 @@ std::string_view Trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
-// The JSON-schema type of parameter `arg` of tool `name`; "" when unknown.
-std::string SchemaType(const json& tools, const std::string& name, const std::string& arg) {
+}  // namespace
+
+std::string ParameterSchemaType(const json& tools, const std::string& name, const std::string& arg) {
   if (!tools.is_array()) return "";
   for (const json& t : tools) {
     const json* f = t.contains("function") ? &t.at("function") : &t;
@@ -33,6 +34,8 @@ std::string SchemaType(const json& tools, const std::string& name, const std::st
   }
   return "";
 }
+
+namespace {
 
 json TypedValue(const std::string& value, const std::string& schema_type) {
   if (schema_type == "string" || schema_type.empty()) return value;
@@ -69,7 +72,7 @@ Result<ToolCall> ParseXml(std::string_view s, const json& tools) {
     // The template writes "\nVALUE\n"; only that framing is removed.
     if (!value.empty() && value.front() == '\n') value.remove_prefix(1);
     if (!value.empty() && value.back() == '\n') value.remove_suffix(1);
-    call.arguments[arg] = TypedValue(std::string(value), SchemaType(tools, call.name, arg));
+    call.arguments[arg] = TypedValue(std::string(value), ParameterSchemaType(tools, call.name, arg));
     pos = value_end + kParamEnd.size();
   }
   return call;

@@ -27,4 +27,8 @@ struct ToolCall {
 // body is kInvalidArgument; the caller then treats it as plain text.
 Result<ToolCall> ParseToolCallBody(std::string_view body, const nlohmann::ordered_json& tools);
 
+// The JSON-schema type of parameter `arg` of tool `name` as XML values are
+// typed by it ("string" wins in a list of types); "" when unknown.
+std::string ParameterSchemaType(const nlohmann::ordered_json& tools, const std::string& name, const std::string& arg);
+
 }  // namespace lineage::server

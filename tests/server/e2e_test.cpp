@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "e2e_stack.h"
 #include "http_test_util.h"
 #include "node_clients.h"
 #include "model/chat_templates.h"
@@ -26,13 +27,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-struct Stack {
-  std::unique_ptr<EngineBackend> backend;
-  std::unique_ptr<HttpServer> http;
-  ~Stack() {
-    if (http) http->Stop();
-  }
-};
+using testing::Stack;
 
 class EndToEnd : public ::testing::Test {
  protected:
@@ -54,13 +49,6 @@ class EndToEnd : public ::testing::Test {
 
   static std::unique_ptr<Stack> Start(int64_t context_tokens = 0, cache::CacheMode mode = cache::CacheMode::kLineage,
                                       int64_t prefill_chunk_tokens = 64, const std::string& cache_dir = "") {
-    auto stack = std::make_unique<Stack>();
-    auto m = model::LoadModel(path_);
-    EXPECT_TRUE(m.ok()) << m.status().ToString();
-    auto tok = text::LoadTokenizer(path_);
-    EXPECT_TRUE(tok.ok());
-    auto tmpl = ChatTemplate::Create(tok->chat_template(), "", "<|im_end|>");
-    EXPECT_TRUE(tmpl.ok()) << tmpl.status().ToString();
     EngineBackendOptions bo;
     bo.engine.num_threads = 2;
     bo.scheduler.context_tokens = context_tokens;
@@ -69,26 +57,11 @@ class EndToEnd : public ::testing::Test {
     bo.cache.mode = mode;
     bo.cache.ram_budget_bytes = int64_t{1} << 30;
     bo.cache_dir = cache_dir;
-    auto backend = EngineBackend::Create(*m, *tok, std::move(tmpl).value(), bo);
-    EXPECT_TRUE(backend.ok()) << backend.status().ToString();
-    stack->backend = std::move(backend).value();
-    ServerOptions so;
-    so.port = 0;
-    so.log_requests = std::getenv("LINEAGE_TEST_LOG") != nullptr;
-    stack->http = std::make_unique<HttpServer>(stack->backend.get(), so);
-    EXPECT_TRUE(stack->http->Start().ok());
-    return stack;
+    return testing::StartStack(path_, bo);
   }
 
   static json Post(Stack& s, const std::string& path, const json& body, int* status = nullptr) {
-    httplib::Client c("127.0.0.1", s.http->port());
-    c.set_read_timeout(60, 0);
-    auto res = c.Post(path.c_str(), body.dump(), "application/json");
-    EXPECT_TRUE(res);
-    if (!res) return {};
-    if (status) *status = res->status;
-    else EXPECT_EQ(res->status, 200) << res->body;
-    return json::parse(res->body);  // throws on invalid UTF-8: the test would fail
+    return testing::PostJson(s, path, body, status);
   }
 
   // The cache's live leases once the scheduler has let go (up to 5 s).

@@ -1,0 +1,63 @@
+// A real server for end-to-end tests: a model file with its own tokenizer
+// and chat template, behind EngineBackend and HttpServer on a free port of
+// 127.0.0.1, and a JSON POST to it. Set LINEAGE_TEST_LOG to see the
+// server's request log.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/load_model.h"
+#include "server/engine_backend.h"
+#include "server/http_server.h"
+
+namespace lineage::server::testing {
+
+struct Stack {
+  std::unique_ptr<EngineBackend> backend;
+  std::unique_ptr<HttpServer> http;
+  ~Stack() {
+    if (http) http->Stop();
+  }
+};
+
+inline std::unique_ptr<Stack> StartStack(const std::string& model_path, const EngineBackendOptions& options) {
+  auto stack = std::make_unique<Stack>();
+  auto m = model::LoadModel(model_path);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  auto tok = text::LoadTokenizer(model_path);
+  EXPECT_TRUE(tok.ok());
+  auto tmpl = ChatTemplate::Create(tok->chat_template(), "", "<|im_end|>");
+  EXPECT_TRUE(tmpl.ok()) << tmpl.status().ToString();
+  auto backend = EngineBackend::Create(*m, *tok, std::move(tmpl).value(), options);
+  EXPECT_TRUE(backend.ok()) << backend.status().ToString();
+  stack->backend = std::move(backend).value();
+  ServerOptions so;
+  so.port = 0;
+  so.log_requests = std::getenv("LINEAGE_TEST_LOG") != nullptr;
+  stack->http = std::make_unique<HttpServer>(stack->backend.get(), so);
+  EXPECT_TRUE(stack->http->Start().ok());
+  return stack;
+}
+
+// The response body as JSON; a status other than 200 fails the test unless
+// `status` asks for it.
+inline nlohmann::ordered_json PostJson(Stack& s, const std::string& path, const nlohmann::ordered_json& body,
+                                       int* status = nullptr, int timeout_s = 60) {
+  httplib::Client c("127.0.0.1", s.http->port());
+  c.set_read_timeout(timeout_s, 0);
+  auto res = c.Post(path.c_str(), body.dump(), "application/json");
+  EXPECT_TRUE(res);
+  if (!res) return {};
+  if (status) *status = res->status;
+  else EXPECT_EQ(res->status, 200) << res->body;
+  return nlohmann::ordered_json::parse(res->body);  // throws on invalid UTF-8: the test would fail
+}
+
+}  // namespace lineage::server::testing
