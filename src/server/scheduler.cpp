@@ -78,8 +78,10 @@ void Scheduler::Admit(Job job) {
     job.stream->Close(FinishReason::kError, report, seq.status().With("admission"));
     return;
   }
+  const int64_t reused = options_.after_admit ? options_.after_admit(job.prompt, *lr, *seq) : 0;
   report.admission_us = Us(t0, Clock::now());
-  report.cached_tokens = rp.length;
+  report.cached_tokens = rp.length + reused;
+  report.reused_tokens = reused;
   report.restore_kind = rp.length == 0 ? "none" : rp.KindName();
   report.restore_tier = rp.length == 0 ? "none" : cache::TierName(rp.tier);
   if (rp.length == 0 && lr->explanation.closest_entry != cache::kNoEntry)
@@ -87,7 +89,7 @@ void Scheduler::Admit(Job job) {
   report.cache_detail = lr->explanation.ToString();
   auto live = std::make_unique<Live>(std::move(job), std::move(seq).value(), std::move(lr).value());
   live->report = report;
-  live->job.stream->Admitted(rp.length);
+  live->job.stream->Admitted(rp.length + reused);
   live_.push_back(std::move(live));
 }
 
