@@ -9,6 +9,7 @@
 
 #include "cache/chunk_match.h"
 #include "cache/chunk_match_naive.h"
+#include "cache_harness.h"
 #include "sim/policies/llama_server.h"
 #include "sim/shapes.h"
 
@@ -130,6 +131,25 @@ TEST(ChunkMatch, AgreesWithTheSimulatorsLlamaServerBaseline) {
   }
   EXPECT_GT(compared, 100);
   EXPECT_GT(with_reuse, 50);
+}
+
+// The source of chunk reuse: a RAM entry's whole stored sequence, past any
+// restore point; gone once the entry is absorbed.
+TEST(StoredSequence, IsTheWholeEntryUntilItIsAbsorbed) {
+  testing::Harness h({}, {.blob_bytes = 0});  // attention-only
+  testing::TokenSource src;
+  const Tokens a = src.Fresh(150), b = src.Fresh(40);
+  const testing::Outcome first = h.Run(a);
+  auto stored = h.cache().Stored(first.entry);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->tokens, a);
+  EXPECT_EQ(stored->kv->num_tokens(), 150);
+  const testing::Outcome second = h.Run(testing::Cat({a, b}));  // extends and absorbs the first
+  EXPECT_EQ(h.cache().Stored(first.entry).status().code(), StatusCode::kNotFound);
+  auto longer = h.cache().Stored(second.entry);
+  ASSERT_TRUE(longer.ok());
+  EXPECT_EQ(longer->tokens, testing::Cat({a, b}));
+  EXPECT_EQ(h.cache().Stored(kNoEntry).status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace
