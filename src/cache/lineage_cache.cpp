@@ -147,6 +147,13 @@ Result<LookupResult> LineageCache::Lookup(TokenSpan prompt, const LookupHints& h
   return out;
 }
 
+Result<LineageCache::StoredSequence> LineageCache::Stored(EntryId id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Entry* e = impl_->store.Find(id);
+  if (e == nullptr) return NotFound("entry " + std::to_string(id) + " is not in RAM");
+  return StoredSequence{e->tokens, e->kv};
+}
+
 // ---- Commit (§3.3–3.5) ----
 
 namespace {

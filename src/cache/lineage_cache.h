@@ -179,6 +179,15 @@ class LineageCache {
   CacheStats Stats() const;
   const CacheOptions& options() const { return options_; }
 
+  // The whole stored sequence of RAM entry `id`: its tokens and KV rows
+  // [0, tokens.size()). Chunk reuse (§3.7) reads rows past a restore point.
+  // NotFound once the entry has left RAM or been absorbed.
+  struct StoredSequence {
+    Tokens tokens;
+    KvPtr kv;
+  };
+  Result<StoredSequence> Stored(EntryId id) const;
+
   // Test and debugging aid: the stored entries' token sequences and
   // checkpoints, and a full recount of the budget invariants.
   struct EntryInfo {

@@ -67,15 +67,27 @@ Status Run(const ServeArgs& a) {
 
   if (a.cache_dir.empty() && a.cache_disk_max_mib > 0)
     std::fprintf(stderr, "serve: --cache-disk-max without --cache-dir: RAM only\n");
-  if (a.cache_reuse > 0)
-    std::fprintf(stderr, "serve: --cache-reuse %lld: chunk reuse is not in this build (never used for hybrid models)\n",
-                 static_cast<long long>(a.cache_reuse));
 
   auto t0 = std::chrono::steady_clock::now();
   std::fprintf(stderr, "serve: loading model %s ...\n", a.model.c_str());
   LINEAGE_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> m, model::LoadModel(a.model));
   std::fprintf(stderr, "serve: model loaded in %.2f s; loading tokenizer ...\n", SecondsSince(t0));
   LINEAGE_ASSIGN_OR_RETURN(text::Tokenizer tokenizer, text::LoadTokenizer(a.model));
+  int64_t cache_reuse = std::max<int64_t>(0, a.cache_reuse);
+  if (cache_reuse > 0 && m->config.num_linear_layers() > 0) {
+    // As llama-server does: the flag is ignored, not an error, so one command
+    // line serves both kinds of model.
+    std::fprintf(stderr,
+                 "serve: --cache-reuse %lld ignored: %s has recurrent layers, whose state cannot be spliced "
+                 "(chunk reuse is for attention-only models)\n",
+                 static_cast<long long>(cache_reuse), model::ArchName(m->config.arch));
+    cache_reuse = 0;
+  } else if (cache_reuse > 0) {
+    std::fprintf(stderr,
+                 "serve: --cache-reuse %lld: runs of at least that many tokens after the common prefix are shifted "
+                 "into place (an approximation)\n",
+                 static_cast<long long>(cache_reuse));
+  }
 
   std::string template_source = tokenizer.chat_template();
   if (!a.chat_template_file.empty()) {
@@ -107,6 +119,7 @@ Status Run(const ServeArgs& a) {
   bo.cache.mode = a.no_lineage ? cache::CacheMode::kExact : cache::CacheMode::kLineage;
   bo.cache.ram_budget_bytes = a.cache_ram_mib < 0 ? (int64_t{1} << 62) : a.cache_ram_mib << 20;
   bo.cache_dir = a.cache_dir;
+  bo.cache_reuse_min_tokens = cache_reuse;
   if (a.cache_disk_max_mib > 0) bo.cache_disk_max_bytes = a.cache_disk_max_mib << 20;
   LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<server::EngineBackend> backend,
                            server::EngineBackend::Create(m, tokenizer, std::move(chat_template), bo));
@@ -152,7 +165,8 @@ Register reg{{"serve", "Serve a model over HTTP (OpenAI and Anthropic APIs)", []
                     ->capture_default_str();
                 sub.add_option("--cache-dir", a->cache_dir, "directory of the disk tier");
                 sub.add_option("--cache-disk-max", a->cache_disk_max_mib, "disk tier cap in MiB");
-                sub.add_option("--cache-reuse", a->cache_reuse, "attention-only models: min chunk size to reuse by shifting");
+                sub.add_option("--cache-reuse", a->cache_reuse, "attention-only models: min chunk size to reuse by shifting (0: off)")
+                    ->capture_default_str();
                 sub.add_option("--api-key", a->api_key, "require this key (Bearer or x-api-key) on all but /health");
                 sub.add_option("--chat-template-file", a->chat_template_file, "Jinja chat template overriding the model's");
                 sub.add_option("--trace-log", a->trace_log, "write requests in the simulator's trace format");

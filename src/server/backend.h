@@ -39,7 +39,8 @@ enum class FinishReason {
 // /metrics, the request log and `usage`.
 struct RequestReport {
   int64_t prompt_tokens = 0;
-  int64_t cached_tokens = 0;       // the restore length r
+  int64_t cached_tokens = 0;       // the restore length r plus reused_tokens
+  int64_t reused_tokens = 0;       // of those, rows shifted into place by chunk reuse (--cache-reuse)
   int64_t completion_tokens = 0;
   std::string restore_kind = "none";  // none | entry | checkpoint kind (guard, anchor, ...)
   std::string restore_tier = "none";  // none | ram | disk

@@ -14,6 +14,8 @@ Result<std::unique_ptr<EngineBackend>> EngineBackend::Create(std::shared_ptr<con
   if (options.scheduler.context_tokens <= 0 || (model_context > 0 && options.scheduler.context_tokens > model_context))
     options.scheduler.context_tokens = model_context > 0 ? model_context : 4096;
   options.cache.recurrent = model->config.num_linear_layers() > 0;
+  if (options.cache_reuse_min_tokens > 0 && options.cache.recurrent)
+    return InvalidArgument("chunk reuse needs an attention-only model: a recurrent state cannot be spliced");
   LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::Create(model, options.engine));
   std::unique_ptr<cache::disk::FileDiskTier> disk;
   if (!options.cache_dir.empty()) {
@@ -37,6 +39,13 @@ EngineBackend::EngineBackend(EngineBackendOptions options, std::unique_ptr<engin
       disk_(std::move(disk)),
       cache_(std::make_unique<cache::LineageCache>(options_.cache, disk_.get())),
       builder_(std::move(builder)) {
+  if (options_.cache_reuse_min_tokens > 0) {
+    reuse_ = std::make_unique<ChunkReuse>(engine_->config(), cache_.get(), options_.cache_reuse_min_tokens);
+    options_.scheduler.after_admit = [r = reuse_.get()](std::span<const int32_t> prompt,
+                                                        const cache::LookupResult& lookup, engine::Sequence& seq) {
+      return r->Apply(prompt, lookup, seq);
+    };
+  }
   scheduler_ = std::make_unique<Scheduler>(engine_.get(), cache_.get(), std::move(tokenizer), options_.scheduler);
 }
 

@@ -18,6 +18,7 @@
 #include "cache/lineage_cache.h"
 #include "engine/engine.h"
 #include "server/backend.h"
+#include "server/chunk_reuse.h"
 #include "server/prompt_builder.h"
 #include "server/scheduler.h"
 
@@ -32,6 +33,9 @@ struct EngineBackendOptions {
   // run of the same model are served after a restart.
   std::string cache_dir;
   int64_t cache_disk_max_bytes = int64_t{1} << 40;
+  // Chunk reuse (server/chunk_reuse.h): minimum run in tokens, 0 = off.
+  // Attention-only models only: Create refuses it for a hybrid model.
+  int64_t cache_reuse_min_tokens = 0;
 };
 
 class EngineBackend : public Backend {
@@ -61,6 +65,7 @@ class EngineBackend : public Backend {
   std::unique_ptr<cache::disk::FileDiskTier> disk_;  // null: RAM only; outlives the cache
   std::unique_ptr<cache::LineageCache> cache_;
   std::unique_ptr<PromptBuilder> builder_;
+  std::unique_ptr<ChunkReuse> reuse_;     // null when --cache-reuse is off
   std::unique_ptr<Scheduler> scheduler_;  // last: its thread uses the members above
 };
 

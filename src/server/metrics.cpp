@@ -61,6 +61,7 @@ void Metrics::ObserveGeneration(const RequestReport& r) {
   ++generations_;
   prompt_tokens_ += r.prompt_tokens;
   cached_tokens_ += r.cached_tokens;
+  reused_tokens_ += r.reused_tokens;
   completion_tokens_ += r.completion_tokens;
   captures_ += r.captures;
   ++restores_[{r.restore_kind, r.restore_tier}];
@@ -87,6 +88,9 @@ std::string Metrics::RenderPrometheus(const CacheStats& c) const {
   Sample(&out, "lineage_prompt_tokens_total", prompt_tokens_);
   Header(&out, "lineage_cached_tokens_total", "counter", "Prompt tokens restored from the cache instead of computed.");
   Sample(&out, "lineage_cached_tokens_total", cached_tokens_);
+  Header(&out, "lineage_reused_tokens_total", "counter",
+         "Cached tokens moved into place by chunk reuse (--cache-reuse), a part of lineage_cached_tokens_total.");
+  Sample(&out, "lineage_reused_tokens_total", reused_tokens_);
   Header(&out, "lineage_completion_tokens_total", "counter", "Generated tokens.");
   Sample(&out, "lineage_completion_tokens_total", completion_tokens_);
   Header(&out, "lineage_restores_total", "counter", "Generations by the restore point they started from (kind, tier).");
@@ -129,6 +133,7 @@ nlohmann::ordered_json Metrics::Summary() const {
   return {{"generations", generations_},
           {"prompt_tokens", prompt_tokens_},
           {"cached_tokens", cached_tokens_},
+          {"reused_tokens", reused_tokens_},
           {"completion_tokens", completion_tokens_},
           {"captures", captures_},
           {"restores", restores}};

@@ -56,6 +56,7 @@ class Metrics {
   int64_t generations_ = 0;
   int64_t prompt_tokens_ = 0;
   int64_t cached_tokens_ = 0;
+  int64_t reused_tokens_ = 0;  // part of cached_tokens_: chunk reuse by KV shifting
   int64_t completion_tokens_ = 0;
   int64_t captures_ = 0;
   int64_t in_flight_ = 0;

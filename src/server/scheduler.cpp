@@ -82,8 +82,10 @@ void Scheduler::Admit(Job job) {
     job.stream->Close(FinishReason::kError, report, seq.status().With("admission"));
     return;
   }
+  const int64_t reused = options_.after_admit ? options_.after_admit(job.prompt, *lr, *seq) : 0;
   report.admission_us = Us(t0, Clock::now());
-  report.cached_tokens = rp.length;
+  report.cached_tokens = rp.length + reused;
+  report.reused_tokens = reused;
   report.restore_kind = rp.length == 0 ? "none" : rp.KindName();
   report.restore_tier = rp.length == 0 ? "none" : cache::TierName(rp.tier);
   if (rp.length == 0 && lr->explanation.closest_entry != cache::kNoEntry)
@@ -94,7 +96,7 @@ void Scheduler::Admit(Job job) {
   if (live->job.grammar) {
     live->constraint = std::make_unique<TokenConstraint>(live->job.grammar, constraint_vocab_);
   }
-  live->job.stream->Admitted(rp.length);
+  live->job.stream->Admitted(rp.length + reused);
   live_.push_back(std::move(live));
 }
 

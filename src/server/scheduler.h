@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -49,6 +50,10 @@ struct SchedulerOptions {
   int64_t prefill_chunk_tokens = 256; // per loop turn: bounds the stall of decoding sequences
   bool extend_after_generation = true;
   TraceLog* trace_log = nullptr;      // borrowed; every finished request is appended
+  // Chunk reuse (--cache-reuse, set by EngineBackend): called after admission,
+  // before any prefill; may append rows for prompt[seq.num_tokens(), ...) to
+  // `seq` and returns how many it appended. The prefill starts after them.
+  std::function<int64_t(std::span<const int32_t> prompt, const cache::LookupResult&, engine::Sequence&)> after_admit;
 };
 
 struct Job {

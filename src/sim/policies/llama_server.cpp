@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cache/chunk_match.h"
+
 namespace lineage::sim {
 
 LlamaServerPolicy::LlamaServerPolicy(const ModelShape& shape, const PolicyOptions& options)
@@ -47,23 +49,13 @@ int64_t LlamaServerPolicy::ChunkReuse(const std::vector<Segment>& stored, const 
   for (int64_t t = 0; hc < stored.size() && t + stored[hc].num_tokens <= lcp; ++hc) t += stored[hc].num_tokens;
   for (int64_t t = 0; hp < prompt.size() && t + prompt[hp].num_tokens <= lcp; ++hp) t += prompt[hp].num_tokens;
   if (hp < prompt.size() && NumTokens(std::span(prompt).first(hp)) != lcp) ++hp;  // skip a partly matched segment
+  const auto cached_tail = std::span(stored).subspan(hc), prompt_tail = std::span(prompt).subspan(hp);
+  const std::vector<cache::ReusedChunk> chunks = cache::MatchChunks(
+      prompt_tail, cached_tail, cache_reuse_tokens,
+      [](const Segment& a, const Segment& b) { return a.id == b.id && a.num_tokens == b.num_tokens; },
+      [](const Segment& s) { return static_cast<int64_t>(s.num_tokens); });
   int64_t reused = 0;
-  while (hc < stored.size() && hp < prompt.size()) {
-    size_t run = 0;
-    int64_t run_tokens = 0;
-    while (hc + run < stored.size() && hp + run < prompt.size() && stored[hc + run].id == prompt[hp + run].id &&
-           stored[hc + run].num_tokens == prompt[hp + run].num_tokens) {
-      run_tokens += stored[hc + run].num_tokens;
-      ++run;
-    }
-    if (run > 0 && run_tokens >= cache_reuse_tokens) {
-      reused += run_tokens;
-      hc += run;
-      hp += run;
-    } else {
-      ++hc;
-    }
-  }
+  for (const cache::ReusedChunk& c : chunks) reused += NumTokens(prompt_tail.subspan(c.dst, c.len));
   return reused;
 }
 
