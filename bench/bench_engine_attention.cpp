@@ -6,13 +6,13 @@
 //            measured copy bandwidth (the figure behind the KV element type,
 //            docs/engine.md);
 //   prefill  a run of --rows query rows (a short warm turn: 40) after 20k
-//            tokens of context, and a 512-row prefill chunk there;
+//            tokens of context, and a --chunk row prefill chunk there (0: none);
 // each with the tiled kernel (AttendGroup) and the row-at-a-time form it
 // replaced (AttendGroupByRows), best of --reps. Beside the wall time, the
 // CPU time the process used (both threads): on a machine shared with other
 // work the wall time stretches while the CPU time stays the work done.
 //
-//   bench_engine_attention [--rows 40] [--context 20000] [--reps 3] [--by-rows 1]
+//   bench_engine_attention [--rows 40] [--chunk 512] [--context 20000] [--reps 3] [--by-rows 1]
 #include <algorithm>
 #include <sys/resource.h>
 
@@ -77,11 +77,12 @@ Timing AttentionMs(AttendFn fn, const cache::PageTable& table, int64_t ctx, int6
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t rows = 40, prefill_ctx = 20000;
+  int64_t rows = 40, chunk = 512, prefill_ctx = 20000;
   bool by_rows = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--rows") rows = std::stoll(argv[i + 1]);
+    if (k == "--chunk") chunk = std::stoll(argv[i + 1]);
     if (k == "--context") prefill_ctx = std::stoll(argv[i + 1]);
     if (k == "--reps") g_reps = std::max(1, std::stoi(argv[i + 1]));
     if (k == "--by-rows") by_rows = std::string(argv[i + 1]) != "0";
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
     };
     for (int64_t ctx : {1024, 4096, 16384, 32768}) line("decode", ctx, 1);
     line("prefill", prefill_ctx, rows);
-    line("prefill", prefill_ctx, 512);
+    if (chunk > 0) line("prefill", prefill_ctx, chunk);
   }
   return 0;
 }

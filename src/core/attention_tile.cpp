@@ -28,10 +28,19 @@ void AttentionTile::Begin(const AttentionQueries& queries) {
   sum_.assign(static_cast<size_t>(ldq_t_), 0.0f);
   alpha_.resize(static_cast<size_t>(ldq_t_));
   out_rows_.resize(static_cast<size_t>(num_queries_));
+  const bool few = num_queries_ <= kFewQueries;
+  if (few) {
+    q_rows_.resize(static_cast<size_t>(num_queries_ * hd));
+    // The few-query kernel leaves the padding columns alone: keep them finite.
+    std::fill(s_.begin(), s_.end(), 0.0f);
+  }
   for (int64_t i = 0; i < num_queries_; ++i) {
     const int64_t r = i / q_.group, g = i % q_.group;
     const float* qi = q_.q + r * q_.ldq + g * hd;
     for (int64_t d = 0; d < hd; ++d) qt_[d * ldq_t_ + i] = qi[d] * q_.scale;
+    if (few) {
+      for (int64_t d = 0; d < hd; ++d) q_rows_[i * hd + d] = qi[d] * q_.scale;
+    }
     limit_[i] = static_cast<float>(q_.first_pos + r);
     out_rows_[i] = q_.out + r * q_.ldo + g * hd;
     std::memset(out_rows_[i], 0, static_cast<size_t>(hd) * sizeof(float));
@@ -57,13 +66,22 @@ void AttentionTile::AddBlock(int64_t first_key, int64_t n, const void* k, const 
   const int64_t q_begin = first_row * q_.group / kQueryAlign * kQueryAlign;
   const bool masked = first_key + n - 1 > static_cast<int64_t>(limit_[q_begin]);
   float* s = s_.data();
+  const bool few = num_queries_ <= kFewQueries;
   if (ActiveIsa() == Isa::kAvx512) {
-    avx512::AttnScores(qt_.data(), ldq_t_, q_begin, ldq_t_, q_.head_dim, k, dtype, n, s);
+    if (few) {
+      avx512::AttnScoresFew(q_rows_.data(), num_queries_, q_.head_dim, k, dtype, n, s, ldq_t_);
+    } else {
+      avx512::AttnScores(qt_.data(), ldq_t_, q_begin, ldq_t_, q_.head_dim, k, dtype, n, s);
+    }
     avx512::AttnSoftmax(s, ldq_t_, n, q_begin, ldq_t_, first_key, masked, limit_.data(), max_.data(), sum_.data(),
                         alpha_.data());
     avx512::AttnValues(s, ldq_t_, n, v, dtype, q_.head_dim, out_rows_.data(), alpha_.data(), q_begin, num_queries_);
   } else {
-    avx2::AttnScores(qt_.data(), ldq_t_, q_begin, ldq_t_, q_.head_dim, k, dtype, n, s);
+    if (few) {
+      avx2::AttnScoresFew(q_rows_.data(), num_queries_, q_.head_dim, k, dtype, n, s, ldq_t_);
+    } else {
+      avx2::AttnScores(qt_.data(), ldq_t_, q_begin, ldq_t_, q_.head_dim, k, dtype, n, s);
+    }
     avx2::AttnSoftmax(s, ldq_t_, n, q_begin, ldq_t_, first_key, masked, limit_.data(), max_.data(), sum_.data(),
                       alpha_.data());
     avx2::AttnValues(s, ldq_t_, n, v, dtype, q_.head_dim, out_rows_.data(), alpha_.data(), q_begin, num_queries_);

@@ -9,7 +9,9 @@
 //                              element is broadcast against a vector of
 //                              queries, so K (f32 or bf16) is read in place
 //   O[query][d]    += Pᵀ · V   P = exp(S - running max), V read in place
-// and the softmax statistics are vectors over queries.
+// and the softmax statistics are vectors over queries. A block of at most 8
+// queries (a decode step) computes its scores as dot products along head_dim
+// instead, so no SIMD lane is spent on absent queries.
 //
 // Queries: row r of the block, head g of the group is query i = r * group + g;
 // it sits at position first_pos + r and attends to keys [0, first_pos + r].
@@ -65,6 +67,7 @@ class AttentionTile {
   int64_t num_queries_ = 0;
   int64_t ldq_t_ = 0;              // padded query count: row stride of qt_ and s_
   std::vector<float> qt_;          // [head_dim][ldq_t_], scaled queries, zero padded
+  std::vector<float> q_rows_;      // [num_queries_][head_dim], scaled: few-query blocks only
   std::vector<float> s_;           // [kKeyBlock][ldq_t_] scores, then probabilities
   std::vector<float> limit_;       // [ldq_t_] last visible key per query
   std::vector<float> max_, sum_, alpha_;  // [ldq_t_] running max, running sum, rescale of this block
