@@ -13,6 +13,19 @@ namespace {
 
 constexpr int64_t kQueryAlign = 16;  // a whole number of vectors on either ISA
 
+struct IsaKernels {
+  decltype(&avx2::AttnScores) scores;
+  decltype(&avx2::AttnScoresFew) scores_few;
+  decltype(&avx2::AttnSoftmax) softmax;
+  decltype(&avx2::AttnValues) values;
+};
+
+const IsaKernels& Kernels() {
+  static const IsaKernels k512{avx512::AttnScores, avx512::AttnScoresFew, avx512::AttnSoftmax, avx512::AttnValues};
+  static const IsaKernels k2{avx2::AttnScores, avx2::AttnScoresFew, avx2::AttnSoftmax, avx2::AttnValues};
+  return ActiveIsa() == Isa::kAvx512 ? k512 : k2;
+}
+
 }  // namespace
 
 void AttentionTile::Begin(const AttentionQueries& queries) {
@@ -66,26 +79,15 @@ void AttentionTile::AddBlock(int64_t first_key, int64_t n, const void* k, const 
   const int64_t q_begin = first_row * q_.group / kQueryAlign * kQueryAlign;
   const bool masked = first_key + n - 1 > static_cast<int64_t>(limit_[q_begin]);
   float* s = s_.data();
-  const bool few = num_queries_ <= kFewQueries;
-  if (ActiveIsa() == Isa::kAvx512) {
-    if (few) {
-      avx512::AttnScoresFew(q_rows_.data(), num_queries_, q_.head_dim, k, dtype, n, s, ldq_t_);
-    } else {
-      avx512::AttnScores(qt_.data(), ldq_t_, q_begin, ldq_t_, q_.head_dim, k, dtype, n, s);
-    }
-    avx512::AttnSoftmax(s, ldq_t_, n, q_begin, ldq_t_, first_key, masked, limit_.data(), max_.data(), sum_.data(),
-                        alpha_.data());
-    avx512::AttnValues(s, ldq_t_, n, v, dtype, q_.head_dim, out_rows_.data(), alpha_.data(), q_begin, num_queries_);
+  const IsaKernels& isa = Kernels();
+  if (num_queries_ <= kFewQueries) {
+    isa.scores_few(q_rows_.data(), num_queries_, q_.head_dim, k, dtype, n, s, ldq_t_);
   } else {
-    if (few) {
-      avx2::AttnScoresFew(q_rows_.data(), num_queries_, q_.head_dim, k, dtype, n, s, ldq_t_);
-    } else {
-      avx2::AttnScores(qt_.data(), ldq_t_, q_begin, ldq_t_, q_.head_dim, k, dtype, n, s);
-    }
-    avx2::AttnSoftmax(s, ldq_t_, n, q_begin, ldq_t_, first_key, masked, limit_.data(), max_.data(), sum_.data(),
-                      alpha_.data());
-    avx2::AttnValues(s, ldq_t_, n, v, dtype, q_.head_dim, out_rows_.data(), alpha_.data(), q_begin, num_queries_);
+    isa.scores(qt_.data(), ldq_t_, q_begin, ldq_t_, q_.head_dim, k, dtype, n, s);
   }
+  isa.softmax(s, ldq_t_, n, q_begin, ldq_t_, first_key, masked, limit_.data(), max_.data(), sum_.data(),
+              alpha_.data());
+  isa.values(s, ldq_t_, n, v, dtype, q_.head_dim, out_rows_.data(), alpha_.data(), q_begin, num_queries_);
 }
 
 void AttentionTile::Finish() {
