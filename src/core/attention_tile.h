@@ -69,7 +69,7 @@ class AttentionTile {
   std::vector<float> qt_;          // [head_dim][ldq_t_], scaled queries, zero padded
   std::vector<float> q_rows_;      // [num_queries_][head_dim], scaled: few-query blocks only
   std::vector<float> s_;           // [kKeyBlock][ldq_t_] scores, then probabilities
-  std::vector<float> limit_;       // [ldq_t_] last visible key per query
+  std::vector<float> limit_;       // [ldq_t_] last visible key per query (exact below 2^24 tokens)
   std::vector<float> max_, sum_, alpha_;  // [ldq_t_] running max, running sum, rescale of this block
   std::vector<float*> out_rows_;   // [num_queries_]
 };
