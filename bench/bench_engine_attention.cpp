@@ -13,6 +13,7 @@
 // work the wall time stretches while the CPU time stays the work done.
 //
 //   bench_engine_attention [--rows 40] [--chunk 512] [--context 20000] [--reps 3] [--by-rows 1]
+//                          [--isa avx2|avx512]
 #include <algorithm>
 #include <sys/resource.h>
 
@@ -86,6 +87,11 @@ int main(int argc, char** argv) {
     if (k == "--context") prefill_ctx = std::stoll(argv[i + 1]);
     if (k == "--reps") g_reps = std::max(1, std::stoi(argv[i + 1]));
     if (k == "--by-rows") by_rows = std::string(argv[i + 1]) != "0";
+    if (k == "--isa" && !kernels::ForceIsa(std::string(argv[i + 1]) == "avx2" ? kernels::Isa::kAvx2
+                                                                              : kernels::Isa::kAvx512)) {
+      std::fprintf(stderr, "this CPU lacks %s\n", argv[i + 1]);
+      return 1;
+    }
   }
   const int64_t num_heads = 8, max_ctx = 32768;
   ThreadPool pool(2);
