@@ -17,12 +17,19 @@ using testing::Tokens;
 
 std::vector<float> Values(const RecurrentState& s) { return std::vector<float>(s.data(), s.data() + s.bytes() / 4); }
 
+// A sequence of n prefilled tokens.
+Sequence Prefilled(Engine& engine, int64_t n) {
+  Sequence seq = engine.NewSequence();
+  PrefillResult r;
+  EXPECT_TRUE(engine.Prefill(seq, Tokens(n, engine.config().vocab), {}, &r).ok());
+  return seq;
+}
+
 TEST(SnapshotSharing, SnapSharesTheStateUntilTheSequenceRunsAgain) {
   auto engine = MakeEngine(TinyModel(model::Arch::kQwen3_5));
   const int64_t vocab = engine->config().vocab;
-  Sequence seq = engine->NewSequence();
+  Sequence seq = Prefilled(*engine, 40);
   PrefillResult r;
-  ASSERT_TRUE(engine->Prefill(seq, Tokens(40, vocab), {}, &r).ok());
   const Snapshot snap = seq.Snap();
   ASSERT_NE(snap.recurrent, nullptr);
   EXPECT_EQ(snap.recurrent.get(), &std::as_const(seq).recurrent()) << "a snapshot copies nothing";
@@ -42,9 +49,8 @@ TEST(SnapshotSharing, SnapSharesTheStateUntilTheSequenceRunsAgain) {
 TEST(SnapshotSharing, AdmissionCopiesTheStateOnce) {
   auto engine = MakeEngine(TinyModel(model::Arch::kQwen3_5));
   const int64_t vocab = engine->config().vocab;
-  Sequence seq = engine->NewSequence();
+  const Sequence seq = Prefilled(*engine, 30);
   PrefillResult r;
-  ASSERT_TRUE(engine->Prefill(seq, Tokens(30, vocab), {}, &r).ok());
   const Snapshot snap = seq.Snap();
   auto admitted = engine->Admit(*snap.kv, snap.recurrent.get());
   ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
