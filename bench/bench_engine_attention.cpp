@@ -1,47 +1,108 @@
-// bench_engine_attention: what the KV cache costs a decode step as context
+// bench_engine_attention: what attention over the KV cache costs as context
 // grows, at the Qwen3.5-0.8B attention shape (6 attention layers, 8 query /
-// 2 kv heads of 256 dims, fp32 pages): one query row per layer against
-// contexts of 1k..32k tokens, next to the time to stream the model's
-// 1434 MiB of bf16 weights at the measured copy bandwidth. This is the
-// figure behind the KV element type (docs/engine.md).
+// 2 kv heads of 256 dims), all layers, 2 threads, for fp32 and bf16 pages:
+//   decode   one query row against 1k..32k tokens of context, next to the
+//            time to stream the model's 1434 MiB of bf16 weights at the
+//            measured copy bandwidth (the figure behind the KV element type,
+//            docs/engine.md);
+//   prefill  a run of --rows query rows (a short warm turn: 40) after 20k
+//            tokens of context, and a --chunk row prefill chunk there (0: none);
+// each with the tiled kernel (AttendGroup) and the row-at-a-time form it
+// replaced (AttendGroupByRows), best of --reps. Beside the wall time, the
+// CPU time the process used (both threads): on a machine shared with other
+// work the wall time stretches while the CPU time stays the work done.
+//
+//   bench_engine_attention [--rows 40] [--chunk 512] [--context 20000] [--reps 3] [--by-rows 1]
+//                          [--isa avx2|avx512]
+#include <algorithm>
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "bench_machine.h"
+#include "core/isa.h"
 #include "core/roofline.h"
 #include "core/thread_pool.h"
 #include "engine/paged_attention.h"
 
 using namespace lineage;
 
-// Milliseconds of one decode step's attention over `ctx` tokens, all layers.
-double AttentionMs(const cache::PageTable& table, int64_t ctx, int64_t num_heads, ThreadPool& pool) {
+namespace {
+
+using AttendFn = void (*)(const engine::AttentionRun&, int64_t, int64_t, int64_t, const float*, int64_t, float*,
+                          int64_t);
+
+double CpuMs() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-3;
+}
+
+struct Timing {
+  double wall_ms = 1e30, cpu_ms = 1e30;
+};
+
+int g_reps = 3;
+
+// Milliseconds of `rows` query rows at positions [ctx - rows, ctx) over every
+// layer, split as the attention layer splits them (kv heads x row blocks).
+Timing AttentionMs(AttendFn fn, const cache::PageTable& table, int64_t ctx, int64_t rows, int64_t num_heads,
+                   ThreadPool& pool) {
   const cache::KvLayout& layout = table.layout();
-  std::vector<float> q(num_heads * layout.head_dim, 0.01f), out(q.size());
-  double best = 1e30;
-  for (int rep = 0; rep < 3; ++rep) {
+  const int64_t q_dim = num_heads * layout.head_dim, block = 64;
+  const int64_t blocks = (rows + block - 1) / block;
+  std::vector<float> q(static_cast<size_t>(rows * q_dim), 0.01f), out(q.size());
+  Timing best;
+  for (int rep = 0; rep < g_reps; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = CpuMs();
     for (int64_t layer = 0; layer < layout.num_layers; ++layer) {
-      pool.parallel_for(layout.num_kv_heads, [&](int64_t h0, int64_t h1, int) {
-        for (int64_t h = h0; h < h1; ++h) {
-          const engine::AttentionRun run{&table, layer, ctx - 1, num_heads, 0.0625f};
-          engine::AttendGroup(run, h, 0, 1, q.data(), 0, out.data(), 0);
+      pool.parallel_for(layout.num_kv_heads * blocks, [&](int64_t i0, int64_t i1, int) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t h = i % layout.num_kv_heads, b = i / layout.num_kv_heads;
+          const engine::AttentionRun run{&table, layer, ctx - rows, num_heads, 0.0625f};
+          fn(run, h, b * rows / blocks, (b + 1) * rows / blocks, q.data(), q_dim, out.data(), q_dim);
         }
       });
     }
-    best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    best.wall_ms =
+        std::min(best.wall_ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    best.cpu_ms = std::min(best.cpu_ms, CpuMs() - c0);
   }
   return best;
 }
 
-int main() {
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t rows = 40, chunk = 512, prefill_ctx = 20000;
+  bool by_rows = true;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    if (k == "--rows") rows = std::stoll(argv[i + 1]);
+    if (k == "--chunk") chunk = std::stoll(argv[i + 1]);
+    if (k == "--context") prefill_ctx = std::stoll(argv[i + 1]);
+    if (k == "--reps") g_reps = std::max(1, std::stoi(argv[i + 1]));
+    if (k == "--by-rows") by_rows = std::string(argv[i + 1]) != "0";
+    if (k == "--isa" && !kernels::ForceIsa(std::string(argv[i + 1]) == "avx2" ? kernels::Isa::kAvx2
+                                                                              : kernels::Isa::kAvx512)) {
+      std::fprintf(stderr, "this CPU lacks %s\n", argv[i + 1]);
+      return 1;
+    }
+  }
   const int64_t num_heads = 8, max_ctx = 32768;
   ThreadPool pool(2);
+  std::printf("bench_engine_attention: cpu %s, isa %s, commit %s, load %s\n", bench::CpuModel().c_str(),
+              kernels::IsaName(kernels::ActiveIsa()), bench::Shell("git rev-parse --short HEAD 2>/dev/null").c_str(),
+              bench::Shell("cut -d' ' -f1-3 /proc/loadavg").c_str());
   const double weight_bytes = 1434.1 * 1024 * 1024;
   const double bw = MeasureCopyBandwidth(pool);
   std::printf("copy bandwidth %.2f GB/s; weights stream in %.1f ms per token\n", bw / 1e9, 1e3 * weight_bytes / bw);
-  std::printf("%6s %8s %14s %12s\n", "kv", "context", "attention_ms", "kv_MiB");
+  std::printf("%-5s %-8s %8s %6s %10s %10s %12s %12s %8s\n", "kv", "run", "context", "rows", "tiled_ms", "tiled_cpu",
+              "by_rows_ms", "by_rows_cpu", "cpu_x");
   for (DType dtype : {DType::kF32, DType::kBF16}) {
     cache::KvLayout layout{.num_layers = 6, .num_kv_heads = 2, .head_dim = 256, .page_tokens = 64, .dtype = dtype};
     cache::PageTable table(layout);
@@ -56,12 +117,23 @@ int main() {
         }
       }
     }
-    table.Commit(max_ctx - 1);  // the query's own row is the last reserved one
-    for (int64_t ctx : {1024, 4096, 16384, 32767}) {
-      std::printf("%6s %8lld %14.2f %12.1f\n", std::string(Info(dtype).name).c_str(), static_cast<long long>(ctx),
-                  AttentionMs(table, ctx, num_heads, pool),
-                  ctx * layout.page_bytes() / layout.page_tokens / (1024.0 * 1024.0));
-    }
+    table.Commit(max_ctx);
+    const std::string name(Info(dtype).name);
+    auto line = [&](const char* run, int64_t ctx, int64_t n) {
+      const Timing tiled = AttentionMs(engine::AttendGroup, table, ctx, n, num_heads, pool);
+      const Timing rows_form = by_rows ? AttentionMs(engine::AttendGroupByRows, table, ctx, n, num_heads, pool) : Timing{};
+      std::printf("%-5s %-8s %8lld %6lld %10.2f %10.2f %12.2f %12.2f %7.1fx\n", name.c_str(), run,
+                  static_cast<long long>(ctx), static_cast<long long>(n), tiled.wall_ms, tiled.cpu_ms,
+                  by_rows ? rows_form.wall_ms : 0.0, by_rows ? rows_form.cpu_ms : 0.0,
+                  by_rows ? rows_form.cpu_ms / tiled.cpu_ms : 0.0);
+      std::printf("{\"bench\":\"engine_attention\",\"kv\":\"%s\",\"run\":\"%s\",\"context\":%lld,\"rows\":%lld,"
+                  "\"tiled_ms\":%.3f,\"tiled_cpu_ms\":%.3f,\"by_rows_ms\":%.3f,\"by_rows_cpu_ms\":%.3f}\n",
+                  name.c_str(), run, static_cast<long long>(ctx), static_cast<long long>(n), tiled.wall_ms,
+                  tiled.cpu_ms, rows_form.wall_ms, rows_form.cpu_ms);
+    };
+    for (int64_t ctx : {1024, 4096, 16384, 32768}) line("decode", ctx, 1);
+    line("prefill", prefill_ctx, rows);
+    if (chunk > 0) line("prefill", prefill_ctx, chunk);
   }
   return 0;
 }

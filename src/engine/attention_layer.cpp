@@ -21,9 +21,9 @@
 namespace lineage::engine {
 namespace {
 
-// Query rows per attention task: enough rows share each key row read, and a
-// prefill chunk still splits into many tasks for the threads.
-constexpr int64_t kRowsPerTask = 32;
+// Most query rows per attention task: enough rows (x the GQA group) share
+// each key row read, and a prefill chunk still splits into many tasks.
+constexpr int64_t kMaxRowsPerTask = 64;
 
 void WriteKv(const float* k, const float* v, int64_t attn_index, const Segment& s, int64_t num_kv_heads,
              int64_t hd) {
@@ -77,9 +77,11 @@ void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, con
     WriteKv(k, v, attn_index, s, nkv, hd);
   }
 
-  // Tasks: (segment, kv head, block of kRowsPerTask query rows). The pool
-  // hands each thread a contiguous range of tasks, and a causal block costs
-  // in proportion to its last row, so blocks are dealt cheap and dear
+  // Tasks: (segment, kv head, block of query rows). A segment is cut into
+  // blocks of equal size (at most kMaxRowsPerTask rows), so a short run such
+  // as a 40-token turn does not leave one thread a sliver. The pool hands
+  // each thread a contiguous range of tasks, and a causal block costs in
+  // proportion to its last row, so blocks are dealt cheap and dear
   // alternately to even the ranges out.
   struct Task {
     int64_t seg, kv_head, row0, row1;
@@ -87,12 +89,11 @@ void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, con
   std::vector<Task> tasks;
   for (int64_t si = 0; si < static_cast<int64_t>(segs.size()); ++si) {
     const int64_t T = segs[si].num_tokens;
-    const int64_t blocks = (T + kRowsPerTask - 1) / kRowsPerTask;
+    const int64_t blocks = (T + kMaxRowsPerTask - 1) / kMaxRowsPerTask;
+    const int64_t rows = (T + blocks - 1) / blocks;
     for (int64_t i = 0; i < blocks; ++i) {
       const int64_t b = i % 2 == 0 ? i / 2 : blocks - 1 - i / 2;
-      for (int64_t h = 0; h < nkv; ++h) {
-        tasks.push_back({si, h, b * kRowsPerTask, std::min(T, (b + 1) * kRowsPerTask)});
-      }
+      for (int64_t h = 0; h < nkv; ++h) tasks.push_back({si, h, b * rows, std::min(T, (b + 1) * rows)});
     }
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));

@@ -103,7 +103,10 @@ Status Engine::CheckTokens(const Sequence& seq, std::span<const int32_t> tokens)
 void Engine::Step(const Batch& batch, float* logits) {
   const ScopedFlushDenormals flush;
   ws_.Ensure(config(), batch.num_rows);
-  for (const Segment& s : batch.segments) s.seq->kv().Reserve(s.num_tokens);
+  for (const Segment& s : batch.segments) {
+    s.seq->kv().Reserve(s.num_tokens);
+    s.seq->OwnRecurrent();  // before the threads write it (copy-on-write of a shared state)
+  }
   const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens};
   if (config().arch == model::Arch::kQwen3_5) {
     ForwardQwen35(*model_, ctx, logits);

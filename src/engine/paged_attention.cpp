@@ -4,12 +4,13 @@
 #include <cstring>
 #include <vector>
 
+#include "core/attention_tile.h"
 #include "core/kernels.h"
 
 namespace lineage::engine {
 
-void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
-                 int64_t ldq, float* out, int64_t ldo) {
+void AttendGroupByRows(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
+                       int64_t ldq, float* out, int64_t ldo) {
   const cache::KvLayout& layout = run.kv->layout();
   const int64_t hd = layout.head_dim, page_tokens = layout.page_tokens;
   const int64_t group = run.num_heads / layout.num_kv_heads;
@@ -75,6 +76,35 @@ void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, in
       }
     }
   });
+}
+
+
+void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
+                 int64_t ldq, float* out, int64_t ldo) {
+  const cache::KvLayout& layout = run.kv->layout();
+  const int64_t hd = layout.head_dim, page_tokens = layout.page_tokens;
+  if (hd % 16 != 0) return AttendGroupByRows(run, kv_head, row_begin, row_end, q, ldq, out, ldo);
+  const int64_t group = run.num_heads / layout.num_kv_heads;
+  const int64_t first_head = kv_head * group;
+  kernels::AttentionQueries queries;
+  queries.q = q + row_begin * ldq + first_head * hd;
+  queries.ldq = ldq;
+  queries.out = out + row_begin * ldo + first_head * hd;
+  queries.ldo = ldo;
+  queries.num_rows = row_end - row_begin;
+  queries.group = group;
+  queries.head_dim = hd;
+  queries.first_pos = run.start_pos + row_begin;
+  queries.scale = run.scale;
+  thread_local kernels::AttentionTile tile;
+  tile.Begin(queries);
+  const int64_t num_keys = tile.last_key() + 1;
+  for (int64_t p = 0; p * page_tokens < num_keys; ++p) {
+    const cache::KvPage& page = run.kv->page(p);
+    tile.AddKeys(p * page_tokens, std::min(page_tokens, num_keys - p * page_tokens), page.k(run.layer, kv_head),
+                 page.v(run.layer, kv_head), layout.dtype);
+  }
+  tile.Finish();
 }
 
 }  // namespace lineage::engine

@@ -8,7 +8,9 @@
 //
 // One call serves every query head of one kv head for a block of rows, so
 // each key and value row is read from memory once for all of them (GQA
-// groups and neighbouring rows share it) rather than once per query.
+// groups and neighbouring rows share it) rather than once per query: the
+// pages are fed in order to a kernels::AttentionTile (online softmax over
+// SIMD score and value tiles, f32 or bf16 pages read in place).
 #pragma once
 
 #include <cstdint>
@@ -30,5 +32,12 @@ struct AttentionRun {
 // `out` with ldo.
 void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
                  int64_t ldq, float* out, int64_t ldo);
+
+// The same result one dot product and one axpy per (query, key), with every
+// query's whole score row stored and a separate softmax: the form the tiled
+// kernel replaced. AttendGroup falls back to it for head sizes that are not a
+// multiple of 16; bench_engine_attention compares the two.
+void AttendGroupByRows(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
+                       int64_t ldq, float* out, int64_t ldo);
 
 }  // namespace lineage::engine

@@ -1,5 +1,9 @@
 #include "engine/recurrent_state.h"
 
+#include <cstring>
+
+#include "engine/state_buffers.h"
+
 namespace lineage::engine {
 
 RecurrentLayout RecurrentLayout::For(const model::ModelConfig& config) {
@@ -13,6 +17,19 @@ RecurrentLayout RecurrentLayout::For(const model::ModelConfig& config) {
   l.v_dim = config.lin_v_dim;
   return l;
 }
+
+RecurrentState::RecurrentState(const RecurrentLayout& layout)
+    : layout_(layout), num_floats_(layout.total_floats()), data_(AcquireStateBuffer(num_floats_)) {
+  std::memset(data_, 0, static_cast<size_t>(num_floats_) * 4);
+}
+
+RecurrentState::RecurrentState(const RecurrentState& other)
+    : cache::RecurrentBlob(), layout_(other.layout_), num_floats_(other.num_floats_),
+      data_(AcquireStateBuffer(num_floats_)) {
+  std::memcpy(data_, other.data_, static_cast<size_t>(num_floats_) * 4);
+}
+
+RecurrentState::~RecurrentState() { ReleaseStateBuffer(data_, num_floats_); }
 
 bool RecurrentState::SameLayout(const RecurrentLayout& o) const {
   return layout_.num_layers == o.num_layers && layout_.conv_rows == o.conv_rows &&

@@ -7,12 +7,19 @@
 // nothing here. Implements cache::RecurrentBlob so the cache can charge its
 // bytes; a snapshot copies it (it is small: ~19 MiB for Qwen3.5-0.8B).
 //
+// Memory: a copy is the admission of every warm turn, so it must cost the
+// copy and nothing else. Large states live in whole pages that are filled
+// before use (no page fault per 4 KiB inside the copy) and, when a state is
+// freed, a few of them are kept for the next state of the same size
+// (state_buffers.cpp). The kept buffers are the process's, not the cache's:
+// at most kMaxKeptBuffers of them.
+//
 // Thread-safety: a RecurrentState being run is owned by one sequence; a
-// published copy (shared_ptr<const>) is immutable.
+// published copy (shared_ptr<const>) is immutable. Construction and
+// destruction may happen on any thread.
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "cache/payload.h"
 #include "model/config.h"
@@ -36,28 +43,33 @@ struct RecurrentLayout {
 
 class RecurrentState final : public cache::RecurrentBlob {
  public:
-  explicit RecurrentState(const RecurrentLayout& layout)
-      : layout_(layout), data_(static_cast<size_t>(layout.total_floats()), 0.0f) {}
+  // All zeros: the state before the first token.
+  explicit RecurrentState(const RecurrentLayout& layout);
+  // One copy of `other`'s values.
+  RecurrentState(const RecurrentState& other);
+  RecurrentState& operator=(const RecurrentState&) = delete;
+  ~RecurrentState() override;
 
-  int64_t bytes() const override { return static_cast<int64_t>(data_.size()) * 4; }
+  int64_t bytes() const override { return num_floats_ * 4; }
   const RecurrentLayout& layout() const { return layout_; }
 
   // `index` counts GDN layers only (0 .. num_layers-1).
-  float* conv(int64_t index) { return data_.data() + index * layout_.layer_floats(); }
+  float* conv(int64_t index) { return data_ + index * layout_.layer_floats(); }
   float* delta(int64_t index) { return conv(index) + layout_.conv_floats(); }
-  const float* conv(int64_t index) const { return data_.data() + index * layout_.layer_floats(); }
+  const float* conv(int64_t index) const { return data_ + index * layout_.layer_floats(); }
   const float* delta(int64_t index) const { return conv(index) + layout_.conv_floats(); }
 
   bool SameLayout(const RecurrentLayout& other) const;
 
   // Every value, layout().total_floats() of them, layer after layer: what a
   // disk tier writes and reads back.
-  const float* data() const { return data_.data(); }
-  float* mutable_data() { return data_.data(); }
+  const float* data() const { return data_; }
+  float* mutable_data() { return data_; }
 
  private:
   RecurrentLayout layout_;
-  std::vector<float> data_;
+  int64_t num_floats_ = 0;
+  float* data_ = nullptr;  // owned: num_floats_ floats from state_buffers.h
 };
 
 }  // namespace lineage::engine

@@ -1,5 +1,6 @@
 #include "engine/sequence.h"
 
+#include <atomic>
 #include <string>
 
 namespace lineage::engine {
@@ -44,18 +45,26 @@ Result<Sequence> Sequence::FromCheckpoint(const cache::KvLayout& kv_layout, cons
   LINEAGE_ASSIGN_OR_RETURN(const RecurrentState* rec, AsRecurrent(rec_layout, recurrent));
   // One copy of the recurrent state (no zero fill first): admission is this
   // copy plus page pointers.
-  return Sequence(cache::PageTable(*paged, n), rec != nullptr ? *rec : RecurrentState(rec_layout));
+  return Sequence(cache::PageTable(*paged, n), rec != nullptr ? std::make_shared<RecurrentState>(*rec)
+                                                               : std::make_shared<RecurrentState>(rec_layout));
+}
+
+void Sequence::OwnRecurrent() {
+  if (rec_.use_count() == 1) {
+    // The last sharer is gone; its reads of the buffer happen before our writes.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return;
+  }
+  rec_ = std::make_shared<RecurrentState>(*rec_);
 }
 
 Snapshot Sequence::Snap() const {
   Snapshot s;
   s.kv = kv_.Share();
-  if (rec_.layout().num_layers > 0) s.recurrent = CopyRecurrent();
+  if (rec_->layout().num_layers > 0) s.recurrent = CopyRecurrent();
   return s;
 }
 
-std::shared_ptr<const RecurrentState> Sequence::CopyRecurrent() const {
-  return std::make_shared<const RecurrentState>(rec_);
-}
+std::shared_ptr<const RecurrentState> Sequence::CopyRecurrent() const { return rec_; }
 
 }  // namespace lineage::engine

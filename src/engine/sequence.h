@@ -2,8 +2,8 @@
 // over every attention layer plus the recurrent state of every GDN layer —
 // and the snapshot / admission primitives of DESIGN.md §3.6:
 //
-//   Snap()            state at the current length: pages shared, recurrent
-//                     state copied. O(recurrent state), never O(context).
+//   Snap()            state at the current length: pages and the recurrent
+//                     state shared. O(page pointers), never O(context).
 //   FromSnapshot      a sequence continuing from a snapshot.
 //   FromCheckpoint    recurrent state at n + the first n tokens of a longer
 //                     snapshot's pages (a checkpoint borrows its entry's KV).
@@ -11,6 +11,11 @@
 //
 // Admission copies the recurrent state and, lazily on the first append, the
 // one partly filled page it starts inside (copy-on-write); nothing else.
+// The recurrent state is copy-on-write too: a snapshot shares the running
+// buffer, and the sequence takes a private copy only when it runs again
+// (OwnRecurrent(), called by the engine before each step). So a commit at the
+// prompt end costs no copy before the first token, and a sequence that ends
+// right after a snapshot never copies at all.
 //
 // Ownership: a Sequence owns its page table and recurrent state; pages are
 // shared with snapshots. Thread-safety: one thread at a time per Sequence;
@@ -35,7 +40,7 @@ struct Snapshot {
 class Sequence {
  public:
   Sequence(const cache::KvLayout& kv_layout, const RecurrentLayout& rec_layout)
-      : kv_(kv_layout), rec_(rec_layout) {}
+      : kv_(kv_layout), rec_(std::make_shared<RecurrentState>(rec_layout)) {}
 
   // `kv` must be a PagedKv of the same layout; `recurrent` a RecurrentState of
   // the same layout taken at kv.num_tokens() (null for attention-only models).
@@ -50,18 +55,26 @@ class Sequence {
   int64_t num_tokens() const { return kv_.num_tokens(); }
   cache::PageTable& kv() { return kv_; }
   const cache::PageTable& kv() const { return kv_; }
-  RecurrentState& recurrent() { return rec_; }
-  const RecurrentState& recurrent() const { return rec_; }
+  // The writable state; copies it first if a snapshot shares it. Threads of
+  // one step may call this together only after OwnRecurrent().
+  RecurrentState& recurrent() {
+    OwnRecurrent();
+    return *rec_;
+  }
+  const RecurrentState& recurrent() const { return *rec_; }
+  // Takes a private copy of the recurrent state if a snapshot shares it.
+  void OwnRecurrent();
 
   Snapshot Snap() const;
-  // Just the recurrent state (a checkpoint at the current length).
+  // Just the recurrent state (a checkpoint at the current length), shared
+  // until the sequence runs again.
   std::shared_ptr<const RecurrentState> CopyRecurrent() const;
 
  private:
-  Sequence(cache::PageTable kv, RecurrentState rec) : kv_(std::move(kv)), rec_(std::move(rec)) {}
+  Sequence(cache::PageTable kv, std::shared_ptr<RecurrentState> rec) : kv_(std::move(kv)), rec_(std::move(rec)) {}
 
   cache::PageTable kv_;
-  RecurrentState rec_;
+  std::shared_ptr<RecurrentState> rec_;  // never null; shared with snapshots until OwnRecurrent()
 };
 
 }  // namespace lineage::engine
