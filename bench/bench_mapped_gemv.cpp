@@ -62,29 +62,6 @@ void FillBf16(uint8_t* p, int64_t bytes) {
   }
 }
 
-// Sum of "AnonHugePages", "FilePmdMapped" and "Rss" (kB) of the smaps entry containing `p`.
-std::string Backing(const void* p) {
-  std::ifstream in("/proc/self/smaps");
-  const auto addr = reinterpret_cast<uintptr_t>(p);
-  bool inside = false;
-  std::string out;
-  for (std::string line; std::getline(in, line);) {
-    unsigned long lo = 0, hi = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find('-')) {
-      inside = addr >= lo && addr < hi;
-      continue;
-    }
-    if (!inside) continue;
-    for (const char* key : {"Rss:", "AnonHugePages:", "FilePmdMapped:"}) {
-      if (line.rfind(key, 0) == 0) {
-        long kb = std::atol(line.c_str() + std::strlen(key));
-        out += std::string(key) + " " + std::to_string(kb / 1024) + " MiB  ";
-      }
-    }
-  }
-  return out;
-}
-
 __attribute__((target("avx512f"))) uint64_t ReadRange(const uint8_t* p, int64_t bytes) {
   __m512i acc = _mm512_setzero_si512();
   for (int64_t i = 0; i < bytes; i += 64) acc = _mm512_xor_si512(acc, _mm512_loadu_si512(p + i));
@@ -260,7 +237,7 @@ int main(int argc, char** argv) {
   for (const Region& r : regions) {
     std::printf("%-10s %6.1f %6.1f   %6.1f %6.1f   %6.1f %6.1f   %s\n", r.name.c_str(), r.read.Best(),
                 r.read.Median(), r.layers.Best(), r.layers.Median(), r.lm_head.Best(), r.lm_head.Median(),
-                Backing(r.base).c_str());
+                bench::MappingBacking(r.base).c_str());
   }
   files.clear();
   for (const std::string& p : paths) ::unlink(p.c_str());

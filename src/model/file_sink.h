@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
@@ -29,6 +30,7 @@ class FileSink {
  private:
   std::string path_;
   std::FILE* f_ = nullptr;
+  std::vector<char> buffer_;  // stdio buffer of f_ (see Open)
   uint64_t written_ = 0;
 };
 
