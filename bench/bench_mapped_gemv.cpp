@@ -1,25 +1,26 @@
 // bench_mapped_gemv: the decode GEMV (bf16 weights, one token) over weights
-// in a memory-mapped file against the same bytes on the heap, to find why
-// decode reaches less of the copy bandwidth than the kernel does in
-// bench_kernels.
+// in a memory-mapped file against the same bytes on the heap, and how the
+// pages backing them change its rate.
 //
 // Usage: bench_mapped_gemv [--file PATH] [--mib N] [--threads N] [--reps N]
+//                          [--only NAME,...]
 //
-// One region of N MiB (default 1024: well past the L3 cache, so every pass
-// streams from DRAM) is filled with bf16 weights of 1024 columns and placed
-// six ways:
+// Regions of N MiB (default 512: past the L3 cache's share, so every pass
+// streams from DRAM) hold the same bf16 weights of 1024 columns, placed:
 //   heap        std::vector (4 KiB pages: THP is "madvise" here)
 //   heap-thp    anonymous memory with MADV_HUGEPAGE before it is touched
-//   file-4k     a file written with 4 KiB write() calls, then mapped
-//               (MappedFile): its page cache is 4 KiB folios
+//   file-4k     a file written with 4 KiB write() calls (as stdio's default
+//               buffer does), then mapped (MappedFile): its page cache stays
+//               in 4 KiB folios
 //   file-8m     the same written with 8 MiB write() calls: the file system
-//               may build 2 MiB folios, which are mapped with one PMD each
-//   reread      file-4k with its page cache dropped, read back by faults
-//   reread-thp  the same with MADV_HUGEPAGE before the first touch
-// For each it prints how the mapping is backed (/proc/self/smaps) and, over
-// --reps passes, the best and median rate of bursts of about 12 MiB: a plain
-// read of every byte, and decode GEMVs of the 0.8B layer shapes (one pool
-// barrier each); and of whole lm_head GEMVs (248320 x 1024, 485 MiB).
+//               builds 2 MiB folios, each mapped with one PMD
+//   reread      file-4k with its page cache dropped first, so the mapping's
+//               faults read it back (MappedFile advises MADV_HUGEPAGE)
+// The variants are measured in turn, pass after pass (a shared machine
+// disturbs them alike). Printed per region: how the mapping is backed
+// (/proc/self/smaps), and the best and median rate of bursts of 4-12 MiB: a
+// plain read of every byte and the decode GEMVs of the 0.8B layer shapes (one
+// Gemm each); and of whole lm_head GEMVs (248320 x 1024, 485 MiB).
 #include <fcntl.h>
 #include <immintrin.h>
 #include <sys/mman.h>
@@ -194,18 +195,17 @@ int main(int argc, char** argv) {
     }
   }
 
-  // The file as a writer with small writes leaves it (mkmodel's FileSink
-  // writes through stdio), then as one with 8 MiB writes, then read back from
-  // disk after dropping its page cache, with and without MADV_HUGEPAGE.
+  // The file as a writer with small writes leaves it, as one with 8 MiB
+  // writes leaves it, and read back from disk after dropping its page cache.
   struct Variant {
     const char* name;
     int64_t write_chunk;
-    bool reread, hugepage;
+    bool reread;
   };
   std::vector<MappedFile> files;
   std::vector<std::string> paths;
-  for (const Variant& v : {Variant{"file-4k", 4096, false, false}, Variant{"file-8m", 8 << 20, false, false},
-                           Variant{"reread", 4096, true, false}, Variant{"reread-thp", 4096, true, true}}) {
+  for (const Variant& v : {Variant{"file-4k", 4096, false}, Variant{"file-8m", 8 << 20, false},
+                           Variant{"reread", 4096, true}}) {
     if (!wanted(v.name)) continue;
     const std::string p = path + "." + v.name;
     if (!WriteFile(p, heap.data(), bytes, v.write_chunk)) {
@@ -219,7 +219,6 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", f.status().ToString().c_str());
       return 1;
     }
-    if (v.hugepage) madvise(const_cast<uint8_t*>(f->data()), f->size(), MADV_HUGEPAGE);
     files.push_back(std::move(*f));
     regions.push_back({v.name, files.back().data(), bytes});
   }

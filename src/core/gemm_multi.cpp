@@ -3,6 +3,7 @@
 #include "core/gemm_multi.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cassert>
 #include <vector>
@@ -13,13 +14,15 @@
 namespace lineage::kernels {
 namespace {
 
-// Chunks: about kChunksPerThread per thread and call, so a thread the OS
-// deschedules mid-call holds back a small share of it, within
-// [kMinChunkBytes, kMaxChunkBytes]: smaller chunks pay their claim and the
-// prefetch ramp-up at each start too often, larger ones make the last chunk
-// of a call (when one thread may already be idle) long.
+// Chunks: about kChunksPerThread per thread and call, so that a thread the
+// OS deschedules leaves most of its share to the others, within
+// [kMinChunkBytes, kMaxChunkBytes]: smaller chunks pay their claim too
+// often, larger ones make the last chunk of a call (when one thread may
+// already be idle) long.
 constexpr int64_t kChunksPerThread = 16;
 constexpr int64_t kMinChunkBytes = 64 << 10, kMaxChunkBytes = 1 << 20;
+// Pools larger than this share its parts (one atomic counter each).
+constexpr int kMaxParts = 64;
 // A call reading less than this runs on the calling thread: waking the pool
 // would cost about as much as it saves.
 constexpr int64_t kInlineBytes = 64 << 10;
@@ -100,10 +103,27 @@ void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx,
     for (const Chunk& c : chunks) run(c);
     return;
   }
-  // Every thread (the caller too) claims chunks in order until none is left.
-  std::atomic<size_t> next{0};
-  pool->parallel_for(threads, [&](int64_t, int64_t, int) {
-    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < chunks.size();) run(chunks[i]);
+  // Part p of the pool owns the chunks [n p / P, n (p + 1) / P) and claims
+  // them in order, so a thread streams through contiguous weights (its
+  // prefetches run on into its next chunk); when its own are gone it claims
+  // what is left of the other parts, so a thread the OS deschedules, or a
+  // part no worker has picked up yet, is finished by the others.
+  struct alignas(64) Range {
+    std::atomic<size_t> next;
+    size_t end;
+  };
+  const size_t n = chunks.size();
+  std::array<Range, kMaxParts> ranges;
+  const int parts = std::min(threads, kMaxParts);
+  for (int p = 0; p < parts; ++p) {
+    ranges[p].next.store(n * p / parts, std::memory_order_relaxed);
+    ranges[p].end = n * (p + 1) / parts;
+  }
+  pool->parallel_for(parts, [&](int64_t p0, int64_t, int) {
+    for (int k = 0; k < parts; ++k) {
+      Range& r = ranges[(p0 + k) % parts];
+      for (size_t i; (i = r.next.fetch_add(1, std::memory_order_relaxed)) < r.end;) run(chunks[i]);
+    }
   });
 }
 

@@ -5,10 +5,12 @@
 // (GDN q|k|v, z, b, a; FFN gate and up; attention q, k, v). Each is a stream
 // over its weights, memory-bound; run one by one they would pay one pool
 // barrier each. Here, for few rows, the activations are prepared once per
-// dtype, the targets' rows are cut into chunks of about equal bytes, and the
-// pool's threads claim chunks until none is left: one barrier per call, and
-// a thread the OS deschedules holds back at most the chunk it is in. For
-// many rows each target goes to kernels::Gemm (the tiled regime).
+// dtype, the targets' rows are cut into chunks of about equal bytes, each
+// thread claims the chunks of its own contiguous share in order, then what
+// is left of the others' shares: one barrier per call, contiguous streams on
+// a quiet machine, and a thread the OS deschedules holds back at most the
+// chunk it is in. For many rows each target goes to kernels::Gemm (the
+// tiled regime).
 //
 // Same results as kernels::Gemm on each target (same kernels, same
 // summation order per output). Thread-safety as kernels::Gemm.
