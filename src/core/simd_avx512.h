@@ -88,7 +88,10 @@ LINEAGE_SIMD512_FN VecF LoadBf16(const uint16_t* p) {
 // p[0], p[2], ... and *odd p[1], p[3], ..., widened exactly to fp32 with one
 // shift or mask each (no cross-lane shuffle). Pair with DeinterleavePairs.
 LINEAGE_SIMD512_FN void LoadBf16Pairs(const uint16_t* p, VecF* even, VecF* odd) {
-  const __m512i v = _mm512_loadu_si512(p);
+  __m512i v = _mm512_loadu_si512(p);
+  // One load into a register: left alone, the compiler folds the load into
+  // both the shift and the mask, and the line is read from L1 twice.
+  __asm__("" : "+v"(v));
   *even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
   *odd = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
 }
