@@ -23,9 +23,11 @@ Status FileSink::Open() {
   // right after (lineage mkmodel, then bench) streams its weights through
   // 4 KiB TLB entries; 8 MiB writes let the file system cache it in 2 MiB
   // folios, mapped with one entry each (see docs/engine.md, "Decode speed").
-  // (glibc ignores the size unless it is given the buffer.)
-  buffer_.resize(size_t{8} << 20);
-  std::setvbuf(f_, buffer_.data(), _IOFBF, buffer_.size());
+  // (glibc ignores the size unless it is given the buffer; left
+  // uninitialised, a small file touches only the pages it fills.)
+  constexpr size_t kBufferBytes = size_t{8} << 20;
+  buffer_.reset(new char[kBufferBytes]);
+  std::setvbuf(f_, buffer_.get(), _IOFBF, kBufferBytes);
   return Status::Ok();
 }
 

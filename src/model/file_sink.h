@@ -6,8 +6,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "core/status.h"
 
@@ -30,7 +30,7 @@ class FileSink {
  private:
   std::string path_;
   std::FILE* f_ = nullptr;
-  std::vector<char> buffer_;  // stdio buffer of f_ (see Open)
+  std::unique_ptr<char[]> buffer_;  // stdio buffer of f_ (see Open)
   uint64_t written_ = 0;
 };
 
