@@ -2,7 +2,7 @@
 // shared machine disturbs it little.
 //
 // Usage: bench_decode_step (--model PATH | --shape NAME [--dtype D]) [--threads N]
-//                          [--steps N] [--passes N]
+//                          [--steps N] [--passes N] [--isa avx2|avx512]
 //
 // Prints, for one sequence after a 16-token prompt:
 //   step     each decode step timed alone: best and median ms (the best
@@ -138,11 +138,18 @@ int main(int argc, char** argv) {
       threads = std::max(1, std::atoi(argv[++i]));
     } else if (!std::strcmp(argv[i], "--steps") && v) {
       steps = std::max(1, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--isa") && v) {
+      const std::string isa = argv[++i];
+      if (!kernels::ForceIsa(isa == "avx2" ? kernels::Isa::kAvx2 : kernels::Isa::kAvx512)) {
+        std::fprintf(stderr, "this CPU lacks %s\n", isa.c_str());
+        return 1;
+      }
     } else if (!std::strcmp(argv[i], "--passes") && v) {
       passes = std::max(1, std::atoi(argv[++i]));
     } else {
       std::fprintf(stderr,
-                   "usage: %s (--model PATH | --shape NAME [--dtype D]) [--threads N] [--steps N] [--passes N]\n",
+                   "usage: %s (--model PATH | --shape NAME [--dtype D]) [--threads N] [--steps N] [--passes N] "
+                   "[--isa avx2|avx512]\n",
                    argv[0]);
       return 2;
     }
