@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bench_machine.h"
+#include "mapping_backing.h"
 #include "core/kernels.h"
 #include "core/roofline.h"
 #include "engine/engine.h"

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "bench_machine.h"
+#include "mapping_backing.h"
 #include "core/kernels.h"
 #include "core/mapped_file.h"
 #include "core/roofline.h"
