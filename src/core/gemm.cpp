@@ -1,5 +1,7 @@
-// Gemm: chooses the regime and ISA, prepares activations once per call and
-// splits output rows over the pool. See gemm_internal.h for the kernels.
+// Gemm: chooses the regime and ISA. Few tokens go to the row kernels through
+// GemmMulti (gemm_multi.cpp); many tokens are tiled here: activations packed
+// once per call, weight panels split over the pool. See gemm_internal.h for
+// the kernels.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -9,21 +11,11 @@
 #include <limits>
 
 #include "core/gemm_internal.h"
+#include "core/gemm_multi.h"
 #include "core/kernels.h"
 
 namespace lineage::kernels {
 namespace {
-
-// From this many tokens on, repacking a weight panel (one pass over it) is
-// repaid by reusing it across register tiles of tokens. Measured on one core
-// with weights streamed from DRAM (4096 x 1024), rows vs tiles in GFLOP/s:
-// BF16 73 vs 46 at T = 16, even at T = 24; Q8_0 74 vs 58 at T = 8, 70 vs 86
-// at T = 12 (the VNNI tiles reach 93 at T = 16, 280+ in cache at T = 96).
-int64_t TileMinTokens(DType dtype) { return dtype == DType::kQ8_0 ? 12 : 24; }
-
-// Rows per parallel work item in the row regime: big enough that a range
-// split lands on a 4-row group boundary and dispatch stays negligible.
-constexpr int64_t kRowsPerItem = 16;
 
 template <typename Fn>
 void ForRanges(ThreadPool* pool, int64_t n, int64_t grain, const Fn& fn) {
@@ -135,24 +127,12 @@ void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ld
       std::fill(Y + t * ldy, Y + t * ldy + rows, std::numeric_limits<float>::quiet_NaN());
     return;
   }
-  const bool wide = ActiveIsa() == Isa::kAvx512;
   if (T < TileMinTokens(W.dtype)) {
-    // A lambda body naming a thread_local would see the worker's own copy:
-    // capture a reference to the caller's.
-    thread_local QuantizedActivations qx_storage;
-    QuantizedActivations& qx = qx_storage;
-    if (W.dtype == DType::kQ8_0) QuantizeActivations(X, ldx, T, cols, &qx);
-    const int64_t groups = (rows + kRowsPerItem - 1) / kRowsPerItem;
-    ForRanges(pool, groups, 4, [&](int64_t g0, int64_t g1) {
-      const int64_t r0 = g0 * kRowsPerItem, r1 = std::min(rows, g1 * kRowsPerItem);
-      if (wide) {
-        avx512::GemmRows(W, r0, r1, X, ldx, &qx, Y, ldy, T);
-      } else {
-        avx2::GemmRows(W, r0, r1, X, ldx, &qx, Y, ldy, T);
-      }
-    });
+    const GemmTarget target{&W, Y, ldy};
+    GemmMulti(std::span(&target, 1), X, ldx, T, pool);
     return;
   }
+  const bool wide = ActiveIsa() == Isa::kAvx512;
   if (wide && W.dtype == DType::kQ8_0) {
     thread_local PackedQ8Activations pq_storage;
     PackedQ8Activations& pq = pq_storage;

@@ -23,7 +23,7 @@ static void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t r0 = row_begin; r0 < row_end; r0 += 4) {
     const uint8_t* rows[4];
-    const int64_t nr = RowGroup(W, r0, row_end, rows);
+    const int64_t nr = RowGroup(W, row_bytes, r0, row_end, rows);
     for (int64_t t = 0; t < T; ++t) {
       const int8_t* xq = qx.row(t);
       const float* xd = qx.row_scale(t);

@@ -2,7 +2,10 @@
 //
 // Model weights are read through this: pages are faulted in on first use and
 // shared with the page cache, so resident memory is what the forward pass
-// touches, never a second copy. Movable, not copyable; unmaps on destruction.
+// touches, never a second copy. The mapping is advised MADV_HUGEPAGE, so
+// pages the kernel reads in for it may come as 2 MiB folios mapped with one
+// TLB entry (pages already cached stay as the file's writer left them).
+// Movable, not copyable; unmaps on destruction.
 // The mapped bytes stay valid for the object's lifetime.
 #pragma once
 

@@ -65,6 +65,20 @@ LINEAGE_SIMD256_FN VecF LoadBf16(const uint16_t* p) {
   __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
 }
+// See simd512::LoadBf16Pairs and simd512::DeinterleavePairs.
+LINEAGE_SIMD256_FN void LoadBf16Pairs(const uint16_t* p, VecF* even, VecF* odd) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  *even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+  *odd = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+LINEAGE_SIMD256_FN void DeinterleavePairs(const float* x, float* out) {
+  const VecF a = _mm256_loadu_ps(x), b = _mm256_loadu_ps(x + 8);
+  // shuffle_ps works within 128-bit halves: [a0 a2 b0 b2 | a4 a6 b4 b6], then
+  // the 64-bit permute puts the halves' pairs in order.
+  const VecF even = _mm256_shuffle_ps(a, b, 0x88), odd = _mm256_shuffle_ps(a, b, 0xdd);
+  _mm256_storeu_ps(out, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), 0xd8)));
+  _mm256_storeu_ps(out + 8, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(odd), 0xd8)));
+}
 LINEAGE_SIMD256_FN VecF LoadF16(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }

@@ -84,6 +84,24 @@ LINEAGE_SIMD512_FN VecF LoadBf16(const uint16_t* p) {
   __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
 }
+// 2 * kLanes stored bf16 values read as kLanes 32-bit words: *even gets
+// p[0], p[2], ... and *odd p[1], p[3], ..., widened exactly to fp32 with one
+// shift or mask each (no cross-lane shuffle). Pair with DeinterleavePairs.
+LINEAGE_SIMD512_FN void LoadBf16Pairs(const uint16_t* p, VecF* even, VecF* odd) {
+  __m512i v = _mm512_loadu_si512(p);
+  // One load into a register: left alone, the compiler folds the load into
+  // both the shift and the mask, and the line is read from L1 twice.
+  __asm__("" : "+v"(v));
+  *even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+  *odd = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+// out[0, kLanes) = x[0], x[2], ...; out[kLanes, 2 kLanes) = x[1], x[3], ...
+LINEAGE_SIMD512_FN void DeinterleavePairs(const float* x, float* out) {
+  const VecF a = _mm512_loadu_ps(x), b = _mm512_loadu_ps(x + 16);
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  _mm512_storeu_ps(out, _mm512_permutex2var_ps(a, even, b));
+  _mm512_storeu_ps(out + 16, _mm512_permutex2var_ps(a, _mm512_add_epi32(even, _mm512_set1_epi32(1)), b));
+}
 LINEAGE_SIMD512_FN VecF LoadF16(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }

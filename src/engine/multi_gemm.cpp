@@ -1,48 +1,20 @@
 #include "engine/multi_gemm.h"
 
-#include <vector>
+#include <array>
 
-#include "core/kernels.h"
+#include "core/gemm_multi.h"
 
 namespace lineage::engine {
-namespace {
-
-// Rows below this use one barrier for all projections (see the header).
-constexpr int64_t kSharedPassMaxRows = 8;
-// Output rows per slice: a multiple of 32 keeps slices on quantised blocks'
-// natural boundaries and gives the row kernel whole groups.
-constexpr int64_t kSliceRows = 64;
-
-TensorView Rows(const TensorView& w, int64_t r0, int64_t r1) {
-  TensorView s = w;
-  s.data = w.row_ptr(r0);
-  s.shape = {r1 - r0, w.cols()};
-  s.nbytes = RowBytes(w.dtype, w.cols()) * (r1 - r0);
-  return s;
-}
-
-}  // namespace
 
 void MultiGemm(std::initializer_list<GemmOut> outs, const float* x, int64_t ldx, int64_t T, ThreadPool* pool) {
-  if (T >= kSharedPassMaxRows || pool == nullptr || pool->size() == 1) {
-    for (const GemmOut& o : outs) kernels::Gemm(*o.w, x, ldx, o.y, o.ldy, T, pool);
+  std::array<kernels::GemmTarget, 8> targets;
+  if (outs.size() > targets.size()) {  // not a layer's siblings: no need to share the pass
+    for (const GemmOut& o : outs) kernels::GemmMulti(std::span(&(targets[0] = {o.w, o.y, o.ldy}), 1), x, ldx, T, pool);
     return;
   }
-  struct Slice {
-    const GemmOut* out;
-    int64_t r0, r1;
-  };
-  std::vector<Slice> slices;
-  for (const GemmOut& o : outs) {
-    for (int64_t r = 0; r < o.w->rows(); r += kSliceRows) slices.push_back({&o, r, std::min(o.w->rows(), r + kSliceRows)});
-  }
-  pool->parallel_for(static_cast<int64_t>(slices.size()), [&](int64_t i0, int64_t i1, int) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const Slice& s = slices[i];
-      const TensorView part = Rows(*s.out->w, s.r0, s.r1);
-      kernels::Gemm(part, x, ldx, s.out->y + s.r0, s.out->ldy, T, nullptr);
-    }
-  });
+  size_t n = 0;
+  for (const GemmOut& o : outs) targets[n++] = {o.w, o.y, o.ldy};
+  kernels::GemmMulti(std::span(targets.data(), n), x, ldx, T, pool);
 }
 
 }  // namespace lineage::engine

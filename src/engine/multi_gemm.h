@@ -1,12 +1,8 @@
 // MultiGemm: several projections of the same input rows in one pass over the
-// thread pool: Y_i = X W_i^T for each (W_i, Y_i).
-//
-// For few rows (decode) each Gemm is a stream over its weights that ends in a
-// pool barrier; a layer's sibling projections (GDN q|k|v, z, b, a; FFN gate
-// and up; attention q, k, v) would pay one barrier each. Here the threads
-// split the concatenated output rows of all of them and run single-threaded
-// Gemms on row slices, so the layer pays one. For many rows (prefill) the
-// pool-parallel Gemm's tiling wins, and MultiGemm calls it per projection.
+// thread pool: Y_i = X W_i^T for each (W_i, Y_i). A layer's sibling
+// projections (GDN q|k|v, z, b, a; FFN gate and up; attention q, k, v) go
+// through it so that decode pays one pool barrier per layer input, not one
+// per projection; see kernels::GemmMulti (core/gemm_multi.h) for how.
 #pragma once
 
 #include <cstdint>

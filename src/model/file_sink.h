@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "core/status.h"
@@ -29,6 +30,7 @@ class FileSink {
  private:
   std::string path_;
   std::FILE* f_ = nullptr;
+  std::unique_ptr<char[]> buffer_;  // stdio buffer of f_ (see Open)
   uint64_t written_ = 0;
 };
 

@@ -1,11 +1,5 @@
 // Gemm against naive::Gemm for every dtype, both ISA paths, odd shapes and
-// strides, with a per-output error bound derived from the documented
-// precision of each path (see kernels.h):
-//   |Y - Y_ref| <= (cols * 2^-24 * 2) * sum|w x|            fp32 summation, 2x margin
-//                + sum_b (max|x_b| / 127) * 0.51 * sum_b|w|  Q8_0 only: X is int8-quantised
-//                                        (half a step, 2% margin for the float scaling)
-// An indexing or blocking bug produces errors of the order of |Y| itself,
-// far above these bounds.
+// strides, within the error bound of gemm_check.h.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,12 +8,14 @@
 
 #include "core/kernels.h"
 #include "core/kernels_naive.h"
+#include "gemm_check.h"
 #include "random_weights.h"
 
 namespace lineage::kernels {
 namespace {
 
 using testing::RandomActivations;
+using testing::ExpectNearNaiveGemm;
 using testing::RandomWeights;
 
 struct GemmCase {
@@ -31,37 +27,9 @@ void CheckGemm(const GemmCase& c, ThreadPool* pool) {
   auto w = RandomWeights(c.dtype, c.rows, c.cols, 17 + static_cast<uint32_t>(c.rows));
   const int64_t ldx = c.cols + c.ldx_pad, ldy = c.rows + c.ldy_pad;
   std::vector<float> x = RandomActivations(c.T * ldx, 5 + static_cast<uint32_t>(c.T));
-  std::vector<float> y(static_cast<size_t>(c.T * ldy), -7.0f), ref(y.size(), -7.0f);
+  std::vector<float> y(static_cast<size_t>(c.T * ldy), -7.0f);
   Gemm(w.view, x.data(), ldx, y.data(), ldy, c.T, pool);
-  naive::Gemm(w.view, x.data(), ldx, ref.data(), ldy, c.T, nullptr);
-
-  const bool int8_x = c.dtype == DType::kQ8_0;
-  std::vector<float> wrow(static_cast<size_t>(c.cols));
-  int64_t failures = 0;
-  for (int64_t o = 0; o < c.rows; ++o) {
-    DecodeToFloat(w.view, o * c.cols, c.cols, wrow.data());
-    for (int64_t t = 0; t < c.T; ++t) {
-      const float* xt = x.data() + t * ldx;
-      double abs_sum = 0, quant = 0;
-      for (int64_t b = 0; b < c.cols; b += 32) {
-        double amax = 0, wsum = 0;
-        for (int64_t i = b; i < std::min(b + 32, c.cols); ++i) {
-          abs_sum += std::fabs(static_cast<double>(wrow[i]) * xt[i]);
-          amax = std::max(amax, static_cast<double>(std::fabs(xt[i])));
-          wsum += std::fabs(wrow[i]);
-        }
-        quant += amax / 127.0 * 0.51 * wsum;
-      }
-      double bound = 2.0 * c.cols * std::ldexp(1.0, -24) * abs_sum + 1e-30;
-      if (int8_x) bound += quant;
-      double err = std::fabs(static_cast<double>(y[t * ldy + o]) - ref[t * ldy + o]);
-      if (!(err <= bound) && ++failures <= 5)
-        ADD_FAILURE() << Info(c.dtype).name << " rows=" << c.rows << " cols=" << c.cols
-                      << " T=" << c.T << " o=" << o << " t=" << t << " got " << y[t * ldy + o]
-                      << " want " << ref[t * ldy + o] << " bound " << bound;
-    }
-  }
-  EXPECT_EQ(failures, 0);
+  ExpectNearNaiveGemm(w.view, x.data(), ldx, y.data(), ldy, c.T);
   // Padding columns of Y are not written.
   for (int64_t t = 0; t < c.T; ++t)
     for (int64_t o = c.rows; o < ldy; ++o) ASSERT_EQ(y[t * ldy + o], -7.0f);

@@ -1,0 +1,241 @@
+// bench_decode_step: where a decode step's time goes, measured so that a
+// shared machine disturbs it little.
+//
+// Usage: bench_decode_step (--model PATH | --shape NAME [--dtype D]) [--threads N]
+//                          [--steps N] [--passes N] [--isa avx2|avx512]
+//
+// Prints, for one sequence after a 16-token prompt:
+//   step     each decode step timed alone: best and median ms (the best
+//            step is the one that ran least disturbed)
+//   gemv     the step's projections replayed exactly as the forward pass
+//            calls them (MultiGemm / Gemm with the engine's pool, the same
+//            weights), each call timed alone over --passes passes: the sum
+//            of every call's best time, and of its median
+//   read     the same bytes read with plain vector loads, split over the
+//            pool the same way: the floor the memory system allows
+//   copy     the STREAM-like copy bandwidth `lineage bench` divides by
+// so best step - gemv best = the step's other work (norms, conv, delta
+// rule, attention, sampling, barriers), and gemv / read = the kernels'
+// efficiency on the mapped weights.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench_machine.h"
+#include "mapping_backing.h"
+#include "core/kernels.h"
+#include "core/roofline.h"
+#include "engine/engine.h"
+#include "engine/model_source.h"
+#include "engine/multi_gemm.h"
+
+namespace {
+
+using namespace lineage;
+using Clock = std::chrono::steady_clock;
+
+double Ms(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+struct Timings {
+  std::vector<double> ms;
+  double Best() const { return *std::min_element(ms.begin(), ms.end()); }
+  double Median() const {
+    std::vector<double> v = ms;
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  }
+};
+
+// One projection call of a decode step: the weights it reads (several for a
+// MultiGemm) and its input width.
+struct Call {
+  std::string name;
+  std::vector<const TensorView*> ws;
+  int64_t in = 0, bytes = 0;
+  Timings gemv, read;
+};
+
+std::vector<Call> DecodeCalls(const model::Model& m) {
+  std::vector<Call> calls;
+  auto add = [&](std::string name, std::vector<const TensorView*> ws) {
+    Call c{std::move(name), std::move(ws)};
+    c.in = c.ws.front()->cols();
+    for (const TensorView* w : c.ws) c.bytes += w->nbytes;
+    calls.push_back(std::move(c));
+  };
+  for (const model::LayerWeights& l : m.weights.layers) {
+    if (l.kind == model::LayerKind::kLinearAttention) {
+      add("gdn in_proj", {&l.linear.in_proj_qkv, &l.linear.in_proj_z, &l.linear.in_proj_b, &l.linear.in_proj_a});
+      add("gdn out_proj", {&l.linear.out_proj});
+    } else {
+      add("attn q/k/v", {&l.full.q_proj, &l.full.k_proj, &l.full.v_proj});
+      add("attn o_proj", {&l.full.o_proj});
+    }
+    add("ffn gate/up", {&l.gate_proj, &l.up_proj});
+    add("ffn down", {&l.down_proj});
+  }
+  add("lm_head", {&m.weights.lm_head});
+  return calls;
+}
+
+__attribute__((target("avx512f"))) uint64_t ReadRange(const uint8_t* p, int64_t bytes) {
+  __m512i acc = _mm512_setzero_si512();
+  int64_t i = 0;
+  for (; i + 64 <= bytes; i += 64) acc = _mm512_xor_si512(acc, _mm512_loadu_si512(p + i));
+  return static_cast<uint64_t>(_mm512_reduce_add_epi64(acc)) + (i < bytes ? p[i] : 0);
+}
+
+void RunCall(Call& c, ThreadPool& pool, const float* x, float* y) {
+  auto t0 = Clock::now();
+  if (c.ws.size() == 1) {
+    kernels::Gemm(*c.ws[0], x, c.in, y, c.ws[0]->rows(), 1, &pool);
+  } else {
+    std::vector<engine::GemmOut> outs;
+    int64_t off = 0;
+    for (const TensorView* w : c.ws) {
+      outs.push_back({w, y + off, w->rows()});
+      off += w->rows();
+    }
+    switch (outs.size()) {  // MultiGemm takes an initializer_list, as the forward pass calls it
+      case 2: engine::MultiGemm({outs[0], outs[1]}, x, c.in, 1, &pool); break;
+      case 3: engine::MultiGemm({outs[0], outs[1], outs[2]}, x, c.in, 1, &pool); break;
+      default: engine::MultiGemm({outs[0], outs[1], outs[2], outs[3]}, x, c.in, 1, &pool); break;
+    }
+  }
+  c.gemv.ms.push_back(Ms(t0));
+  static volatile uint64_t sink = 0;
+  t0 = Clock::now();
+  pool.parallel_for(pool.size(), [&](int64_t p0, int64_t p1, int) {
+    for (const TensorView* w : c.ws) {
+      const auto* base = static_cast<const uint8_t*>(w->data);
+      const int64_t b0 = w->nbytes * p0 / pool.size() / 64 * 64, b1 = p1 == pool.size() ? w->nbytes : w->nbytes * p1 / pool.size() / 64 * 64;
+      sink = sink + ReadRange(base + b0, b1 - b0);
+    }
+  });
+  c.read.ms.push_back(Ms(t0));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  engine::ModelSource source;
+  int threads = 2, steps = 32, passes = 8;
+  for (int i = 1; i < argc; ++i) {
+    const bool v = i + 1 < argc;
+    if (!std::strcmp(argv[i], "--model") && v) {
+      source.path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--shape") && v) {
+      source.shape = argv[++i];
+    } else if (!std::strcmp(argv[i], "--dtype") && v) {
+      source.dtype = argv[++i];
+    } else if (!std::strcmp(argv[i], "--threads") && v) {
+      threads = std::max(1, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--steps") && v) {
+      steps = std::max(1, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--isa") && v) {
+      const std::string isa = argv[++i];
+      if (!kernels::ForceIsa(isa == "avx2" ? kernels::Isa::kAvx2 : kernels::Isa::kAvx512)) {
+        std::fprintf(stderr, "this CPU lacks %s\n", isa.c_str());
+        return 1;
+      }
+    } else if (!std::strcmp(argv[i], "--passes") && v) {
+      passes = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s (--model PATH | --shape NAME [--dtype D]) [--threads N] [--steps N] [--passes N] "
+                   "[--isa avx2|avx512]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  if (source.path.empty() && source.shape.empty()) source.shape = "qwen3.5-0.8b";
+  auto m = engine::OpenModel(source);
+  if (!m.ok()) {
+    std::fprintf(stderr, "bench_decode_step: %s\n", m.status().ToString().c_str());
+    return 1;
+  }
+  engine::EngineOptions eo;
+  eo.num_threads = threads;
+  auto eng = engine::Engine::Create(*m, eo);
+  if (!eng.ok()) {
+    std::fprintf(stderr, "bench_decode_step: %s\n", eng.status().ToString().c_str());
+    return 1;
+  }
+  engine::Engine& e = **eng;
+  std::printf("%s\ncpu: %s, %s, threads %d; load: %s\n", engine::DescribeModel(**m).c_str(),
+              bench::CpuModel().c_str(), kernels::IsaName(kernels::ActiveIsa()), e.pool().size(),
+              bench::Shell("cut -d' ' -f1-3 /proc/loadavg").c_str());
+
+  // Decode steps, each timed alone.
+  const int64_t vocab = (*m)->config.vocab;
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 16; ++i) prompt.push_back(static_cast<int32_t>((i * 7919 + 13) % vocab));
+  engine::Sequence seq = e.NewSequence();
+  engine::PrefillResult pre;
+  if (Status st = e.Prefill(seq, prompt, {}, &pre); !st.ok()) {
+    std::fprintf(stderr, "bench_decode_step: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  std::vector<float> logits = pre.logits;
+  Timings step;
+  for (int i = 0; i < steps; ++i) {
+    const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    engine::Sequence* one[] = {&seq};
+    const auto t0 = Clock::now();
+    if (Status st = e.Decode(one, std::span(&next, 1), &logits); !st.ok()) {
+      std::fprintf(stderr, "bench_decode_step: %s\n", st.ToString().c_str());
+      return 1;
+    }
+    step.ms.push_back(Ms(t0));
+  }
+
+  // The step's projections, call by call.
+  std::vector<Call> calls = DecodeCalls(**m);
+  int64_t max_in = 0, max_out = 0, step_bytes = 0;
+  for (const Call& c : calls) {
+    max_in = std::max(max_in, c.in);
+    int64_t out = 0;
+    for (const TensorView* w : c.ws) out += w->rows();
+    max_out = std::max(max_out, out);
+    step_bytes += c.bytes;
+  }
+  std::vector<float> x(static_cast<size_t>(max_in)), y(static_cast<size_t>(max_out));
+  for (int64_t i = 0; i < max_in; ++i) x[i] = static_cast<float>((i * 7919) % 113) / 113.0f - 0.5f;
+  Timings gemv_pass;
+  for (int p = 0; p < passes; ++p) {
+    const auto t0 = Clock::now();
+    for (Call& c : calls) RunCall(c, e.pool(), x.data(), y.data());
+    gemv_pass.ms.push_back(Ms(t0));
+  }
+  double gemv_best = 0, gemv_median = 0, read_best = 0, read_median = 0, lm_best = 0;
+  for (const Call& c : calls) {
+    gemv_best += c.gemv.Best();
+    gemv_median += c.gemv.Median();
+    read_best += c.read.Best();
+    read_median += c.read.Median();
+    if (c.name == "lm_head") lm_best = c.gemv.Best();
+  }
+  const double copy_gbps = MeasureCopyBandwidth(e.pool()) / 1e9;
+  const double mib = static_cast<double>(step_bytes) / (1 << 20);
+  auto gbps = [&](double ms) { return step_bytes / ms / 1e6; };
+  std::printf("weights read per step: %.1f MiB in %zu projection calls; mapping: %s\n", mib, calls.size(),
+              bench::MappingBacking((*m)->weights.lm_head.data).c_str());
+  std::printf("%-6s %9s %9s   %s\n", "", "best ms", "median ms", "");
+  std::printf("%-6s %9.2f %9.2f   %.2f tokens/s at best; %d steps\n", "step", step.Best(), step.Median(),
+              1e3 / step.Best(), steps);
+  std::printf("%-6s %9.2f %9.2f   %.1f GB/s (sum of per-call best); lm_head %.2f ms = %.1f GB/s\n", "gemv",
+              gemv_best, gemv_median, gbps(gemv_best), lm_best,
+              (*m)->weights.lm_head.nbytes / lm_best / 1e6);
+  std::printf("%-6s %9.2f %9.2f   %.1f GB/s\n", "read", read_best, read_median, gbps(read_best));
+  std::printf("copy   %.1f GB/s -> bound %.2f tokens/s; best step = %.0f%% of it, gemv alone %.0f%%\n", copy_gbps,
+              copy_gbps * 1e9 / step_bytes, 100 * step_bytes / (step.Best() * 1e6) / copy_gbps,
+              100 * gbps(gemv_best) / copy_gbps);
+  return 0;
+}
