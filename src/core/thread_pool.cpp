@@ -119,9 +119,13 @@ struct ThreadPool::Impl {
   }
 };
 
-ThreadPool::ThreadPool(int num_threads) : impl_(std::make_unique<Impl>()) {
+ThreadPool::ThreadPool(int num_threads, std::function<void()> worker_init) : impl_(std::make_unique<Impl>()) {
   impl_->num_threads = std::max(1, num_threads);
-  for (int i = 1; i < impl_->num_threads; ++i) impl_->workers.emplace_back([this] { impl_->WorkerLoop(); });
+  for (int i = 1; i < impl_->num_threads; ++i)
+    impl_->workers.emplace_back([this, worker_init] {
+      if (worker_init) worker_init();
+      impl_->WorkerLoop();
+    });
 }
 
 ThreadPool::~ThreadPool() {

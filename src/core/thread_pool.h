@@ -15,7 +15,11 @@ namespace lineage {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int num_threads);  // total threads including the caller; >= 1
+  // num_threads: total threads including the caller; >= 1. `worker_init`,
+  // when given, runs first thing on each worker thread, before any task (per
+  // thread state such as floating-point modes: parts are claimed by whichever
+  // thread is free, so no task is guaranteed to reach every thread).
+  explicit ThreadPool(int num_threads, std::function<void()> worker_init = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;

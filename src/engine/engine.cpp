@@ -38,10 +38,10 @@ Engine::Engine(std::shared_ptr<const model::Model> model, const EngineOptions& o
   kv_layout_.page_tokens = options.page_tokens;
   kv_layout_.dtype = options.kv_dtype;
   rec_layout_ = RecurrentLayout::For(c);
-  pool_ = std::make_unique<ThreadPool>(std::max(1, options.num_threads));
   // The workers run only this engine's kernels: flush denormals there for
-  // good (one part per thread); the calling thread does it per step.
-  pool_->parallel_for(pool_->size(), [](int64_t, int64_t, int) { _mm_setcsr(_mm_getcsr() | kFtzDaz); });
+  // good, from their first instruction; the calling thread does it per step.
+  pool_ = std::make_unique<ThreadPool>(std::max(1, options.num_threads),
+                                       [] { _mm_setcsr(_mm_getcsr() | kFtzDaz); });
 }
 
 Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Model> model,

@@ -56,6 +56,35 @@ TEST(ThreadPool, RunsPartsConcurrently) {
   EXPECT_EQ(met.load(), 2);
 }
 
+// worker_init runs on every worker before its first task, even on workers
+// that never get a part of the first jobs (parts go to whichever thread is
+// free, so a one-part-per-thread job cannot reach every thread for sure).
+TEST(ThreadPool, WorkerInitRunsOnEveryWorkerBeforeAnyTask) {
+  static thread_local bool initialised = false;
+  std::atomic<int> inits{0};
+  ThreadPool pool(3, [&] {
+    initialised = true;
+    inits++;
+  });
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> worker_parts{0}, uninitialised{0};
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> started{0};
+    pool.parallel_for(3, [&](int64_t, int64_t, int) {
+      // Hold each part until all three run, so every worker takes one.
+      started++;
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (started.load() < 3 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      if (std::this_thread::get_id() == caller) return;
+      worker_parts++;
+      if (!initialised) uninitialised++;
+    });
+  }
+  EXPECT_EQ(inits.load(), 2);
+  EXPECT_EQ(worker_parts.load(), 40);
+  EXPECT_EQ(uninitialised.load(), 0);
+}
+
 TEST(ThreadPool, UnevenPartsAndChangingSizes) {
   // Back-to-back jobs of different shapes: a worker that wakes late must
   // never run a part of a job that has already finished.
