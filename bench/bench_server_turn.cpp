@@ -14,6 +14,7 @@
 //
 //   bench_server_turn [--shape qwen3.5-0.8b] [--context 20000] [--suffix 40] [--threads 2]
 //                     [--warm 3] [--cold 1] [--kv-type f32|bf16]
+//                     [--pool-words 4000] [--front-only 1]
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
@@ -100,15 +101,15 @@ Turn TimedTurn(server::Scheduler& s, const std::vector<int32_t>& prompt) {
 // tokenizing, the anchor and the history end (PromptBuilder::Build), for a
 // conversation of about `context` tokens. Median of 5 after one run that
 // fills the anchor memo, in ms.
-double FrontEndMs(int64_t vocab, int64_t context, int64_t* num_tokens) {
+double FrontEndMs(int64_t vocab, int64_t context, int64_t pool_words, int64_t* num_tokens) {
   auto tok = text::Tokenizer::FromVocabData(text::MakeSyntheticVocab(vocab, text::VocabFlavour::kQwen35, 1));
   auto tmpl = ChatTemplate::Create(model::ChatTemplateFor(model::Arch::kQwen3_5), "", "<|im_end|>");
   if (!tok.ok() || !tmpl.ok()) return -1;
   server::PromptBuilder builder(*tok, std::move(tmpl).value());
   std::mt19937 rng(7);
-  // A pool of 4,000 random words: real text repeats words (the tokenizer's
-  // word cache helps) but not only twenty of them.
-  std::vector<std::string> words(4000);
+  // Words drawn from a pool of `pool_words` random words: real text repeats
+  // words (the tokenizer's word cache helps); a large pool is the worst case.
+  std::vector<std::string> words(static_cast<size_t>(pool_words));
   for (std::string& w : words) {
     int n = 2 + static_cast<int>(rng() % 9);
     for (int i = 0; i < n; ++i) w += static_cast<char>('a' + rng() % 26);
@@ -142,6 +143,12 @@ double FrontEndMs(int64_t vocab, int64_t context, int64_t* num_tokens) {
   return ms[ms.size() / 2];
 }
 
+void PrintFrontEnd(int64_t tokens, int64_t pool_words, double ms) {
+  std::printf("front end (template render + tokenize + anchor + history end) of a %lld-token chat, words from a "
+              "pool of %lld: %.2f ms\n",
+              static_cast<long long>(tokens), static_cast<long long>(pool_words), ms);
+}
+
 void Row(const char* name, const Turn& turn) {
   const server::RequestReport& r = turn.report;
   double ttft = r.first_token_us / 1e3, adm = r.admission_us / 1e3, pre = r.prefill_us / 1e3, com = r.commit_us / 1e3;
@@ -157,6 +164,8 @@ int main(int argc, char** argv) {
   int64_t context = 20000, suffix = 40;
   int threads = 2, warm_turns = 3;
   bool run_cold = true;
+  bool front_only = false;     // only the front-end figure (no model run)
+  int64_t pool_words = 4000;
   DType kv_dtype = DType::kF32;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
@@ -167,6 +176,8 @@ int main(int argc, char** argv) {
     else if (k == "--warm") warm_turns = std::max(1, std::stoi(v));
     else if (k == "--cold") run_cold = v != "0";
     else if (k == "--kv-type" && ParseDType(v)) kv_dtype = *ParseDType(v);
+    else if (k == "--front-only") front_only = v != "0";
+    else if (k == "--pool-words") pool_words = std::max<int64_t>(1, std::stoll(v));
   }
   utsname u{};
   ::uname(&u);
@@ -189,6 +200,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("model: %s\n", engine::DescribeModel(**model).c_str());
+  if (front_only) {
+    int64_t tokens = 0;
+    const double ms = FrontEndMs((*model)->config.vocab, context, pool_words, &tokens);
+    PrintFrontEnd(tokens, pool_words, ms);
+    return 0;
+  }
   engine::EngineOptions eo;
   eo.num_threads = threads;
   eo.kv_dtype = kv_dtype;
@@ -232,10 +249,9 @@ int main(int argc, char** argv) {
   }
   const server::RequestReport& cold = cold_turn.report;
   int64_t front_tokens = 0;
-  const double front_ms = FrontEndMs(vocab, context, &front_tokens);
+  const double front_ms = FrontEndMs(vocab, context, pool_words, &front_tokens);
   const double warm_ms = warm.first_token_us / 1e3;
-  std::printf("front end (template render + tokenize + anchor + history end) of a %lld-token chat: %.2f ms\n",
-              static_cast<long long>(front_tokens), front_ms);
+  PrintFrontEnd(front_tokens, pool_words, front_ms);
   std::printf("warm turn as a client sees it: %.1f ms = front %.2f + admission %.2f + prefill %.1f + commit %.2f + "
               "rest %.2f; admission + commit = %.2f%%\n",
               front_ms + warm_ms, front_ms, warm.admission_us / 1e3, warm.prefill_us / 1e3, warm.commit_us / 1e3,
