@@ -186,6 +186,42 @@ TEST_F(EndToEnd, TurnsRegenerateAndNewSessionRestoreWhereTheDesignSays) {
   EXPECT_EQ(Output(Post(*cold, "/v1/chat/completions", Request(other))), Output(n1));
 }
 
+// A coding agent's shape of traffic: a ~20k-token system prompt with tools on
+// every request, a second session on the same system prompt, and sub-agents
+// with their own shorter system prompt. Every second request is warm: the
+// new session from the anchor, the next turn from the history, the second
+// sub-agent from its own anchor.
+TEST_F(EndToEnd, AgentSizedSystemPromptsMakeTheSecondRequestWarm) {
+  auto s = Start(0, cache::CacheMode::kLineage, /*prefill_chunk_tokens=*/512);
+  std::string rules = "You are a coding agent in a large C++ repository. House rules follow.\n";
+  for (int i = 0; rules.size() < 90'000; ++i)
+    rules += "Rule " + std::to_string(i) + ": keep module " + std::to_string(i % 37) + " free of state; test with case " +
+             std::to_string(i * 7 % 101) + ".\n";
+  const json big_system = {{"role", "system"}, {"content", rules}};
+  json a = json::array({big_system, {{"role", "user"}, {"content", "Find the slow test."}}});
+  json a1 = Post(*s, "/v1/chat/completions", Request(a));
+  const int64_t m = a1["usage"]["prompt_tokens"];
+  ASSERT_GT(m, 20'000);
+  EXPECT_EQ(Cached(a1), 0);
+
+  json b = json::array({big_system, {{"role", "user"}, {"content", "Rename the cache module."}}});
+  json b1 = Post(*s, "/v1/chat/completions", Request(b));
+  EXPECT_EQ(Cached(b1), AnchorTokens(b));
+  EXPECT_GT(Cached(b1), m - 64);
+
+  json a2 = a;
+  a2.push_back(Assistant(a1));
+  a2.push_back({{"role", "user"}, {"content", "Now fix it."}});
+  EXPECT_EQ(Cached(Post(*s, "/v1/chat/completions", Request(a2))), NextTurnRestore(a, a2));
+
+  const json sub_system = {{"role", "system"}, {"content", "You are a sub-agent. Report one line."}};
+  json s1 = json::array({sub_system, {{"role", "user"}, {"content", "Survey src/engine."}}});
+  json s2 = json::array({sub_system, {{"role", "user"}, {"content", "List what src/text exports."}}});
+  EXPECT_EQ(Cached(Post(*s, "/v1/chat/completions", Request(s1))), 0);
+  EXPECT_EQ(Cached(Post(*s, "/v1/chat/completions", Request(s2))), AnchorTokens(s2));
+  EXPECT_GT(AnchorTokens(s2), 50);
+}
+
 TEST_F(EndToEnd, ARestartServesTheConversationFromDiskWithTheSameTokens) {
   const std::string cache_dir = (dir_ / "disk_cache").string();
   std::filesystem::remove_all(cache_dir);
