@@ -152,7 +152,7 @@ struct FakeEngine {
 };
 
 // Writes without fsync, to build the start-up directory quickly.
-class NoSyncEnv final : public disk::FileEnv {
+class NoSyncEnv final : public disk::ForwardingFileEnv {
  public:
   Status WriteAtomic(const std::string& tmp, const std::string& path,
                      std::span<const std::span<const uint8_t>> parts) override {
@@ -167,16 +167,6 @@ class NoSyncEnv final : public disk::FileEnv {
                           path + ": " + ec.message());
     return Status::Ok();
   }
-  Status ReadAt(const std::string& p, uint64_t o, uint64_t n, uint8_t* out) override { return base_->ReadAt(p, o, n, out); }
-  Result<uint64_t> FileSize(const std::string& p) override { return base_->FileSize(p); }
-  Result<int64_t> MtimeMs(const std::string& p) override { return base_->MtimeMs(p); }
-  Status Touch(const std::string& p, int64_t ms) override { return base_->Touch(p, ms); }
-  Status Remove(const std::string& p) override { return base_->Remove(p); }
-  Status MakeDirs(const std::string& p) override { return base_->MakeDirs(p); }
-  Result<std::vector<std::string>> List(const std::string& d) override { return base_->List(d); }
-
- private:
-  disk::FileEnv* base_ = disk::DefaultFileEnv();
 };
 
 disk::Key128 FakeFingerprint() {

@@ -154,9 +154,13 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
       };
       if (!parsed->stream) {
         std::string body;
-        std::optional<ConnectionProbe> probe =
-            ConnectionProbe::Find(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
-        Status st = driver->RunToEnd(&body, [&probe] { return probe && probe->PeerClosed(); });
+        // Looked up at the first poll (a quarter second in), so a short
+        // request never scans the process's descriptors.
+        std::optional<std::optional<ConnectionProbe>> probe;
+        Status st = driver->RunToEnd(&body, [&] {
+          if (!probe) probe = ConnectionProbe::Find(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+          return *probe && (*probe)->PeerClosed();
+        });
         if (driver->client_gone()) {
           // Nobody reads the reply; 499 (client closed request) for the log and metrics.
           finish(499);

@@ -150,8 +150,12 @@ Status ResponseDriver::RunToEnd(std::string* body, const std::function<bool()>& 
     out.append(s);
     return true;
   };
-  while (Step(collect, std::chrono::milliseconds(250), std::chrono::hours(24))) {
-    if (client_gone && client_gone()) {
+  constexpr std::chrono::milliseconds kPollEvery{250};
+  auto next_poll = std::chrono::steady_clock::now() + kPollEvery;
+  while (Step(collect, kPollEvery, std::chrono::hours(24))) {
+    if (!client_gone || std::chrono::steady_clock::now() < next_poll) continue;
+    next_poll = std::chrono::steady_clock::now() + kPollEvery;
+    if (client_gone()) {
       client_gone_ = true;
       finished_ = true;
       submission_.stream->Cancel();

@@ -11,7 +11,7 @@
 
 namespace lineage::cache::disk::testing {
 
-class FaultyEnv final : public FileEnv {
+class FaultyEnv final : public ForwardingFileEnv {
  public:
   enum class Mode { kNoSpace, kIoError, kTorn };
   FaultyEnv(int64_t fail_at, Mode mode, bool persistent) : fail_at_(fail_at), mode_(mode), persistent_(persistent) {}
@@ -20,7 +20,7 @@ class FaultyEnv final : public FileEnv {
                      std::span<const std::span<const uint8_t>> parts) override {
     const int64_t n = ++writes_;
     const bool fail = n == fail_at_ || (persistent_ && n > fail_at_);
-    if (!fail) return base_->WriteAtomic(tmp, path, parts);
+    if (!fail) return base()->WriteAtomic(tmp, path, parts);
     ++failures_;
     if (mode_ == Mode::kNoSpace) return ResourceExhausted(path + ": write: No space left on device");
     if (mode_ == Mode::kIoError) return IoError(path + ": write: Input/output error");
@@ -28,23 +28,13 @@ class FaultyEnv final : public FileEnv {
     for (auto p : parts) all.insert(all.end(), p.begin(), p.end());
     all.resize(all.size() / 2);
     const std::span<const uint8_t> torn[] = {all};
-    return base_->WriteAtomic(tmp, path, torn);
+    return base()->WriteAtomic(tmp, path, torn);
   }
-  Status ReadAt(const std::string& p, uint64_t o, uint64_t n, uint8_t* out) override {
-    return base_->ReadAt(p, o, n, out);
-  }
-  Result<uint64_t> FileSize(const std::string& p) override { return base_->FileSize(p); }
-  Result<int64_t> MtimeMs(const std::string& p) override { return base_->MtimeMs(p); }
-  Status Touch(const std::string& p, int64_t ms) override { return base_->Touch(p, ms); }
-  Status Remove(const std::string& p) override { return base_->Remove(p); }
-  Status MakeDirs(const std::string& p) override { return base_->MakeDirs(p); }
-  Result<std::vector<std::string>> List(const std::string& d) override { return base_->List(d); }
 
   int64_t writes() const { return writes_; }
   int64_t failures() const { return failures_; }
 
  private:
-  FileEnv* base_ = DefaultFileEnv();
   int64_t fail_at_;
   Mode mode_;
   bool persistent_;

@@ -12,7 +12,7 @@ namespace lineage::cache::disk::testing {
 namespace {
 
 // Holds every write until Open() is called.
-class GateEnv final : public FileEnv {
+class GateEnv final : public ForwardingFileEnv {
  public:
   void Open() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -26,24 +26,14 @@ class GateEnv final : public FileEnv {
     cv_.notify_all();
     cv_.wait(lock, [&] { return open_; });
     lock.unlock();
-    return base_->WriteAtomic(tmp, path, parts);
+    return base()->WriteAtomic(tmp, path, parts);
   }
   void WaitForAWriter() {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return waiting_ > 0; });
   }
-  Status ReadAt(const std::string& p, uint64_t o, uint64_t n, uint8_t* out) override {
-    return base_->ReadAt(p, o, n, out);
-  }
-  Result<uint64_t> FileSize(const std::string& p) override { return base_->FileSize(p); }
-  Result<int64_t> MtimeMs(const std::string& p) override { return base_->MtimeMs(p); }
-  Status Touch(const std::string& p, int64_t ms) override { return base_->Touch(p, ms); }
-  Status Remove(const std::string& p) override { return base_->Remove(p); }
-  Status MakeDirs(const std::string& p) override { return base_->MakeDirs(p); }
-  Result<std::vector<std::string>> List(const std::string& d) override { return base_->List(d); }
 
  private:
-  FileEnv* base_ = DefaultFileEnv();
   std::mutex mu_;
   std::condition_variable cv_;
   bool open_ = false;

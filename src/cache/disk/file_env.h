@@ -44,4 +44,33 @@ class FileEnv {
 // The process-wide POSIX environment.
 FileEnv* DefaultFileEnv();
 
+// A FileEnv that passes every call to `base` (the POSIX one by default):
+// wrappers that change one operation (fault injection, no fsync, a gate)
+// override that one and inherit the rest.
+class ForwardingFileEnv : public FileEnv {
+ public:
+  explicit ForwardingFileEnv(FileEnv* base = DefaultFileEnv()) : base_(base) {}
+
+  Status WriteAtomic(const std::string& tmp_path, const std::string& final_path,
+                     std::span<const std::span<const uint8_t>> parts) override {
+    return base_->WriteAtomic(tmp_path, final_path, parts);
+  }
+  Status ReadAt(const std::string& path, uint64_t offset, uint64_t n, uint8_t* out) override {
+    return base_->ReadAt(path, offset, n, out);
+  }
+  void Prefetch(const std::string& path) override { base_->Prefetch(path); }
+  Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
+  Result<int64_t> MtimeMs(const std::string& path) override { return base_->MtimeMs(path); }
+  Status Touch(const std::string& path, int64_t mtime_ms) override { return base_->Touch(path, mtime_ms); }
+  Status Remove(const std::string& path) override { return base_->Remove(path); }
+  Status MakeDirs(const std::string& path) override { return base_->MakeDirs(path); }
+  Result<std::vector<std::string>> List(const std::string& dir) override { return base_->List(dir); }
+
+ protected:
+  FileEnv* base() const { return base_; }
+
+ private:
+  FileEnv* base_;
+};
+
 }  // namespace lineage::cache::disk
