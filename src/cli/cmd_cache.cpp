@@ -77,8 +77,12 @@ int List(const CacheArgs& a, const std::optional<Key128>& mine) {
     std::printf("%016llx  %-24s  %8zu  %6zu  %6s  %10s  %s%s\n", static_cast<unsigned long long>(m.file_id),
                 ModelLabel(m.fingerprint, mine).c_str(), m.tokens.size(), m.states.size(), m.anchor ? "yes" : "no",
                 Bytes(e.entry.file_bytes + e.blob_bytes).c_str(), When(e.entry.mtime_ms).c_str(),
-                e.ok() ? "" : "  (blobs missing)");
+                e.ok() ? "" : "  (blobs missing or unusable)");
   }
+  // What the listing skipped, one line each: a FIFO or device named like a
+  // cache file is never opened (it could block), and says so.
+  for (const auto& d : r->damaged) std::fprintf(stderr, "skipping %s\n", d.why.message().c_str());
+  for (const auto& d : r->unusable_blobs) std::fprintf(stderr, "skipping %s\n", d.why.message().c_str());
   std::printf("%zu entries, %lld blob files (%s), %lld orphan blobs (%s), %zu damaged entry files, %zu temporary files\n",
               r->entries.size(), static_cast<long long>(r->blob_files), Bytes(r->blob_bytes).c_str(),
               static_cast<long long>(r->orphan_blobs), Bytes(r->orphan_bytes).c_str(), r->damaged.size(),
@@ -117,6 +121,10 @@ int Verify(const CacheArgs& a) {
     std::printf("BAD  %s\n", d.why.ToString().c_str());
     ++bad;
   }
+  for (const auto& d : r->unusable_blobs) {
+    std::printf("BAD  %s\n", d.why.ToString().c_str());
+    ++bad;
+  }
   for (const auto& e : r->entries) {
     if (e.ok()) continue;
     ++bad;
@@ -134,10 +142,12 @@ int Gc(const CacheArgs& a, const std::optional<Key128>& mine) {
   Result<cache::disk::GcReport> r =
       cache::disk::CollectGarbage(cache::disk::DefaultFileEnv(), DirLayout(a.dir), mine, a.foreign);
   if (!r.ok()) return Fail(r.status());
-  std::printf("removed %lld temporary files, %lld damaged entries, %lld foreign entries, %lld orphan blobs: %s freed\n",
+  for (const std::string& why : r->removed_why) std::fprintf(stderr, "removing %s\n", why.c_str());
+  std::printf("removed %lld temporary files, %lld damaged entries, %lld foreign entries, %lld orphan blobs, "
+              "%lld blob names that were not regular files: %s freed\n",
               static_cast<long long>(r->tmp_files), static_cast<long long>(r->damaged_entries),
               static_cast<long long>(r->foreign_entries), static_cast<long long>(r->orphan_blobs),
-              Bytes(r->bytes_freed).c_str());
+              static_cast<long long>(r->unusable_blobs), Bytes(r->bytes_freed).c_str());
   return 0;
 }
 

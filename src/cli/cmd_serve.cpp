@@ -6,8 +6,10 @@
 #include <csignal>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -56,14 +58,61 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// SIGINT/SIGTERM are taken by one waiting thread, so every other thread
+// (server pool, scheduler, disk tier) is created with them blocked. The
+// waiter runs from the first instruction: a signal during start-up (loading
+// the model, scanning the disk cache) ends the process at once; once the
+// server is serving, it stops the server.
+class SignalWaiter {
+ public:
+  SignalWaiter() {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    thread_ = std::thread([this] { Wait(); });
+  }
+  ~SignalWaiter() { Release(); }
+
+  // From now on a signal stops `http` (which must outlive Release()).
+  void Serving(server::HttpServer* http) {
+    std::lock_guard<std::mutex> lock(mu_);
+    http_ = http;
+  }
+  // Ends the waiter without a signal having come.
+  void Release() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      released_ = true;
+    }
+    pthread_kill(thread_.native_handle(), SIGTERM);
+    thread_.join();
+  }
+
+ private:
+  void Wait() {
+    int sig = 0;
+    sigwait(&signals_, &sig);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (released_) return;
+    if (http_ == nullptr) {
+      std::fprintf(stderr, "serve: signal %d during start-up, exiting\n", sig);
+      std::_Exit(128 + sig);
+    }
+    std::fprintf(stderr, "serve: signal %d, stopping\n", sig);
+    http_->Stop();
+  }
+
+  sigset_t signals_;
+  std::mutex mu_;
+  server::HttpServer* http_ = nullptr;
+  bool released_ = false;
+  std::thread thread_;
+};
+
 Status Run(const ServeArgs& a) {
-  // SIGINT/SIGTERM are taken by a waiting thread, so every other thread
-  // (server pool, scheduler) is created with them blocked.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  SignalWaiter waiter;
 
   if (a.cache_dir.empty() && a.cache_disk_max_mib > 0)
     std::fprintf(stderr, "serve: --cache-disk-max without --cache-dir: RAM only\n");
@@ -139,16 +188,10 @@ Status Run(const ServeArgs& a) {
                static_cast<long long>(backend->context_tokens()), bo.scheduler.max_live,
                a.no_lineage ? "exact (lineage off)" : "lineage", static_cast<long long>(a.cache_ram_mib),
                a.cache_dir.empty() ? "off" : a.cache_dir.c_str());
-  std::thread waiter([&] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    std::fprintf(stderr, "serve: signal %d, stopping\n", sig);
-    http.Stop();
-  });
+  waiter.Serving(&http);
   http.Serve();
-  // Serve() returned on its own (listener failure): release the waiter.
-  pthread_kill(waiter.native_handle(), SIGTERM);
-  waiter.join();
+  // Stopped by a signal, or the listener failed: release the waiter.
+  waiter.Release();
   return Status::Ok();
 }
 

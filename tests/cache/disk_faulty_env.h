@@ -1,10 +1,13 @@
 // A FileEnv that makes the Nth atomic write fail (SQLite's fault loops): with
 // a full disk, with an I/O error, or torn (a truncated file lands at the final
 // name and the call claims success, as a lying disk would). Optionally every
-// later write fails too. Reads and deletions pass through.
+// later write fails too. Reads and deletions pass through. And a FileEnv
+// whose reads stall while it is closed (a hung device).
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <vector>
 
 #include "cache/disk/file_env.h"
@@ -40,6 +43,27 @@ class FaultyEnv final : public ForwardingFileEnv {
   bool persistent_;
   std::atomic<int64_t> writes_{0};
   std::atomic<int64_t> failures_{0};
+};
+
+// Holds every read while closed.
+class StallingReadEnv final : public ForwardingFileEnv {
+ public:
+  void Set(bool open) {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = open;
+    cv_.notify_all();
+  }
+  Status ReadAt(const std::string& path, uint64_t offset, uint64_t n, uint8_t* out) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return open_; });
+    lock.unlock();
+    return base()->ReadAt(path, offset, n, out);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
 };
 
 }  // namespace lineage::cache::disk::testing

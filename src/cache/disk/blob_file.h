@@ -33,7 +33,9 @@ Status WriteBlobFile(FileEnv* env, const std::string& tmp_path, const std::strin
                      std::span<const uint8_t> payload);
 
 // Reads and verifies a whole blob file: magic, version, sizes, checksum, and
-// that it is `kind` under `fingerprint` with `key`. `file` receives the
+// that it is `kind` under `fingerprint` with `key`. The 64-byte header is read
+// and checked first (its sizes against the file's, its model and key), so a
+// file that lies about its size or is not this blob costs 64 bytes. `file` receives the
 // whole file (BlobPayload finds the payload in it, without a copy).
 // kCorrupt on any mismatch (kNotFound if the file is missing).
 Result<BlobHeader> ReadBlobFile(FileEnv* env, const std::string& path, BlobKind kind, const Key128& fingerprint,
@@ -42,7 +44,8 @@ inline std::span<const uint8_t> BlobPayload(const std::vector<uint8_t>& file, co
   return {file.data() + kBlobHeaderBytes, static_cast<size_t>(h.payload_bytes)};
 }
 
-// Verifies magic, version, sizes and checksum only (for `lineage cache verify`).
+// Verifies magic, version, sizes and checksum only (for `lineage cache verify`),
+// reading the payload in 1 MiB chunks.
 Result<BlobHeader> VerifyBlobFile(FileEnv* env, const std::string& path, BlobKind kind);
 
 }  // namespace lineage::cache::disk

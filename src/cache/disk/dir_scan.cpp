@@ -3,24 +3,35 @@
 namespace lineage::cache::disk {
 namespace {
 
-// Names in `dir`; a missing directory is empty.
-Result<std::vector<std::string>> ListOrEmpty(FileEnv* env, const std::string& dir) {
-  Result<std::vector<std::string>> names = env->List(dir);
-  if (!names.ok() && names.status().code() == StatusCode::kNotFound) return std::vector<std::string>{};
-  return names;
+// Entries of `dir`; a missing directory is empty.
+Result<std::vector<DirEntry>> ListOrEmpty(FileEnv* env, const std::string& dir) {
+  Result<std::vector<DirEntry>> entries = env->List(dir);
+  if (!entries.ok() && entries.status().code() == StatusCode::kNotFound) return std::vector<DirEntry>{};
+  return entries;
+}
+
+Status NotRegular(const std::string& path, const DirEntry& e) {
+  return Corrupt(path + ": not a regular file (a " + e.kind_name + ")");
 }
 
 Status ScanBlobs(FileEnv* env, const std::string& dir, const char* suffix,
-                 std::unordered_set<Key128, Key128Hash>* keys) {
-  Result<std::vector<std::string>> subdirs = ListOrEmpty(env, dir);
+                 std::unordered_set<Key128, Key128Hash>* keys, std::vector<DamagedFile>* unusable) {
+  Result<std::vector<DirEntry>> subdirs = ListOrEmpty(env, dir);
   if (!subdirs.ok()) return subdirs.status();
-  for (const std::string& sub : *subdirs) {
-    if (sub.size() != 2) continue;  // not one of ours; never a reason to refuse to start
-    Result<std::vector<std::string>> names = ListOrEmpty(env, dir + "/" + sub);
-    if (!names.ok()) continue;
-    for (const std::string& name : *names) {
+  for (const DirEntry& sub : *subdirs) {
+    // Not one of ours; never a reason to refuse to start.
+    if (sub.name.size() != 2 || sub.kind != FileKind::kDirectory) continue;
+    Result<std::vector<DirEntry>> entries = ListOrEmpty(env, dir + "/" + sub.name);
+    if (!entries.ok()) continue;
+    for (const DirEntry& e : *entries) {
       Key128 key;
-      if (DirLayout::ParseBlobName(name, suffix, &key) && key.Hex().substr(0, 2) == sub) keys->insert(key);
+      if (!DirLayout::ParseBlobName(e.name, suffix, &key) || key.Hex().substr(0, 2) != sub.name) continue;
+      const std::string path = dir + "/" + sub.name + "/" + e.name;
+      if (e.kind != FileKind::kRegular) {
+        unusable->push_back({path, NotRegular(path, e)});
+      } else {
+        keys->insert(key);
+      }
     }
   }
   return Status::Ok();
@@ -30,20 +41,25 @@ Status ScanBlobs(FileEnv* env, const std::string& dir, const char* suffix,
 
 Result<DirScan> ScanDir(FileEnv* env, const DirLayout& layout) {
   DirScan scan;
-  Result<std::vector<std::string>> tmp = ListOrEmpty(env, layout.tmp_dir());
+  Result<std::vector<DirEntry>> tmp = ListOrEmpty(env, layout.tmp_dir());
   if (!tmp.ok()) return tmp.status();
-  for (const std::string& name : *tmp) scan.tmp_files.push_back(layout.tmp_dir() + "/" + name);
+  for (const DirEntry& e : *tmp) scan.tmp_files.push_back(layout.tmp_dir() + "/" + e.name);
 
-  if (Status st = ScanBlobs(env, layout.pages_dir(), ".kvp", &scan.pages); !st.ok()) return st;
-  if (Status st = ScanBlobs(env, layout.states_dir(), ".rst", &scan.states); !st.ok()) return st;
+  LINEAGE_RETURN_IF_ERROR(ScanBlobs(env, layout.pages_dir(), ".kvp", &scan.pages, &scan.unusable_blobs));
+  LINEAGE_RETURN_IF_ERROR(ScanBlobs(env, layout.states_dir(), ".rst", &scan.states, &scan.unusable_blobs));
 
-  Result<std::vector<std::string>> names = ListOrEmpty(env, layout.entries_dir());
+  Result<std::vector<DirEntry>> names = ListOrEmpty(env, layout.entries_dir());
   if (!names.ok()) return names.status();
-  for (const std::string& name : *names) {
+  for (const DirEntry& entry : *names) {
+    const std::string& name = entry.name;
     uint64_t file_id = 0;
     const std::string path = layout.entries_dir() + "/" + name;
     if (!DirLayout::ParseEntryName(name, &file_id)) {
       scan.damaged.push_back({path, Corrupt(path + ": not an entry file name")});
+      continue;
+    }
+    if (entry.kind != FileKind::kRegular) {
+      scan.damaged.push_back({path, NotRegular(path, entry)});
       continue;
     }
     Result<EntryMeta> meta = ReadEntryFile(env, path);

@@ -32,13 +32,19 @@ struct DamagedFile {
 struct DirScan {
   std::vector<ScannedEntry> entries;  // parsed, any fingerprint
   std::vector<DamagedFile> damaged;   // entry files that failed a check
-  std::unordered_set<Key128, Key128Hash> pages;   // present by name
-  std::unordered_set<Key128, Key128Hash> states;  // present by name
+  std::unordered_set<Key128, Key128Hash> pages;   // regular files present by name
+  std::unordered_set<Key128, Key128Hash> states;  // regular files present by name
+  // Named like a page or state but not a regular file (a FIFO, a device, a
+  // directory, a symlink that loops): never opened, counted as missing.
+  std::vector<DamagedFile> unusable_blobs;
   std::vector<std::string> tmp_files;             // paths
 };
 
 // A missing directory scans as empty. I/O errors on the directories
-// themselves are returned; a file that cannot be read is `damaged`.
+// themselves are returned; a file that cannot be read is `damaged`. Entry
+// files are read header first: a file whose size differs from what its header
+// declares is rejected after 80 bytes. Nothing that is not a regular file is
+// opened, so a scan never blocks on a FIFO.
 Result<DirScan> ScanDir(FileEnv* env, const DirLayout& layout);
 
 // Number of rows page p of an entry of `num_tokens` holds.

@@ -16,6 +16,11 @@ uint64_t BodyBytes(uint64_t num_tokens, uint64_t num_pages, uint64_t num_states)
   return num_tokens * kTokenBytes + num_pages * kKeyBytes + num_states * kStateRecordBytes + kChecksumBytes;
 }
 
+Status SizeMismatch(const std::string& what, uint64_t file_bytes, uint64_t implied_bytes) {
+  return Corrupt(what + ": " + std::to_string(file_bytes) + " bytes, the header implies " +
+                 std::to_string(implied_bytes));
+}
+
 }  // namespace
 
 uint32_t StoredKindOf(PointKind kind) {
@@ -69,7 +74,7 @@ std::vector<uint8_t> EncodeEntry(const EntryMeta& m) {
   return out;
 }
 
-Result<EntryMeta> DecodeEntry(std::span<const uint8_t> bytes, const std::string& what) {
+Result<EntryHeader> DecodeEntryHeader(std::span<const uint8_t> bytes, const std::string& what) {
   if (bytes.size() < kEntryHeaderBytes) return Corrupt(what + ": too short for an entry header");
   const uint8_t* h = bytes.data();
   if (std::memcmp(h + entry::kMagic, kEntryMagic, 8) != 0) return Corrupt(what + ": bad magic");
@@ -77,23 +82,31 @@ Result<EntryMeta> DecodeEntry(std::span<const uint8_t> bytes, const std::string&
     return Unsupported(what + ": format version " + std::to_string(GetU32(h + entry::kVersion)));
   }
   if (Checksum(h, entry::kChecksum) != GetU64(h + entry::kChecksum)) return Corrupt(what + ": header checksum mismatch");
+  EntryHeader out;
+  out.num_tokens = GetU64(h + entry::kNumTokens);
+  out.page_tokens = GetU32(h + entry::kPageTokens);
+  out.num_pages = GetU32(h + entry::kNumPages);
+  out.num_states = GetU32(h + entry::kNumStates);
+  if (out.page_tokens == 0 || out.num_tokens == 0 || out.num_tokens > (uint64_t{1} << 40) ||
+      out.num_pages != (out.num_tokens + out.page_tokens - 1) / out.page_tokens || out.num_states > out.num_tokens) {
+    return Corrupt(what + ": inconsistent sizes in the header");
+  }
+  out.file_bytes = kEntryHeaderBytes + BodyBytes(out.num_tokens, out.num_pages, out.num_states);
+  return out;
+}
+
+Result<EntryMeta> DecodeEntry(std::span<const uint8_t> bytes, const std::string& what) {
+  Result<EntryHeader> header = DecodeEntryHeader(bytes, what);
+  if (!header.ok()) return header.status();
+  const uint64_t num_tokens = header->num_tokens, num_pages = header->num_pages, num_states = header->num_states;
+  if (bytes.size() != header->file_bytes) return SizeMismatch(what, bytes.size(), header->file_bytes);
+  const uint8_t* h = bytes.data();
   EntryMeta m;
   m.anchor = (GetU32(h + entry::kFlags) & entry::kFlagAnchor) != 0;
   std::memcpy(m.fingerprint.bytes.data(), h + entry::kFingerprint, 16);
   m.file_id = GetU64(h + entry::kFileId);
-  const uint64_t num_tokens = GetU64(h + entry::kNumTokens);
-  m.page_tokens = GetU32(h + entry::kPageTokens);
-  const uint64_t num_pages = GetU32(h + entry::kNumPages);
-  const uint64_t num_states = GetU32(h + entry::kNumStates);
+  m.page_tokens = static_cast<int64_t>(header->page_tokens);
   m.created_ms = static_cast<int64_t>(GetU64(h + entry::kCreatedMs));
-  if (m.page_tokens <= 0 || num_tokens == 0 || num_tokens > (uint64_t{1} << 40) ||
-      num_pages != (num_tokens + m.page_tokens - 1) / m.page_tokens || num_states > num_tokens) {
-    return Corrupt(what + ": inconsistent sizes in the header");
-  }
-  if (bytes.size() != kEntryHeaderBytes + BodyBytes(num_tokens, num_pages, num_states)) {
-    return Corrupt(what + ": " + std::to_string(bytes.size()) + " bytes, the header implies " +
-                   std::to_string(kEntryHeaderBytes + BodyBytes(num_tokens, num_pages, num_states)));
-  }
   const uint8_t* b = h + kEntryHeaderBytes;
   const size_t body = bytes.size() - kEntryHeaderBytes - kChecksumBytes;
   if (Checksum(b, body) != GetU64(b + body)) return Corrupt(what + ": body checksum mismatch");
@@ -123,8 +136,17 @@ Result<EntryMeta> DecodeEntry(std::span<const uint8_t> bytes, const std::string&
 Result<EntryMeta> ReadEntryFile(FileEnv* env, const std::string& path) {
   Result<uint64_t> size = env->FileSize(path);
   if (!size.ok()) return size.status();
-  std::vector<uint8_t> bytes(*size);
-  if (Status st = env->ReadAt(path, 0, *size, bytes.data()); !st.ok()) return st;
+  if (*size < kEntryHeaderBytes) return Corrupt(path + ": too short for an entry header");
+  // The header first: the body is read only when the size it declares is the
+  // file's, so a huge or sparse file costs 80 bytes, not its size.
+  std::vector<uint8_t> bytes(kEntryHeaderBytes);
+  LINEAGE_RETURN_IF_ERROR(env->ReadAt(path, 0, kEntryHeaderBytes, bytes.data()));
+  Result<EntryHeader> header = DecodeEntryHeader(bytes, path);
+  if (!header.ok()) return header.status();
+  if (header->file_bytes != *size) return SizeMismatch(path, *size, header->file_bytes);
+  bytes.resize(*size);
+  LINEAGE_RETURN_IF_ERROR(
+      env->ReadAt(path, kEntryHeaderBytes, *size - kEntryHeaderBytes, bytes.data() + kEntryHeaderBytes));
   return DecodeEntry(bytes, path);
 }
 

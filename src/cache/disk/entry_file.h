@@ -40,10 +40,24 @@ struct EntryMeta {
 
 std::vector<uint8_t> EncodeEntry(const EntryMeta& meta);
 
+// Section A alone: what the header declares, checked (magic, version,
+// checksum, consistent counts), and the file size it implies.
+struct EntryHeader {
+  uint64_t num_tokens = 0;
+  uint64_t page_tokens = 0;
+  uint64_t num_pages = 0;
+  uint64_t num_states = 0;
+  uint64_t file_bytes = 0;  // header + body
+};
+Result<EntryHeader> DecodeEntryHeader(std::span<const uint8_t> bytes, const std::string& what);
+
 // Checks magic, version, both checksums and every size. kUnsupported for
 // another format version, kCorrupt for anything damaged. The fingerprint is
 // returned, not judged: the caller decides what is foreign.
 Result<EntryMeta> DecodeEntry(std::span<const uint8_t> bytes, const std::string& what);
+// Reads the 80-byte header, compares the size it implies with the file's,
+// and only then reads the body: a file that lies about its size (a huge or
+// sparse one) is rejected without being read.
 Result<EntryMeta> ReadEntryFile(FileEnv* env, const std::string& path);
 
 uint32_t StoredKindOf(PointKind kind);

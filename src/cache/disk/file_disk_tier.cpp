@@ -25,6 +25,7 @@ Result<std::unique_ptr<FileDiskTier>> FileDiskTier::Open(const FileDiskTierOptio
   std::unique_ptr<FileDiskTier> tier(new FileDiskTier(options, std::move(codec), std::move(*lock)));
   if (Status st = tier->Rebuild(); !st.ok()) return st.With("disk tier: " + options.dir);
   tier->writer_ = std::thread([t = tier.get()] { t->WriterLoop(); });
+  tier->reader_ = std::thread([t = tier.get()] { t->ReaderLoop(); });
   return tier;
 }
 
@@ -44,6 +45,12 @@ FileDiskTier::~FileDiskTier() {
   }
   work_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
+  {
+    std::lock_guard<std::mutex> lock(reader_mu_);
+    reader_stop_ = true;
+  }
+  reader_cv_.notify_all();
+  if (reader_.joinable()) reader_.join();
 }
 
 void FileDiskTier::Log(const std::string& line) {

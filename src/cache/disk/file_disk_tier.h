@@ -30,6 +30,13 @@
 // forgets an entry at once and deletes, on the writer thread, its entry file
 // and every blob no other entry references.
 //
+// Reads: Load runs its reads on the tier's reader thread and waits at most
+// load_deadline_ms plus load_ms_per_gib per GiB it has to read. Past that it
+// returns kIoError (one log line) and the caller prefills cold; until the read
+// that overran finishes, later Loads fail at once instead of queueing behind
+// it. Files are opened without blocking and must be regular files, so a FIFO
+// named like a page or entry file is reported, never waited on.
+//
 // Byte cap: after each write, least recently used entries go (the entry
 // file's mtime is the last use, updated by Load); anchors only when nothing
 // else is left.
@@ -43,6 +50,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -66,6 +74,10 @@ struct FileDiskTierOptions {
   int64_t max_pending_writes = 32;
   int64_t disable_writes_ms = 60'000;
   FileEnv* env = nullptr;                  // null: DefaultFileEnv()
+  // A restore's reads may take this long plus load_ms_per_gib per GiB read
+  // before Load gives up (the defaults allow 128 MiB/s).
+  int64_t load_deadline_ms = 2'000;
+  int64_t load_ms_per_gib = 8'000;
   // One line per event worth a human's attention; null: stderr.
   std::function<void(const std::string&)> log;
 };
@@ -78,6 +90,8 @@ struct FileTierCounters {
   int64_t times_disabled = 0;
   bool writes_disabled = false;
   int64_t corrupt_loads = 0;
+  int64_t late_loads = 0;        // gave up at the deadline
+  int64_t refused_loads = 0;     // failed at once while a late read still ran
   int64_t restored_entries = 0;  // found valid at start-up
   int64_t skipped_damaged = 0;   // entry files rejected at start-up
   int64_t skipped_foreign = 0;   // another model's or page size's entries
@@ -98,7 +112,8 @@ class FileDiskTier final : public DiskTier {
   // Creates the directory if needed, clears tmp/, rebuilds the index.
   static Result<std::unique_ptr<FileDiskTier>> Open(const FileDiskTierOptions& options,
                                                     std::shared_ptr<const StateCodec> codec);
-  // Finishes the pending writes (unless writes are disabled), then stops.
+  // Finishes the pending writes (unless writes are disabled), then stops;
+  // waits for a read in progress on the reader thread.
   ~FileDiskTier() override;
 
   Status Put(const DiskRecord& record) override;
@@ -125,6 +140,8 @@ class FileDiskTier final : public DiskTier {
 
   FileDiskTier(const FileDiskTierOptions& options, std::shared_ptr<const StateCodec> codec, DirLock lock);
   Status Rebuild();                       // tier_startup.cpp
+  Result<DiskLoad> ReadLoad(EntryId entry, int64_t length);  // tier_load.cpp, on the reader thread
+  void ReaderLoop();                      // tier_load.cpp
   void WriterLoop();                      // tier_writer.cpp
   Status WriteRecord(const Task& task);   // tier_writer.cpp
   void DeleteOrphans(const std::vector<BlobKey>& blobs);
@@ -159,6 +176,14 @@ class FileDiskTier final : public DiskTier {
   DiskStats stats_;
   FileTierCounters counters_;
   std::thread writer_;
+
+  // The reader thread and its queue (reader_mu_ only; never held with mu_).
+  std::mutex reader_mu_;
+  std::condition_variable reader_cv_;
+  std::deque<std::packaged_task<Result<DiskLoad>()>> reads_;
+  bool reader_stop_ = false;
+  bool reader_late_ = false;  // a read that overran its deadline still runs
+  std::thread reader_;
 };
 
 }  // namespace lineage::cache::disk

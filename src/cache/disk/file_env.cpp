@@ -19,6 +19,43 @@ Status Errno(const std::string& what, const std::string& path, int err) {
   return Status(code, path + ": " + what + ": " + std::strerror(err));
 }
 
+const char* KindName(mode_t mode) {
+  if (S_ISREG(mode)) return "regular file";
+  if (S_ISDIR(mode)) return "directory";
+  if (S_ISFIFO(mode)) return "FIFO";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  if (S_ISSOCK(mode)) return "socket";
+  return "special file";
+}
+
+Status NotRegular(const std::string& path, const char* kind) {
+  return Corrupt(path + ": not a regular file (a " + kind + ")");
+}
+
+// stat(2) that accepts only a regular file (following symlinks).
+Status StatRegular(const std::string& path, struct stat* st) {
+  if (::stat(path.c_str(), st) != 0) return Errno("stat", path, errno);
+  if (!S_ISREG(st->st_mode)) return NotRegular(path, KindName(st->st_mode));
+  return Status::Ok();
+}
+
+// Opens a regular file for reading. The stat before the open keeps a FIFO or
+// device from being opened at all; O_NONBLOCK and the fstat after it cover a
+// file swapped in between (opening a FIFO without a writer would block).
+Result<int> OpenRegular(const std::string& path) {
+  struct stat st {};
+  LINEAGE_RETURN_IF_ERROR(StatRegular(path, &st));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return Errno("open", path, errno);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const char* kind = KindName(st.st_mode);
+    ::close(fd);
+    return NotRegular(path, kind);
+  }
+  return fd;
+}
+
 std::string DirOf(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
@@ -70,8 +107,9 @@ class PosixFileEnv final : public FileEnv {
   }
 
   Status ReadAt(const std::string& path, uint64_t offset, uint64_t n, uint8_t* out) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Errno("open", path, errno);
+    Result<int> opened = OpenRegular(path);
+    if (!opened.ok()) return opened.status();
+    const int fd = *opened;
     uint64_t done = 0;
     while (done < n) {
       ssize_t r = ::pread(fd, out + done, n - done, static_cast<off_t>(offset + done));
@@ -92,16 +130,16 @@ class PosixFileEnv final : public FileEnv {
     return Status::Ok();
   }
 
-  void Prefetch(const std::string& path) override {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
-    ::close(fd);
+  void Prefetch(const std::string& path, uint64_t bytes) override {
+    Result<int> fd = OpenRegular(path);
+    if (!fd.ok()) return;
+    (void)::posix_fadvise(*fd, 0, static_cast<off_t>(bytes), POSIX_FADV_WILLNEED);
+    ::close(*fd);
   }
 
   Result<uint64_t> FileSize(const std::string& path) override {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return Errno("stat", path, errno);
+    LINEAGE_RETURN_IF_ERROR(StatRegular(path, &st));
     return static_cast<uint64_t>(st.st_size);
   }
 
@@ -131,16 +169,36 @@ class PosixFileEnv final : public FileEnv {
     return Status::Ok();
   }
 
-  Result<std::vector<std::string>> List(const std::string& dir) override {
+  Result<std::vector<DirEntry>> List(const std::string& dir) override {
     DIR* d = ::opendir(dir.c_str());
     if (!d) return Errno("opendir", dir, errno);
-    std::vector<std::string> names;
+    std::vector<DirEntry> entries;
     while (struct dirent* e = ::readdir(d)) {
       if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-      names.emplace_back(e->d_name);
+      DirEntry out{e->d_name, FileKind::kOther, ""};
+      mode_t mode = 0;
+      if (e->d_type == DT_REG) {
+        mode = S_IFREG;
+      } else if (e->d_type == DT_DIR) {
+        mode = S_IFDIR;
+      } else if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
+        struct stat st {};
+        if (::fstatat(::dirfd(d), e->d_name, &st, 0) == 0) {
+          mode = st.st_mode;
+        } else {
+          out.kind_name = std::string("symlink that cannot be followed: ") + std::strerror(errno);
+        }
+      } else {
+        mode = DTTOIF(e->d_type);
+      }
+      if (out.kind_name.empty()) {
+        out.kind = S_ISREG(mode) ? FileKind::kRegular : S_ISDIR(mode) ? FileKind::kDirectory : FileKind::kOther;
+        out.kind_name = KindName(mode);
+      }
+      entries.push_back(std::move(out));
     }
     ::closedir(d);
-    return names;
+    return entries;
   }
 };
 

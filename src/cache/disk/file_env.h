@@ -4,6 +4,11 @@
 //
 // PosixFileEnv is the real one. All calls are thread-safe. Paths are
 // absolute or relative to the process's working directory.
+//
+// Only regular files are read: a FIFO, device, socket or directory named like
+// a cache file, or a symlink that loops, is reported (kCorrupt, "not a
+// regular file") and never opened for reading in a way that could block —
+// the real environment opens with O_NONBLOCK and checks fstat first.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +21,19 @@
 
 namespace lineage::cache::disk {
 
+// What a directory entry is; a symlink is judged by what it points to.
+enum class FileKind : uint8_t {
+  kRegular,
+  kDirectory,
+  kOther,  // FIFO, device, socket, or a symlink that loops or dangles
+};
+
+struct DirEntry {
+  std::string name;  // not a path
+  FileKind kind = FileKind::kRegular;
+  std::string kind_name;  // for log lines: "regular file", "FIFO", "directory", ...
+};
+
 class FileEnv {
  public:
   virtual ~FileEnv() = default;
@@ -26,19 +44,23 @@ class FileEnv {
   // removed when possible.
   virtual Status WriteAtomic(const std::string& tmp_path, const std::string& final_path,
                              std::span<const std::span<const uint8_t>> parts) = 0;
-  // Reads `n` bytes at `offset`; a short file is kCorrupt.
+  // Reads `n` bytes at `offset`; a short file is kCorrupt, and so is a
+  // file that is not a regular one.
   virtual Status ReadAt(const std::string& path, uint64_t offset, uint64_t n, uint8_t* out) = 0;
-  // A hint that `path` will be read soon: the real environment starts
-  // reading it into the page cache asynchronously, so a restore that reads
-  // many files keeps the device busy instead of waiting on each in turn.
-  virtual void Prefetch(const std::string& path) {}
+  // A hint that the first `bytes` of `path` (the size the caller expects
+  // it to have) will be read soon: the real environment starts reading them
+  // into the page cache asynchronously, so a restore that reads many files
+  // keeps the device busy instead of waiting on each in turn. Bounded by the
+  // expected size, a huge file in its place costs nothing here.
+  virtual void Prefetch(const std::string& path, uint64_t bytes) {}
+  // kCorrupt for anything but a regular file.
   virtual Result<uint64_t> FileSize(const std::string& path) = 0;
   virtual Result<int64_t> MtimeMs(const std::string& path) = 0;
   virtual Status Touch(const std::string& path, int64_t mtime_ms) = 0;
   virtual Status Remove(const std::string& path) = 0;
   virtual Status MakeDirs(const std::string& path) = 0;
-  // File names (not paths) directly inside `dir`.
-  virtual Result<std::vector<std::string>> List(const std::string& dir) = 0;
+  // The entries directly inside `dir` (not "." and ".."), with their kinds.
+  virtual Result<std::vector<DirEntry>> List(const std::string& dir) = 0;
 };
 
 // The process-wide POSIX environment.
@@ -58,13 +80,13 @@ class ForwardingFileEnv : public FileEnv {
   Status ReadAt(const std::string& path, uint64_t offset, uint64_t n, uint8_t* out) override {
     return base_->ReadAt(path, offset, n, out);
   }
-  void Prefetch(const std::string& path) override { base_->Prefetch(path); }
+  void Prefetch(const std::string& path, uint64_t bytes) override { base_->Prefetch(path, bytes); }
   Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
   Result<int64_t> MtimeMs(const std::string& path) override { return base_->MtimeMs(path); }
   Status Touch(const std::string& path, int64_t mtime_ms) override { return base_->Touch(path, mtime_ms); }
   Status Remove(const std::string& path) override { return base_->Remove(path); }
   Status MakeDirs(const std::string& path) override { return base_->MakeDirs(path); }
-  Result<std::vector<std::string>> List(const std::string& dir) override { return base_->List(dir); }
+  Result<std::vector<DirEntry>> List(const std::string& dir) override { return base_->List(dir); }
 
  protected:
   FileEnv* base() const { return base_; }

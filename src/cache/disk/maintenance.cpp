@@ -11,7 +11,8 @@ namespace lineage::cache::disk {
 namespace {
 
 struct BlobState {
-  int64_t bytes = -1;  // -1: missing
+  int64_t bytes = -1;   // -1: missing or unusable
+  Status unusable;      // set when the file exists but cannot be used (a FIFO, ...)
   bool checked = false;
   bool good = true;
 };
@@ -27,11 +28,12 @@ class BlobTable {
     if (s.bytes < 0 && !s.checked) {
       Result<uint64_t> size = env_->FileSize(path);
       if (size.ok()) s.bytes = static_cast<int64_t>(*size);
+      else if (size.status().code() != StatusCode::kNotFound) s.unusable = size.status();
       if (!verify) s.checked = true;
     }
     if (verify && !s.checked) {
       s.checked = true;
-      Result<BlobHeader> h = VerifyBlobFile(env_, path, kind);
+      Result<BlobHeader> h = s.unusable.ok() ? VerifyBlobFile(env_, path, kind) : Result<BlobHeader>(s.unusable);
       s.good = h.ok() && h->key == key;
     }
     return s;
@@ -48,7 +50,10 @@ EntryReport Inspect(const ScannedEntry& e, BlobTable& blobs, bool verify) {
   r.entry = e;
   auto visit = [&](BlobKind kind, const Key128& key, const std::string& what) {
     BlobState& s = blobs.Get(kind, key, verify);
-    if (s.bytes < 0) {
+    if (!s.unusable.ok()) {
+      ++r.bad_blobs;
+      r.problems.push_back(what + " " + key.Hex() + " cannot be used: " + s.unusable.ToString());
+    } else if (s.bytes < 0) {
       ++r.missing_blobs;
       r.problems.push_back(what + " " + key.Hex() + " is missing");
     } else {
@@ -67,11 +72,12 @@ EntryReport Inspect(const ScannedEntry& e, BlobTable& blobs, bool verify) {
 }  // namespace
 
 Result<DirReport> InspectDir(FileEnv* env, const DirLayout& layout, bool verify_checksums) {
-  if (Result<std::vector<std::string>> root = env->List(layout.root()); !root.ok()) return root.status();
+  if (Result<std::vector<DirEntry>> root = env->List(layout.root()); !root.ok()) return root.status();
   Result<DirScan> scan = ScanDir(env, layout);
   if (!scan.ok()) return scan.status();
   DirReport report;
   report.damaged = scan->damaged;
+  report.unusable_blobs = scan->unusable_blobs;
   report.tmp_files = scan->tmp_files;
   BlobTable blobs(env, layout);
   std::unordered_set<Key128, Key128Hash> listed_pages, listed_states;
@@ -117,6 +123,11 @@ Result<GcReport> CollectGarbage(FileEnv* env, const DirLayout& layout, const std
   for (const DamagedFile& d : report->damaged) {
     remove(d.path);
     ++gc.damaged_entries;
+    gc.removed_why.push_back(d.why.message());
+  }
+  for (const DamagedFile& d : report->unusable_blobs) {
+    if (env->Remove(d.path).ok()) ++gc.unusable_blobs;
+    gc.removed_why.push_back(d.why.message());
   }
   std::unordered_set<Key128, Key128Hash> keep_pages, keep_states;
   for (const EntryReport& e : report->entries) {

@@ -1,5 +1,10 @@
 // FileDiskTier::Load: reads the pages below the restore point and the one
-// state it needs, verifying every file; a damaged entry is forgotten.
+// state it needs, verifying every file; a damaged entry is forgotten. The
+// reads run on the reader thread under a deadline, so a stalled device costs
+// the caller (the server's scheduler) at most the deadline, once.
+#include <chrono>
+#include <future>
+
 #include "cache/disk/blob_file.h"
 #include "cache/disk/dir_scan.h"
 #include "cache/disk/file_disk_tier.h"
@@ -8,6 +13,54 @@
 namespace lineage::cache::disk {
 
 Result<DiskLoad> FileDiskTier::Load(EntryId entry, int64_t length) {
+  if (length <= 0) return OutOfRange("disk load: length outside the entry");
+  std::packaged_task<Result<DiskLoad>()> task([this, entry, length] { return ReadLoad(entry, length); });
+  std::future<Result<DiskLoad>> done = task.get_future();
+  bool late = false;
+  {
+    std::lock_guard<std::mutex> lock(reader_mu_);
+    late = reader_late_;
+    if (!late) reads_.push_back(std::move(task));
+  }
+  if (late) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++counters_.refused_loads;
+    return IoError("disk load: an earlier read is still running past its deadline; not waiting behind it");
+  }
+  reader_cv_.notify_one();
+  const int64_t bytes = BlobFileBytes({BlobKind::kPage, {}}, length) + BlobFileBytes({BlobKind::kState, {}}, 0);
+  const int64_t deadline_ms = options_.load_deadline_ms + bytes * options_.load_ms_per_gib / (int64_t{1} << 30);
+  if (done.wait_for(std::chrono::milliseconds(deadline_ms)) == std::future_status::ready) return done.get();
+  {
+    std::lock_guard<std::mutex> lock(reader_mu_);
+    reader_late_ = true;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++counters_.late_loads;
+  }
+  const Status overran = IoError("disk load: reading " + std::to_string(length) + " tokens (" + std::to_string(bytes) +
+                              " bytes) took longer than " + std::to_string(deadline_ms) + " ms");
+  Log(overran.message() + "; prefilling instead");
+  return overran;
+}
+
+void FileDiskTier::ReaderLoop() {
+  std::unique_lock<std::mutex> lock(reader_mu_);
+  for (;;) {
+    reader_cv_.wait(lock, [&] { return reader_stop_ || !reads_.empty(); });
+    if (reads_.empty()) return;  // stopping
+    std::packaged_task<Result<DiskLoad>()> task = std::move(reads_.front());
+    reads_.pop_front();
+    lock.unlock();
+    task();
+    lock.lock();
+    // Loads refused meanwhile were never queued: an empty queue means no read is late.
+    if (reads_.empty()) reader_late_ = false;
+  }
+}
+
+Result<DiskLoad> FileDiskTier::ReadLoad(EntryId entry, int64_t length) {
   struct Want {
     Key128 key;
     int64_t rows;
@@ -48,8 +101,10 @@ Result<DiskLoad> FileDiskTier::Load(EntryId entry, int64_t length) {
     return st;
   };
 
-  for (const Want& w : pages) env_->Prefetch(layout_.PagePath(w.key));
-  if (state) env_->Prefetch(layout_.StatePath(*state));
+  for (const Want& w : pages) {
+    env_->Prefetch(layout_.PagePath(w.key), static_cast<uint64_t>(BlobFileBytes({BlobKind::kPage, w.key}, w.rows)));
+  }
+  if (state) env_->Prefetch(layout_.StatePath(*state), static_cast<uint64_t>(BlobFileBytes({BlobKind::kState, *state}, 0)));
   // One buffer serves every page: it stays warm in cache and is allocated once.
   std::vector<uint8_t> file;
   std::unique_ptr<KvBuilder> kv = codec_->NewKvBuilder(length);

@@ -20,6 +20,8 @@ Status FileDiskTier::Rebuild() {
     Log("skipping " + d.why.ToString());
     ++counters_.skipped_damaged;
   }
+  // Never opened: an entry that lists one is skipped below as incomplete.
+  for (const DamagedFile& d : scan->unusable_blobs) Log("skipping " + d.why.ToString());
 
   const Key128& fp = codec_->fingerprint();
   const int64_t pt = codec_->page_tokens();
@@ -38,7 +40,7 @@ Status FileDiskTier::Rebuild() {
     for (const Key128& k : m.pages) complete = complete && scan->pages.count(k);
     for (const StateRef& st : m.states) complete = complete && scan->states.count(st.key);
     if (!complete) {
-      Log("skipping " + s.path + ": a page or state file it lists is missing");
+      Log("skipping " + s.path + ": a page or state file it lists is missing or not a regular file");
       ++counters_.skipped_damaged;
       continue;
     }
