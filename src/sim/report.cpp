@@ -1,6 +1,13 @@
 #include "sim/report.h"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -24,6 +31,35 @@ std::string Row(const std::vector<std::string>& cells, const std::vector<int>& w
     else line += "  " + std::string(static_cast<size_t>(std::max(pad, 0)), ' ') + c;
   }
   return line + "\n";
+}
+
+// Runs argv[0] (found on PATH) with `argv` and its standard output written to
+// `out_path`, without a shell: no argument is parsed or quoted by anyone.
+Status RunToFile(const std::vector<std::string>& argv, const std::string& out_path) {
+  const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError(out_path + ": " + std::strerror(errno));
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fd, STDOUT_FILENO);
+  pid_t pid = 0;
+  const int err = posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fd);
+  if (err != 0) return IoError("cannot run " + argv[0] + ": " + std::strerror(err));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return IoError("waiting for " + argv[0] + ": " + std::strerror(errno));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return IoError(argv[0] + " failed (" +
+                   (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
+                                      : "signal " + std::to_string(WTERMSIG(status))) +
+                   ") writing " + out_path);
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -73,6 +109,7 @@ std::vector<int64_t> SweepBudgets(int64_t default_ram_bytes) {
 }
 
 Status PlotSweep(const std::vector<SweepPoint>& points, const std::string& title, const std::string& path) {
+  if (path.empty()) return InvalidArgument("plot: no path");
   std::map<std::string, std::vector<const SweepPoint*>> by_policy;
   std::vector<std::string> order;
   for (const SweepPoint& p : points) {
@@ -88,24 +125,24 @@ Status PlotSweep(const std::vector<SweepPoint>& points, const std::string& title
     dat += "\n\n";
   }
   LINEAGE_RETURN_IF_ERROR(WriteFile(path + ".dat", dat));
-  bool svg = path.size() >= 4 && path.substr(path.size() - 4) == ".svg";
-  std::string gp;
+  // The script names no file and quotes no argument: the data is inline, the
+  // image goes to gnuplot's standard output (which is `path`, opened here),
+  // and the title and policy names arrive as ARG1 and ARG2. A path or title
+  // with quotes, backquotes, '|' or '<' therefore means nothing to gnuplot.
+  std::string names;
+  for (const std::string& name : order) names += (names.empty() ? "" : " ") + name;
+  const bool svg = path.size() >= 4 && path.substr(path.size() - 4) == ".svg";
+  std::string gp = "# gnuplot -c THIS_FILE TITLE 'POLICY ...' > IMAGE\n";
   gp += svg ? "set terminal svg size 900,560\n" : "set terminal pngcairo size 900,560\n";
-  gp += "set output '" + path + "'\n";
-  gp += "set title '" + title + "' noenhanced\n";
+  gp += "set title ARG1 noenhanced\n";
   gp += "set logscale x 2\nset xlabel 'RAM budget (GiB)'\nset ylabel 'share of oracle (%)'\n";
   gp += "set yrange [0:105]\nset key bottom right noenhanced\nset grid\n";
-  gp += "plot ";
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (i) gp += ", ";
-    gp += "'" + path + ".dat' index " + std::to_string(i) + " using 1:2 with linespoints title '" + order[i] + "'";
-  }
-  gp += "\n";
+  gp += "$sweep << EOD\n" + dat + "EOD\n";
+  gp += "plot for [i=1:words(ARG2)] $sweep index (i-1) using 1:2 with linespoints title word(ARG2, i)\n";
   LINEAGE_RETURN_IF_ERROR(WriteFile(path + ".gp", gp));
-  std::string cmd = "gnuplot '" + path + ".gp' 2>&1";
-  int rc = std::system(cmd.c_str());
-  if (rc != 0) return IoError("gnuplot failed (exit " + std::to_string(rc) + ") on " + path + ".gp");
-  return Status::Ok();
+  // gnuplot runs a script name that starts with '<' as a command: "./" first.
+  const std::string script = (path.front() == '/' ? "" : "./") + path + ".gp";
+  return RunToFile({"gnuplot", "-c", script, title, names}, path);
 }
 
 }  // namespace lineage::sim

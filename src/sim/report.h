@@ -24,7 +24,8 @@ struct SweepPoint {
 std::vector<int64_t> SweepBudgets(int64_t default_ram_bytes);
 
 // Writes `path` (.png or .svg) with gnuplot; the data and script are written
-// beside it (path + ".dat", path + ".gp").
+// beside it (path + ".dat", path + ".gp"). gnuplot runs without a shell and
+// its script names no file, so `path` and `title` may hold any character.
 Status PlotSweep(const std::vector<SweepPoint>& points, const std::string& title, const std::string& path);
 
 }  // namespace lineage::sim

@@ -8,7 +8,12 @@
 #include <cstring>
 #include <filesystem>
 
+#include <sys/stat.h>
+
+#include <chrono>
+
 #include "cache/disk/file_disk_tier.h"
+#include "cache/disk_faulty_env.h"
 #include "cache/lineage_cache.h"
 #include "engine/disk_codec.h"
 #include "engine_test_util.h"
@@ -211,6 +216,71 @@ TEST(DiskRestore, AnotherModelsEntriesAreNeverServed) {
   auto lr = cache.Lookup(longer);
   ASSERT_TRUE(lr.ok());
   EXPECT_EQ(lr->restore.length, 0);
+}
+
+// A FIFO put in place of a page file while the server runs, and a read that
+// stalls past its deadline: each restore gives up promptly and the request
+// is prefilled cold, with a cold prefill's logits.
+TEST(DiskRestore, AFifoInPlaceOfAPageOrAStalledReadFallsBackToAColdPrefill) {
+  auto model = testing::TinyModel(model::Arch::kQwen3_5);
+  auto engine = testing::MakeEngine(model);
+  auto codec = EngineDiskCodec::For(*engine);
+  const auto vocab = engine->config().vocab;
+  const std::vector<int32_t> turn1 = testing::Tokens(150, vocab, 6);
+  std::vector<int32_t> turn2 = turn1;
+  for (int32_t t : testing::Tokens(30, vocab, 7)) turn2.push_back(t);
+  const std::vector<float> cold = testing::ColdPrefill(*engine, turn2);
+  auto write_turn1 = [&](const std::string& dir) {
+    auto tier = OpenTier(dir, codec);
+    cache::LineageCache cache({}, tier.get());
+    RunTurn(*engine, cache, turn1);
+    tier->Flush();
+    EXPECT_EQ(tier->Stats().entries, 1);
+  };
+  using Clock = std::chrono::steady_clock;
+
+  {
+    const std::string dir = FreshDir("fifo_page");
+    write_turn1(dir);
+    auto tier = OpenTier(dir, codec);
+    std::string page;
+    for (const auto& f : std::filesystem::recursive_directory_iterator(dir + "/pages")) {
+      if (f.is_regular_file()) page = f.path().string();
+    }
+    ASSERT_FALSE(page.empty());
+    std::filesystem::remove(page);
+    ASSERT_EQ(::mkfifo(page.c_str(), 0644), 0);
+    cache::LineageCache cache({}, tier.get());
+    const auto t0 = Clock::now();
+    Turn t2 = RunTurn(*engine, cache, turn2);
+    EXPECT_LT(Clock::now() - t0, std::chrono::seconds(10));
+    EXPECT_EQ(t2.restore.length, 0);
+    EXPECT_EQ(tier->Counters().corrupt_loads, 1);
+    EXPECT_LT(MaxRelError(t2.logits, cold), kTol);
+  }
+  {
+    const std::string dir = FreshDir("stalled_read");
+    write_turn1(dir);
+    cache::disk::testing::StallingReadEnv env;
+    env.Set(true);  // start-up reads the entry file
+    cache::disk::FileDiskTierOptions o;
+    o.dir = dir;
+    o.env = &env;
+    o.load_deadline_ms = 200;
+    o.load_ms_per_gib = 0;
+    o.log = [](const std::string&) {};
+    auto tier = cache::disk::FileDiskTier::Open(o, codec);
+    ASSERT_TRUE(tier.ok()) << tier.status().ToString();
+    env.Set(false);
+    cache::LineageCache cache({}, tier->get());
+    const auto t0 = Clock::now();
+    Turn t2 = RunTurn(*engine, cache, turn2);
+    EXPECT_LT(Clock::now() - t0, std::chrono::seconds(10));
+    EXPECT_EQ(t2.restore.length, 0);
+    EXPECT_EQ((*tier)->Counters().late_loads, 1);
+    EXPECT_LT(MaxRelError(t2.logits, cold), kTol);
+    env.Set(true);  // the late read ends before the tier does
+  }
 }
 
 }  // namespace
