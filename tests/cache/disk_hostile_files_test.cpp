@@ -296,7 +296,10 @@ TEST(DiskHostileFiles, ASparse2GiBEntryFileIsRejectedAtStartUpWithoutBeingRead) 
   EXPECT_EQ(run.exit_code, 2) << run.output;  // B (its page is checked only on a restore) and D
   const size_t at = run.output.find("rss_growth_kib ");
   ASSERT_NE(at, std::string::npos) << run.output;
-  EXPECT_LT(std::stoll(run.output.substr(at + 15)), 32 * 1024) << "start-up read the sparse file";
+  const long long growth_kib = std::stoll(run.output.substr(at + 15));
+  EXPECT_LT(growth_kib, 32 * 1024) << "start-up read the sparse file";
+  std::printf("  start-up beside two 2 GiB sparse entry files: %lld ms, peak RSS +%lld KiB\n",
+              static_cast<long long>(run.elapsed_ms), growth_kib);
   EXPECT_LT(run.elapsed_ms, kPromptMs);
 
   CountingEnv env;
@@ -309,6 +312,7 @@ TEST(DiskHostileFiles, ASparse2GiBEntryFileIsRejectedAtStartUpWithoutBeingRead) 
   EXPECT_EQ(log.Count(s.a_entry + ": " + std::to_string(kTwoGiB) + " bytes, the header implies"), 1);
   EXPECT_EQ(log.Count(s.zeros_entry + ": bad magic"), 1);
   EXPECT_LT(env.bytes(), 4096) << "entry headers and two small entry files";
+  std::printf("  bytes read at start-up: %lld\n", static_cast<long long>(env.bytes()));
   // A restore of B meets the sparse page: its header is read, not its 2 GiB.
   const int64_t before = env.bytes();
   const int64_t before_kib = MaxRssKib();
@@ -330,6 +334,8 @@ TEST(DiskHostileFiles, CacheVerifyRejectsSparse2GiBFilesWithoutReadingThem) {
   EXPECT_NE(verify.output.find(s.zeros_entry + ": bad magic"), std::string::npos) << verify.output;
   EXPECT_NE(verify.output.find("fails its check"), std::string::npos) << "B's sparse page\n" << verify.output;
   EXPECT_LT(verify.max_rss_kib, 256 * 1024) << "verify read a 2 GiB file";
+  std::printf("  cache verify beside 2 GiB sparse entry and page files: %lld ms, peak RSS %lld KiB\n",
+              static_cast<long long>(verify.elapsed_ms), static_cast<long long>(verify.max_rss_kib));
   EXPECT_LT(verify.elapsed_ms, kPromptMs);
 }
 

@@ -32,7 +32,10 @@ Result<DiskLoad> FileDiskTier::Load(EntryId entry, int64_t length) {
   const int64_t deadline_ms = options_.load_deadline_ms + bytes * options_.load_ms_per_gib / (int64_t{1} << 30);
   if (done.wait_for(std::chrono::milliseconds(deadline_ms)) == std::future_status::ready) return done.get();
   {
+    // Under reader_mu_: a read that ends now either is seen ready here, or
+    // the reader clears the flag after it, so the flag never outlives it.
     std::lock_guard<std::mutex> lock(reader_mu_);
+    if (done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return done.get();
     reader_late_ = true;
   }
   {
