@@ -38,7 +38,8 @@ std::string JsonField::Found() const {
   if (!present()) return "missing";
   switch (v_->type()) {
     case Json::value_t::object: return "an object";
-    case Json::value_t::array: return "an array of " + std::to_string(v_->size());
+    case Json::value_t::array:
+      return "an array of " + std::to_string(v_->size()) + (v_->size() == 1 ? " element" : " elements");
     case Json::value_t::string: return "the string " + Shown(*v_);
     case Json::value_t::boolean: return v_->get<bool>() ? "true" : "false";
     case Json::value_t::number_float: return "the number " + Shown(*v_);
