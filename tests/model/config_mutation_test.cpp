@@ -101,8 +101,9 @@ Outcome MutateEveryField(const std::string& dir, const std::string& file, size_t
       // An error about this file names the field that was changed, or one
       // inside it. A null is an absent field, which may surface as another
       // field missing (a null text_config makes the config flat).
-      if (name_field && !value.is_null() && s.message().find(path) != std::string::npos)
+      if (name_field && !value.is_null() && s.message().find(path) != std::string::npos) {
         EXPECT_NE(s.message().find("'" + dotted), std::string::npos) << s.ToString();
+      }
     }
   }
   WriteBytes(path, original_text);
