@@ -1,6 +1,10 @@
 #include "model/config.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "core/checked_math.h"
+#include "model/tensor_plan.h"
 
 namespace lineage::model {
 
@@ -18,6 +22,67 @@ const char* ArchName(Arch a) {
     case Arch::kQwen3: return "qwen3";
   }
   return "?";
+}
+
+namespace {
+
+Status CheckRange(const ModelConfig& c, const char* field, int64_t v, int64_t min, int64_t max) {
+  if (v >= min && v <= max) return Status::Ok();
+  return InvalidArgument(c.source_path + ": " + field + " is " + std::to_string(v) + ", expected an integer in [" +
+                         std::to_string(min) + ", " + std::to_string(max) + "]");
+}
+
+Status CheckPositive(const ModelConfig& c, const char* field, double v, double max) {
+  if (std::isfinite(v) && v > 0 && v <= max) return Status::Ok();
+  return InvalidArgument(c.source_path + ": " + field + " is " + std::to_string(v) +
+                         ", expected a finite number in (0, " + std::to_string(max) + "]");
+}
+
+}  // namespace
+
+Status ValidateConfig(const ModelConfig& c) {
+  using L = ConfigLimits;
+  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "num_layers", c.num_layers, 1, L::kMaxLayers));
+  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "hidden", c.hidden, 1, L::kMaxHidden));
+  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "intermediate", c.intermediate, 1, L::kMaxIntermediate));
+  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "vocab", c.vocab, 1, L::kMaxVocab));
+  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "context_length", c.context_length, 0, L::kMaxContext));
+  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "num_heads", c.num_heads, 1, L::kMaxHeads));
+  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "num_kv_heads", c.num_kv_heads, 1, c.num_heads));
+  if (c.num_heads % c.num_kv_heads != 0)
+    return InvalidArgument(c.source_path + ": " + std::to_string(c.num_heads) +
+                           " attention heads are not a multiple of " + std::to_string(c.num_kv_heads) + " KV heads");
+  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "head_dim", c.head_dim, 1, L::kMaxHeadDim));
+  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "rope_dims", c.rope_dims, 1, c.head_dim));
+  LINEAGE_RETURN_IF_ERROR(CheckPositive(c, "rms_eps", c.rms_eps, L::kMaxRmsEps));
+  LINEAGE_RETURN_IF_ERROR(CheckPositive(c, "rope_theta", c.rope_theta, L::kMaxRopeTheta));
+  if (static_cast<int64_t>(c.layer_kinds.size()) != c.num_layers)
+    return Internal(c.source_path + ": " + std::to_string(c.layer_kinds.size()) + " layer kinds for " +
+                    std::to_string(c.num_layers) + " layers");
+  if (c.num_linear_layers() > 0) {
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "lin_num_k_heads", c.lin_num_k_heads, 1, L::kMaxHeads));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "lin_num_v_heads", c.lin_num_v_heads, 1, L::kMaxHeads));
+    if (c.lin_num_v_heads % c.lin_num_k_heads != 0)
+      return InvalidArgument(c.source_path + ": " + std::to_string(c.lin_num_v_heads) +
+                             " linear value heads are not a multiple of " + std::to_string(c.lin_num_k_heads) +
+                             " key heads");
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "lin_k_dim", c.lin_k_dim, 1, L::kMaxHeadDim));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "lin_v_dim", c.lin_v_dim, 1, L::kMaxHeadDim));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "conv_kernel", c.conv_kernel, 1, L::kMaxConvKernel));
+  }
+  for (int64_t id : c.eos_token_ids) LINEAGE_RETURN_IF_ERROR(CheckRange(c, "eos_token_id", id, 0, L::kMaxTokenId));
+  if (c.bos_token_id != -1) LINEAGE_RETURN_IF_ERROR(CheckRange(c, "bos_token_id", c.bos_token_id, 0, L::kMaxTokenId));
+  // The limits keep each tensor far below 2^63 elements; the sum over a
+  // whole model is checked all the same, since it sizes what gets mapped.
+  int64_t total = 0;
+  for (const PlannedTensor& t : PlanTensors(c)) {
+    std::optional<int64_t> n = int64_t{1};
+    for (int64_t d : t.hf_shape) n = n ? CheckedMul(*n, d) : std::nullopt;
+    std::optional<int64_t> sum = n ? CheckedAdd(total, *n) : std::nullopt;
+    if (!sum) return InvalidArgument(c.source_path + ": the model's parameter count overflows 64 bits");
+    total = *sum;
+  }
+  return Status::Ok();
 }
 
 }  // namespace lineage::model

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
+
 namespace lineage::model {
 
 enum class Arch { kQwen3_5, kQwen3 };
@@ -66,5 +68,28 @@ struct ModelConfig {
 };
 
 const char* ArchName(Arch a);  // "qwen3_5", "qwen3"
+
+// Bounds on what a model file may declare. Far above any real checkpoint,
+// and low enough that a corrupt count fails before anything is allocated and
+// that every tensor size derived from them fits in int64_t.
+struct ConfigLimits {
+  static constexpr int64_t kMaxLayers = 4096;
+  static constexpr int64_t kMaxHidden = int64_t{1} << 17;
+  static constexpr int64_t kMaxIntermediate = int64_t{1} << 20;
+  static constexpr int64_t kMaxVocab = int64_t{1} << 21;
+  static constexpr int64_t kMaxHeads = int64_t{1} << 12;
+  static constexpr int64_t kMaxHeadDim = int64_t{1} << 12;
+  static constexpr int64_t kMaxConvKernel = 64;
+  static constexpr int64_t kMaxContext = int64_t{1} << 24;  // 0 means "not stated"
+  static constexpr int64_t kMaxTokenId = (int64_t{1} << 31) - 1;
+  static constexpr double kMaxRmsEps = 1.0;
+  static constexpr double kMaxRopeTheta = 1e12;
+};
+
+// Checks every size of `c` against ConfigLimits and against each other
+// (heads divide, rope dims fit a head, one kind per layer, finite positive
+// eps and theta) and that the total parameter count fits in int64_t. Both
+// loaders call it before planning tensors; errors name c.source_path.
+Status ValidateConfig(const ModelConfig& c);
 
 }  // namespace lineage::model

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <optional>
 #include <cstdlib>
 #include <string>
 
@@ -10,18 +12,40 @@
 namespace lineage::model {
 namespace {
 
+using L = ConfigLimits;
+
 // GGUF stores rope.freq_base and the norm epsilon as f32, while config.json
 // holds the decimal the model was trained with (1e-6, not 9.99999997e-07).
 // The shortest decimal that round-trips the f32 recovers it, so both
-// formats of one model compute with the same constants.
-Result<double> ReadDecimal(const GgufFile& g, const std::string& key, double fallback) {
+// formats of one model compute with the same constants. The value must be
+// finite and in (0, max].
+Result<double> ReadPositiveDecimal(const GgufFile& g, const std::string& key, double fallback, double max) {
   const GgufValue* v = g.Find(key);
   if (v == nullptr) return fallback;
   LINEAGE_ASSIGN_OR_RETURN(double x, g.GetFloat(key));
+  if (!std::isfinite(x) || !(x > 0) || x > max)
+    return InvalidArgument(g.path() + ": metadata '" + key + "' is " + std::to_string(x) +
+                           ", expected a finite number in (0, " + std::to_string(max) + "]");
   if (v->type != GgufType::kFloat32) return x;
   char buf[32];
   auto res = std::to_chars(buf, buf + sizeof(buf), static_cast<float>(x));
   return std::strtod(std::string(buf, res.ptr).c_str(), nullptr);
+}
+
+// An integer key in [min, max]; `fallback` when absent (NotFound without one).
+// Unsigned values above 2^63 are reported as read, not as the negative
+// number they would wrap to.
+Result<int64_t> ReadInt(const GgufFile& g, const std::string& key, int64_t min, int64_t max,
+                        std::optional<int64_t> fallback = std::nullopt) {
+  const GgufValue* v = g.Find(key);
+  if (v == nullptr && fallback) return *fallback;
+  LINEAGE_ASSIGN_OR_RETURN(int64_t x, g.GetInt(key));
+  const bool huge = v->type == GgufType::kUint64 && v->as_uint > static_cast<uint64_t>(max);
+  if (huge || x < min || x > max)
+    return InvalidArgument(g.path() + ": metadata '" + key + "' is " +
+                           (huge ? std::to_string(v->as_uint) : std::to_string(x)) + ", expected an integer in [" +
+                           std::to_string(min) + ", " + std::to_string(max) + "]");
+  return x;
 }
 
 }  // namespace
@@ -39,25 +63,30 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
     return Unsupported(g.path() + ": unknown architecture '" + arch + "' (supported: qwen35, qwen3)");
   }
   const std::string a = arch + ".";
-  auto opt_int = [&](const std::string& key, int64_t fallback) -> Result<int64_t> {
-    if (!g.Find(key)) return fallback;
-    return g.GetInt(key);
-  };
-  LINEAGE_ASSIGN_OR_RETURN(int64_t block_count, g.GetInt(a + "block_count"));
-  LINEAGE_ASSIGN_OR_RETURN(int64_t nextn, opt_int(a + "nextn_predict_layers", 0));
+  LINEAGE_ASSIGN_OR_RETURN(int64_t block_count, ReadInt(g, a + "block_count", 1, L::kMaxLayers));
+  // Every block has tensors of its own: a count above the directory's size
+  // is corrupt, whatever the limit.
+  if (block_count > static_cast<int64_t>(g.tensors().size()))
+    return InvalidArgument(g.path() + ": metadata '" + a + "block_count' is " + std::to_string(block_count) +
+                           " but the file holds " + std::to_string(g.tensors().size()) + " tensors");
+  LINEAGE_ASSIGN_OR_RETURN(int64_t nextn, ReadInt(g, a + "nextn_predict_layers", 0, block_count - 1, 0));
   c.num_layers = block_count - nextn;
-  LINEAGE_ASSIGN_OR_RETURN(c.hidden, g.GetInt(a + "embedding_length"));
-  LINEAGE_ASSIGN_OR_RETURN(c.intermediate, g.GetInt(a + "feed_forward_length"));
-  LINEAGE_ASSIGN_OR_RETURN(c.context_length, opt_int(a + "context_length", 0));
-  LINEAGE_ASSIGN_OR_RETURN(c.num_heads, g.GetInt(a + "attention.head_count"));
-  LINEAGE_ASSIGN_OR_RETURN(c.num_kv_heads, opt_int(a + "attention.head_count_kv", c.num_heads));
-  if (c.num_layers <= 0 || c.hidden <= 0 || c.num_heads <= 0 || c.num_kv_heads <= 0 ||
-      c.num_heads % c.num_kv_heads != 0)
-    return InvalidArgument(g.path() + ": inconsistent " + arch + " sizes (block_count, embedding_length, head counts)");
-  LINEAGE_ASSIGN_OR_RETURN(c.head_dim, opt_int(a + "attention.key_length", c.hidden / c.num_heads));
-  LINEAGE_ASSIGN_OR_RETURN(c.rope_dims, opt_int(a + "rope.dimension_count", c.head_dim));
-  LINEAGE_ASSIGN_OR_RETURN(c.rope_theta, ReadDecimal(g, a + "rope.freq_base", 1e4));
-  LINEAGE_ASSIGN_OR_RETURN(c.rms_eps, ReadDecimal(g, a + "attention.layer_norm_rms_epsilon", 1e-6));
+  LINEAGE_ASSIGN_OR_RETURN(c.hidden, ReadInt(g, a + "embedding_length", 1, L::kMaxHidden));
+  LINEAGE_ASSIGN_OR_RETURN(c.intermediate, ReadInt(g, a + "feed_forward_length", 1, L::kMaxIntermediate));
+  // Absent means "not stated" (0); a stated length must be usable.
+  LINEAGE_ASSIGN_OR_RETURN(c.context_length, ReadInt(g, a + "context_length", 1, L::kMaxContext, 0));
+  LINEAGE_ASSIGN_OR_RETURN(c.num_heads, ReadInt(g, a + "attention.head_count", 1, L::kMaxHeads));
+  LINEAGE_ASSIGN_OR_RETURN(c.num_kv_heads, ReadInt(g, a + "attention.head_count_kv", 1, c.num_heads, c.num_heads));
+  if (c.num_heads % c.num_kv_heads != 0)
+    return InvalidArgument(g.path() + ": metadata '" + a + "attention.head_count_kv' (" +
+                           std::to_string(c.num_kv_heads) + ") does not divide attention.head_count (" +
+                           std::to_string(c.num_heads) + ")");
+  LINEAGE_ASSIGN_OR_RETURN(c.head_dim,
+                           ReadInt(g, a + "attention.key_length", 1, L::kMaxHeadDim, c.hidden / c.num_heads));
+  LINEAGE_ASSIGN_OR_RETURN(c.rope_dims, ReadInt(g, a + "rope.dimension_count", 1, c.head_dim, c.head_dim));
+  LINEAGE_ASSIGN_OR_RETURN(c.rope_theta, ReadPositiveDecimal(g, a + "rope.freq_base", 1e4, L::kMaxRopeTheta));
+  LINEAGE_ASSIGN_OR_RETURN(c.rms_eps,
+                           ReadPositiveDecimal(g, a + "attention.layer_norm_rms_epsilon", 1e-6, L::kMaxRmsEps));
   const GgufTensorInfo* embd = g.FindTensor("token_embd.weight");
   if (embd == nullptr) return NotFound(g.path() + ": tensor 'token_embd.weight' is missing");
   if (embd->ne.size() != 2) return InvalidArgument(g.path() + ": tensor 'token_embd.weight' is not 2-D");
@@ -67,29 +96,28 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   if (c.arch == Arch::kQwen3_5) {
     c.attn_output_gate = true;
     c.v_head_order = VHeadOrder::kTiled;
-    LINEAGE_ASSIGN_OR_RETURN(c.conv_kernel, g.GetInt(a + "ssm.conv_kernel"));
-    LINEAGE_ASSIGN_OR_RETURN(c.lin_k_dim, g.GetInt(a + "ssm.state_size"));
-    LINEAGE_ASSIGN_OR_RETURN(c.lin_num_k_heads, g.GetInt(a + "ssm.group_count"));
-    LINEAGE_ASSIGN_OR_RETURN(c.lin_num_v_heads, g.GetInt(a + "ssm.time_step_rank"));
-    LINEAGE_ASSIGN_OR_RETURN(int64_t inner, g.GetInt(a + "ssm.inner_size"));
-    if (c.lin_num_k_heads <= 0 || c.lin_num_v_heads <= 0 || inner % c.lin_num_v_heads != 0 ||
-        c.lin_num_v_heads % c.lin_num_k_heads != 0)
+    LINEAGE_ASSIGN_OR_RETURN(c.conv_kernel, ReadInt(g, a + "ssm.conv_kernel", 1, L::kMaxConvKernel));
+    LINEAGE_ASSIGN_OR_RETURN(c.lin_k_dim, ReadInt(g, a + "ssm.state_size", 1, L::kMaxHeadDim));
+    LINEAGE_ASSIGN_OR_RETURN(c.lin_num_k_heads, ReadInt(g, a + "ssm.group_count", 1, L::kMaxHeads));
+    LINEAGE_ASSIGN_OR_RETURN(c.lin_num_v_heads, ReadInt(g, a + "ssm.time_step_rank", 1, L::kMaxHeads));
+    LINEAGE_ASSIGN_OR_RETURN(int64_t inner,
+                             ReadInt(g, a + "ssm.inner_size", 1, L::kMaxHeads * L::kMaxHeadDim));
+    if (inner % c.lin_num_v_heads != 0 || c.lin_num_v_heads % c.lin_num_k_heads != 0)
       return InvalidArgument(g.path() + ": inconsistent ssm.* keys (group_count, time_step_rank, inner_size)");
     c.lin_v_dim = inner / c.lin_num_v_heads;
-    LINEAGE_ASSIGN_OR_RETURN(int64_t interval, opt_int(a + "full_attention_interval", 4));
+    LINEAGE_ASSIGN_OR_RETURN(int64_t interval, ReadInt(g, a + "full_attention_interval", 1, L::kMaxLayers, 4));
     c.layer_kinds = LayerKindsFromInterval(c.num_layers, interval);
   } else {
     c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
   }
-  if (g.Find("tokenizer.ggml.bos_token_id")) {
-    LINEAGE_ASSIGN_OR_RETURN(c.bos_token_id, g.GetInt("tokenizer.ggml.bos_token_id"));
-  }
+  LINEAGE_ASSIGN_OR_RETURN(c.bos_token_id, ReadInt(g, "tokenizer.ggml.bos_token_id", 0, L::kMaxTokenId, -1));
   for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"}) {
     if (!g.Find(key)) continue;
-    LINEAGE_ASSIGN_OR_RETURN(int64_t id, g.GetInt(key));
+    LINEAGE_ASSIGN_OR_RETURN(int64_t id, ReadInt(g, key, 0, L::kMaxTokenId));
     if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), id) == c.eos_token_ids.end())
       c.eos_token_ids.push_back(id);
   }
+  LINEAGE_RETURN_IF_ERROR(ValidateConfig(c));
   return c;
 }
 

@@ -1,8 +1,11 @@
 #include "model/gguf_file.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <optional>
+
+#include "core/checked_math.h"
 
 namespace lineage::model {
 namespace {
@@ -185,7 +188,9 @@ Result<GgufFile> GgufFile::Open(const std::string& path) {
     g.alignment_ = a->as_uint;
   }
 
-  g.tensors_.reserve(n_tensors);
+  // The count is bounded by the file size only; reserving it whole would let
+  // a corrupt count allocate gigabytes before the first entry fails to parse.
+  g.tensors_.reserve(std::min<uint64_t>(n_tensors, 1u << 16));
   for (uint64_t i = 0; i < n_tensors; ++i) {
     GgufTensorInfo t;
     std::string_view name;
@@ -211,7 +216,9 @@ Result<GgufFile> GgufFile::Open(const std::string& path) {
         return corrupt("tensor '" + t.name + "': row of " + std::to_string(t.ne[0]) +
                        " elements is not a multiple of the " + GgmlTypeName(t.ggml_type) +
                        " block size " + std::to_string(block));
-      t.nbytes = numel / block * Info(*dt).block_bytes;
+      std::optional<int64_t> nbytes = CheckedMul(numel / block, Info(*dt).block_bytes);
+      if (!nbytes) return corrupt("tensor '" + t.name + "': byte size overflows 64 bits");
+      t.nbytes = *nbytes;
     } else {
       t.nbytes = -1;  // unknown type: reported when the tensor is used
     }
@@ -225,10 +232,12 @@ Result<GgufFile> GgufFile::Open(const std::string& path) {
   g.data_offset_ = (c.pos() + g.alignment_ - 1) / g.alignment_ * g.alignment_;
   for (const GgufTensorInfo& t : g.tensors_) {
     if (t.nbytes < 0) continue;
-    uint64_t end = g.data_offset_ + t.offset + static_cast<uint64_t>(t.nbytes);
-    if (g.data_offset_ + t.offset > size || end > size)
-      return Corrupt(path + ": tensor '" + t.name + "' needs bytes up to " + std::to_string(end) +
-                     " but the file has " + std::to_string(size) + " (truncated file?)");
+    if (!RangeInside(g.data_offset_, t.offset, size) ||
+        !RangeInside(g.data_offset_ + t.offset, static_cast<uint64_t>(t.nbytes), size))
+      return Corrupt(path + ": tensor '" + t.name + "' needs " + std::to_string(t.nbytes) + " bytes at offset " +
+                     std::to_string(t.offset) + " of the data section starting at byte " +
+                     std::to_string(g.data_offset_) + ", but the file has " + std::to_string(size) +
+                     " (truncated file?)");
   }
   return g;
 }

@@ -2,47 +2,24 @@
 
 #include <algorithm>
 
+#include "model/json_field.h"
+
 namespace lineage::model {
 namespace {
 
 using Json = nlohmann::json;
+using L = ConfigLimits;
 
-struct Reader {
-  const Json& j;
-  const std::string& path;
-  Status error;
-
-  int64_t Int(const char* key, int64_t fallback = -1, bool required = true) {
-    if (!j.contains(key) || j[key].is_null()) {
-      if (required && error.ok()) error = InvalidArgument(path + ": config key '" + key + "' is missing");
-      return fallback;
-    }
-    if (!j[key].is_number_integer()) {
-      if (error.ok()) error = InvalidArgument(path + ": config key '" + key + "' is not an integer");
-      return fallback;
-    }
-    return j[key].get<int64_t>();
-  }
-  double Float(const Json& obj, const char* key, double fallback) {
-    if (!obj.contains(key) || obj[key].is_null()) return fallback;
-    if (!obj[key].is_number()) {
-      if (error.ok()) error = InvalidArgument(path + ": config key '" + key + "' is not a number");
-      return fallback;
-    }
-    return obj[key].get<double>();
-  }
-};
-
-void AddIds(const Json& v, std::vector<int64_t>* ids) {
-  auto add = [&](const Json& x) {
-    if (x.is_number_integer() && std::find(ids->begin(), ids->end(), x.get<int64_t>()) == ids->end())
-      ids->push_back(x.get<int64_t>());
+// Adds generation / config eos_token_id (an integer or a list of them).
+Status AddIds(const JsonField& f, std::vector<int64_t>* ids) {
+  auto add = [&](const JsonField& x) -> Status {
+    LINEAGE_ASSIGN_OR_RETURN(int64_t id, x.Int(0, L::kMaxTokenId));
+    if (std::find(ids->begin(), ids->end(), id) == ids->end()) ids->push_back(id);
+    return Status::Ok();
   };
-  if (v.is_array()) {
-    for (const Json& x : v) add(x);
-  } else {
-    add(v);
-  }
+  if (!f.present()) return Status::Ok();
+  if (f.is_array()) return f.ForEachItem(add);
+  return add(f);
 }
 
 const char* TorchDType(DType t) {
@@ -53,95 +30,115 @@ const char* TorchDType(DType t) {
   }
 }
 
+Result<Arch> ReadArch(const JsonField& root, const JsonField& j) {
+  std::string arch_name;
+  const JsonField archs = root["architectures"];
+  if (archs.present()) {
+    LINEAGE_RETURN_IF_ERROR(archs.ForEachItem([&](const JsonField& a) -> Status {
+      if (!arch_name.empty()) return Status::Ok();
+      LINEAGE_ASSIGN_OR_RETURN(arch_name, a.String());
+      return Status::Ok();
+    }));
+  }
+  LINEAGE_ASSIGN_OR_RETURN(std::string root_type, root["model_type"].StringOr(""));
+  std::string model_type = root_type;
+  if (&j != &root) {
+    LINEAGE_ASSIGN_OR_RETURN(model_type, j["model_type"].StringOr(root_type));
+  }
+  if (arch_name == "Qwen3_5ForConditionalGeneration" || arch_name == "Qwen3_5ForCausalLM" ||
+      model_type == "qwen3_5" || model_type == "qwen3_5_text")
+    return Arch::kQwen3_5;
+  if (arch_name == "Qwen3ForCausalLM" || model_type == "qwen3") return Arch::kQwen3;
+  return Unsupported(root.file() + ": unknown architecture '" + (arch_name.empty() ? model_type : arch_name) +
+                     "' (supported: Qwen3_5ForConditionalGeneration, Qwen3_5ForCausalLM, Qwen3ForCausalLM)");
+}
+
+Status ReadLayerKinds(const JsonField& j, ModelConfig* c) {
+  const JsonField types = j["layer_types"];
+  if (!types.present()) {
+    LINEAGE_ASSIGN_OR_RETURN(int64_t interval, j["full_attention_interval"].IntOr(4, 1, L::kMaxLayers));
+    c->layer_kinds = LayerKindsFromInterval(c->num_layers, interval);
+    return Status::Ok();
+  }
+  if (!types.is_array() || static_cast<int64_t>(types.raw()->size()) != c->num_layers)
+    return types.Error("an array of " + std::to_string(c->num_layers) + " layer types (num_hidden_layers)");
+  return types.ForEachItem([&](const JsonField& t) -> Status {
+    const std::string expected = "\"full_attention\" or \"linear_attention\"";
+    if (!t.is_string()) return t.Error(expected);
+    const std::string s = t.raw()->get<std::string>();
+    if (s == "full_attention") c->layer_kinds.push_back(LayerKind::kFullAttention);
+    else if (s == "linear_attention") c->layer_kinds.push_back(LayerKind::kLinearAttention);
+    else return t.Error(expected);
+    return Status::Ok();
+  });
+}
+
 }  // namespace
 
-Result<ModelConfig> ParseHfConfig(const Json& root, const std::string& path) {
-  if (!root.is_object()) return InvalidArgument(path + ": config.json is not a JSON object");
-  const bool nested = root.contains("text_config") && root["text_config"].is_object();
-  const Json& j = nested ? root["text_config"] : root;
-  std::string arch_name;
-  if (root.contains("architectures") && root["architectures"].is_array() && !root["architectures"].empty() &&
-      root["architectures"][0].is_string())
-    arch_name = root["architectures"][0].get<std::string>();
-  std::string model_type = j.value("model_type", root.value("model_type", std::string()));
+Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path) {
+  const JsonField root(root_json, path);
+  if (!root.is_object()) return root.Error("a JSON object");
+  const JsonField text_config = root["text_config"];
+  if (text_config.present() && !text_config.is_object()) return text_config.Error("an object");
+  const JsonField& j = text_config.present() ? text_config : root;
 
   ModelConfig c;
   c.format = FileFormat::kSafetensors;
   c.source_path = path;
-  if (arch_name == "Qwen3_5ForConditionalGeneration" || arch_name == "Qwen3_5ForCausalLM" ||
-      model_type == "qwen3_5" || model_type == "qwen3_5_text") {
-    c.arch = Arch::kQwen3_5;
-  } else if (arch_name == "Qwen3ForCausalLM" || model_type == "qwen3") {
-    c.arch = Arch::kQwen3;
-  } else {
-    return Unsupported(path + ": unknown architecture '" + (arch_name.empty() ? model_type : arch_name) +
-                       "' (supported: Qwen3_5ForConditionalGeneration, Qwen3_5ForCausalLM, Qwen3ForCausalLM)");
+  LINEAGE_ASSIGN_OR_RETURN(c.arch, ReadArch(root, j));
+
+  LINEAGE_ASSIGN_OR_RETURN(c.hidden, j["hidden_size"].Int(1, L::kMaxHidden));
+  LINEAGE_ASSIGN_OR_RETURN(c.num_layers, j["num_hidden_layers"].Int(1, L::kMaxLayers));
+  LINEAGE_ASSIGN_OR_RETURN(c.intermediate, j["intermediate_size"].Int(1, L::kMaxIntermediate));
+  LINEAGE_ASSIGN_OR_RETURN(c.vocab, j["vocab_size"].Int(1, L::kMaxVocab));
+  // Absent means "not stated" (0); a stated length must be usable.
+  LINEAGE_ASSIGN_OR_RETURN(c.context_length, j["max_position_embeddings"].IntOr(0, 1, L::kMaxContext));
+  LINEAGE_ASSIGN_OR_RETURN(c.rms_eps, j["rms_norm_eps"].PositiveFloatOr(1e-6, L::kMaxRmsEps));
+  LINEAGE_ASSIGN_OR_RETURN(c.num_heads, j["num_attention_heads"].Int(1, L::kMaxHeads));
+  LINEAGE_ASSIGN_OR_RETURN(c.num_kv_heads, j["num_key_value_heads"].IntOr(c.num_heads, 1, c.num_heads));
+  if (c.num_heads % c.num_kv_heads != 0)
+    return j["num_key_value_heads"].Error("a divisor of num_attention_heads (" + std::to_string(c.num_heads) + ")");
+  LINEAGE_ASSIGN_OR_RETURN(c.head_dim, j["head_dim"].IntOr(c.hidden / c.num_heads, 1, L::kMaxHeadDim));
+  // The top-level tie_word_embeddings wins over text_config's.
+  LINEAGE_ASSIGN_OR_RETURN(c.tied_embeddings, j["tie_word_embeddings"].BoolOr(false));
+  if (&j != &root) {
+    LINEAGE_ASSIGN_OR_RETURN(c.tied_embeddings, root["tie_word_embeddings"].BoolOr(c.tied_embeddings));
   }
 
-  Reader r{j, path, Status::Ok()};
-  c.hidden = r.Int("hidden_size");
-  c.num_layers = r.Int("num_hidden_layers");
-  c.intermediate = r.Int("intermediate_size");
-  c.vocab = r.Int("vocab_size");
-  c.context_length = r.Int("max_position_embeddings", 0, false);
-  c.rms_eps = r.Float(j, "rms_norm_eps", 1e-6);
-  c.num_heads = r.Int("num_attention_heads");
-  c.num_kv_heads = r.Int("num_key_value_heads", c.num_heads, false);
-  c.head_dim = r.Int("head_dim", c.num_heads > 0 ? c.hidden / c.num_heads : 0, false);
-  bool tied = j.value("tie_word_embeddings", false);
-  if (root.contains("tie_word_embeddings") && root["tie_word_embeddings"].is_boolean())
-    tied = root["tie_word_embeddings"].get<bool>();
-  c.tied_embeddings = tied;
-
-  const Json* rope = j.contains("rope_parameters") && j["rope_parameters"].is_object() ? &j["rope_parameters"] : nullptr;
-  const Json& rope_src = rope ? *rope : j;
-  c.rope_theta = r.Float(rope_src, "rope_theta", r.Float(j, "rope_theta", 1e4));
+  const JsonField rope_parameters = j["rope_parameters"];
+  if (rope_parameters.present() && !rope_parameters.is_object()) return rope_parameters.Error("an object");
+  const JsonField& rope_src = rope_parameters.present() ? rope_parameters : j;
+  LINEAGE_ASSIGN_OR_RETURN(double theta, j["rope_theta"].PositiveFloatOr(1e4, L::kMaxRopeTheta));
+  LINEAGE_ASSIGN_OR_RETURN(c.rope_theta, rope_src["rope_theta"].PositiveFloatOr(theta, L::kMaxRopeTheta));
   if (c.arch == Arch::kQwen3_5) {
-    const double partial = r.Float(rope_src, "partial_rotary_factor", r.Float(j, "partial_rotary_factor", 0.25));
+    LINEAGE_ASSIGN_OR_RETURN(double partial, j["partial_rotary_factor"].PositiveFloatOr(0.25, 1.0));
+    LINEAGE_ASSIGN_OR_RETURN(partial, rope_src["partial_rotary_factor"].PositiveFloatOr(partial, 1.0));
     c.rope_dims = static_cast<int64_t>(static_cast<double>(c.head_dim) * partial);
-    c.attn_output_gate = j.value("attn_output_gate", true);
+    LINEAGE_ASSIGN_OR_RETURN(c.attn_output_gate, j["attn_output_gate"].BoolOr(true));
     c.zero_centred_norms = true;
-    c.lin_num_k_heads = r.Int("linear_num_key_heads");
-    c.lin_num_v_heads = r.Int("linear_num_value_heads");
-    c.lin_k_dim = r.Int("linear_key_head_dim");
-    c.lin_v_dim = r.Int("linear_value_head_dim");
-    c.conv_kernel = r.Int("linear_conv_kernel_dim", 4, false);
+    LINEAGE_ASSIGN_OR_RETURN(c.lin_num_k_heads, j["linear_num_key_heads"].Int(1, L::kMaxHeads));
+    LINEAGE_ASSIGN_OR_RETURN(c.lin_num_v_heads, j["linear_num_value_heads"].Int(1, L::kMaxHeads));
+    if (c.lin_num_v_heads % c.lin_num_k_heads != 0)
+      return j["linear_num_value_heads"].Error("a multiple of linear_num_key_heads (" +
+                                               std::to_string(c.lin_num_k_heads) + ")");
+    LINEAGE_ASSIGN_OR_RETURN(c.lin_k_dim, j["linear_key_head_dim"].Int(1, L::kMaxHeadDim));
+    LINEAGE_ASSIGN_OR_RETURN(c.lin_v_dim, j["linear_value_head_dim"].Int(1, L::kMaxHeadDim));
+    LINEAGE_ASSIGN_OR_RETURN(c.conv_kernel, j["linear_conv_kernel_dim"].IntOr(4, 1, L::kMaxConvKernel));
+    LINEAGE_RETURN_IF_ERROR(ReadLayerKinds(j, &c));
   } else {
     c.rope_dims = c.head_dim;
-  }
-  if (!r.error.ok()) return r.error;
-  if (c.hidden <= 0 || c.num_layers <= 0 || c.vocab <= 0 || c.num_heads <= 0 || c.num_kv_heads <= 0 ||
-      c.head_dim <= 0 || c.num_heads % c.num_kv_heads != 0)
-    return InvalidArgument(path + ": inconsistent sizes (hidden_size, num_hidden_layers, vocab_size, heads)");
-
-  if (c.arch == Arch::kQwen3_5) {
-    if (c.lin_num_k_heads <= 0 || c.lin_num_v_heads % c.lin_num_k_heads != 0)
-      return InvalidArgument(path + ": linear_num_value_heads must be a multiple of linear_num_key_heads");
-    if (j.contains("layer_types") && j["layer_types"].is_array()) {
-      const Json& lt = j["layer_types"];
-      if (static_cast<int64_t>(lt.size()) != c.num_layers)
-        return InvalidArgument(path + ": layer_types has " + std::to_string(lt.size()) + " entries, expected " +
-                               std::to_string(c.num_layers));
-      for (const Json& t : lt) {
-        std::string s = t.is_string() ? t.get<std::string>() : "";
-        if (s == "full_attention") c.layer_kinds.push_back(LayerKind::kFullAttention);
-        else if (s == "linear_attention") c.layer_kinds.push_back(LayerKind::kLinearAttention);
-        else return InvalidArgument(path + ": layer_types has an unknown entry '" + s + "'");
-      }
-    } else {
-      c.layer_kinds = LayerKindsFromInterval(c.num_layers, r.Int("full_attention_interval", 4, false));
-    }
-  } else {
     c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
   }
-  if (!r.error.ok()) return r.error;
-  if (j.contains("bos_token_id") && j["bos_token_id"].is_number_integer()) c.bos_token_id = j["bos_token_id"];
-  if (j.contains("eos_token_id")) AddIds(j["eos_token_id"], &c.eos_token_ids);
+  LINEAGE_ASSIGN_OR_RETURN(c.bos_token_id, j["bos_token_id"].IntOr(-1, 0, L::kMaxTokenId));
+  LINEAGE_RETURN_IF_ERROR(AddIds(j["eos_token_id"], &c.eos_token_ids));
+  LINEAGE_RETURN_IF_ERROR(ValidateConfig(c));
   return c;
 }
 
-void MergeGenerationConfig(const Json& j, ModelConfig* c) {
-  if (j.is_object() && j.contains("eos_token_id")) AddIds(j["eos_token_id"], &c->eos_token_ids);
+Status MergeGenerationConfig(const Json& j, const std::string& path, ModelConfig* c) {
+  const JsonField root(j, path);
+  if (!root.is_object()) return root.Error("a JSON object");
+  return AddIds(root["eos_token_id"], &c->eos_token_ids);
 }
 
 nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& vocab, DType dtype) {

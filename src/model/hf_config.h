@@ -4,8 +4,9 @@
 // Qwen3.5's nested form (Qwen3_5ForConditionalGeneration with text_config;
 // the top-level tie_word_embeddings wins). layer_types, else
 // full_attention_interval (default 4); rope_parameters, else top-level
-// rope_theta / partial_rotary_factor. Every required field is checked and
-// a missing or mistyped one is named in the error.
+// rope_theta / partial_rotary_factor. Every field is read through JsonField:
+// a missing, mistyped or out-of-range one (ConfigLimits) is an error naming
+// the file, the field, what it holds and what was expected.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -23,8 +24,9 @@ namespace lineage::model {
 // format kSafetensors, grouped V heads, and zero-centred norms for qwen3_5.
 Result<ModelConfig> ParseHfConfig(const nlohmann::json& j, const std::string& path);
 
-// Adds the ids of generation_config.json's eos_token_id (int or list) to c.
-void MergeGenerationConfig(const nlohmann::json& j, ModelConfig* c);
+// Adds the ids of generation_config.json's eos_token_id (int or list) to c;
+// an error names `path` and the field when the file is malformed.
+Status MergeGenerationConfig(const nlohmann::json& j, const std::string& path, ModelConfig* c);
 
 // config.json and generation_config.json as the real checkpoints write them.
 nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& vocab, DType dtype);

@@ -1,30 +1,20 @@
 #include "model/load_model.h"
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "model/bind_weights.h"
 #include "model/gguf_config.h"
 #include "model/hf_config.h"
+#include "model/json_field.h"
 #include "model/safetensors_file.h"
 
 namespace lineage::model {
 namespace {
 
 namespace fs = std::filesystem;
-
-Result<nlohmann::json> ReadJson(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": no such file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Corrupt(path + ": bad JSON");
-  return j;
-}
 
 // The safetensors files of a HF directory and which one holds each tensor.
 struct ShardSet {
@@ -45,20 +35,21 @@ struct ShardSet {
 
 Result<ShardSet> OpenShards(const std::string& dir) {
   ShardSet set;
+  std::error_code ec;
   const std::string index_path = dir + "/model.safetensors.index.json";
   std::vector<std::string> shard_names;
-  if (fs::exists(index_path)) {
-    LINEAGE_ASSIGN_OR_RETURN(nlohmann::json index, ReadJson(index_path));
-    if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
-      return Corrupt(index_path + ": no weight_map object");
-    for (auto it = index["weight_map"].begin(); it != index["weight_map"].end(); ++it) {
-      if (!it.value().is_string()) return Corrupt(index_path + ": weight_map entry '" + it.key() + "' is not a file name");
-      std::string shard = it.value().get<std::string>();
-      if (shard.find('/') != std::string::npos)
-        return Corrupt(index_path + ": shard name '" + shard + "' is not a plain file name");
-      if (std::find(shard_names.begin(), shard_names.end(), shard) == shard_names.end()) shard_names.push_back(shard);
-    }
-  } else if (fs::exists(dir + "/model.safetensors")) {
+  if (fs::exists(index_path, ec)) {
+    LINEAGE_ASSIGN_OR_RETURN(nlohmann::json index, ReadJsonFile(index_path));
+    LINEAGE_RETURN_IF_ERROR(JsonField(index, index_path)["weight_map"].ForEachMember(
+        [&](const std::string&, const JsonField& file) -> Status {
+          LINEAGE_ASSIGN_OR_RETURN(std::string shard, file.String());
+          if (shard.empty() || shard.find('/') != std::string::npos || shard == "." || shard == "..")
+            return file.Error("a plain file name");
+          if (std::find(shard_names.begin(), shard_names.end(), shard) == shard_names.end())
+            shard_names.push_back(shard);
+          return Status::Ok();
+        }));
+  } else if (fs::exists(dir + "/model.safetensors", ec)) {
     shard_names.push_back("model.safetensors");
   } else {
     return NotFound(dir + ": neither model.safetensors nor model.safetensors.index.json exists");
@@ -83,13 +74,14 @@ std::string OtherPrefixName(const std::string& name) {
 
 Result<std::shared_ptr<const Model>> LoadHf(const std::string& dir) {
   const std::string config_path = dir + "/config.json";
-  LINEAGE_ASSIGN_OR_RETURN(nlohmann::json config_json, ReadJson(config_path));
+  LINEAGE_ASSIGN_OR_RETURN(nlohmann::json config_json, ReadJsonFile(config_path));
   auto model = std::make_shared<Model>();
   LINEAGE_ASSIGN_OR_RETURN(model->config, ParseHfConfig(config_json, config_path));
   model->config.source_path = dir;
-  if (fs::exists(dir + "/generation_config.json")) {
-    LINEAGE_ASSIGN_OR_RETURN(nlohmann::json gen, ReadJson(dir + "/generation_config.json"));
-    MergeGenerationConfig(gen, &model->config);
+  std::error_code ec;
+  if (fs::exists(dir + "/generation_config.json", ec)) {
+    LINEAGE_ASSIGN_OR_RETURN(nlohmann::json gen, ReadJsonFile(dir + "/generation_config.json"));
+    LINEAGE_RETURN_IF_ERROR(MergeGenerationConfig(gen, dir + "/generation_config.json", &model->config));
   }
   LINEAGE_ASSIGN_OR_RETURN(ShardSet shards, OpenShards(dir));
   auto lookup = [&](const std::string& name) -> Result<FoundTensor> {
@@ -117,10 +109,16 @@ Result<std::shared_ptr<const Model>> LoadGguf(const std::string& path) {
 }  // namespace
 
 Result<std::shared_ptr<const Model>> LoadModel(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return LoadHf(path);
-  if (!fs::exists(path, ec)) return NotFound(path + ": no such file or directory");
-  return LoadGguf(path);
+  // Every check returns a Status; this catch is the backstop that keeps a
+  // missed case (or an allocation failure) an error instead of an abort.
+  try {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) return LoadHf(path);
+    if (!fs::exists(path, ec)) return NotFound(path + ": no such file or directory");
+    return LoadGguf(path);
+  } catch (const std::exception& e) {
+    return Internal(path + ": loading failed: " + e.what());
+  }
 }
 
 Result<VocabSource> LoadVocabSource(const std::string& path) {
@@ -129,8 +127,8 @@ Result<VocabSource> LoadVocabSource(const std::string& path) {
   if (fs::is_directory(path, ec)) {
     src.format = FileFormat::kSafetensors;
     src.tokenizer_json = path + "/tokenizer.json";
-    if (!fs::exists(src.tokenizer_json)) return NotFound(src.tokenizer_json + ": no such file");
-    if (fs::exists(path + "/tokenizer_config.json")) src.tokenizer_config_json = path + "/tokenizer_config.json";
+    if (!fs::exists(src.tokenizer_json, ec)) return NotFound(src.tokenizer_json + ": no such file");
+    if (fs::exists(path + "/tokenizer_config.json", ec)) src.tokenizer_config_json = path + "/tokenizer_config.json";
     return src;
   }
   LINEAGE_ASSIGN_OR_RETURN(GgufFile g, GgufFile::Open(path));

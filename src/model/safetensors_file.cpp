@@ -1,7 +1,10 @@
 #include "model/safetensors_file.h"
 
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
+
+#include "core/checked_math.h"
 
 namespace lineage::model {
 
@@ -30,6 +33,9 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
   if (size < 8) return Corrupt(path + ": file too short for a safetensors header (" + std::to_string(size) + " bytes)");
   uint64_t header_bytes;
   std::memcpy(&header_bytes, s.file_->data(), 8);
+  if (header_bytes > kMaxHeaderBytes)
+    return Corrupt(path + ": header length " + std::to_string(header_bytes) + " is over the format's limit of " +
+                   std::to_string(kMaxHeaderBytes) + " bytes");
   if (header_bytes > size - 8)
     return Corrupt(path + ": header length " + std::to_string(header_bytes) + " runs past the end of the file (" +
                    std::to_string(size) + " bytes; truncated file?)");
@@ -37,42 +43,48 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
   nlohmann::json header = nlohmann::json::parse(text, text + header_bytes, nullptr, /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object()) return Corrupt(path + ": bad header JSON");
   const uint64_t data_start = 8 + header_bytes;
-  for (auto it = header.begin(); it != header.end(); ++it) {
-    if (it.key() == "__metadata__") continue;
-    const std::string& name = it.key();
-    const nlohmann::json& e = it.value();
-    auto bad = [&](const std::string& what) { return Corrupt(path + ": tensor '" + name + "': " + what); };
-    if (!e.is_object() || !e.contains("dtype") || !e["dtype"].is_string() || !e.contains("shape") ||
-        !e["shape"].is_array() || !e.contains("data_offsets") || !e["data_offsets"].is_array() ||
-        e["data_offsets"].size() != 2)
-      return bad("header entry lacks dtype, shape or data_offsets");
-    Entry entry;
-    entry.dtype = e["dtype"].get<std::string>();
-    int64_t numel = 1;
-    for (const auto& d : e["shape"]) {
-      if (!d.is_number_unsigned()) return bad("shape has a non-integer dimension");
-      uint64_t v = d.get<uint64_t>();
-      if (v > (1ull << 40) || (v != 0 && static_cast<uint64_t>(numel) > (1ull << 62) / v))
-        return bad("implausible dimension " + std::to_string(v));
-      entry.shape.push_back(static_cast<int64_t>(v));
-      numel *= static_cast<int64_t>(v);
-    }
-    const auto& off = e["data_offsets"];
-    if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) return bad("data_offsets are not integers");
-    uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
-    if (b > en) return bad("data_offsets are reversed");
-    if (en > size - data_start)
-      return bad("data ends at byte " + std::to_string(data_start + en) + " but the file has " +
-                 std::to_string(size) + " (truncated file?)");
-    int64_t elem = SafetensorsDTypeSize(entry.dtype);
-    if (elem > 0 && en - b != static_cast<uint64_t>(numel * elem))
-      return bad("holds " + std::to_string(en - b) + " bytes but shape and dtype " + entry.dtype + " need " +
-                 std::to_string(numel * elem));
-    entry.begin = data_start + b;
-    entry.end = data_start + en;
-    s.entries_.emplace(name, std::move(entry));
-  }
+  const uint64_t data_bytes = size - data_start;
+  LINEAGE_RETURN_IF_ERROR(JsonField(header, path).ForEachMember([&](const std::string& name, const JsonField& e) {
+    return name == "__metadata__" ? Status::Ok() : s.AddEntry(name, e, data_start, data_bytes);
+  }));
   return s;
+}
+
+Status SafetensorsFile::AddEntry(const std::string& name, const JsonField& e, uint64_t data_start,
+                                 uint64_t data_bytes) {
+  auto bad = [&](const std::string& what) { return Corrupt(e.file() + ": tensor '" + name + "': " + what); };
+  if (!e.is_object()) return e.Error("an object with dtype, shape and data_offsets");
+  Entry entry;
+  LINEAGE_ASSIGN_OR_RETURN(entry.dtype, e["dtype"].String());
+  // A dimension above 2^40 cannot be backed by a file; the product is checked too.
+  constexpr int64_t kMaxDim = int64_t{1} << 40;
+  int64_t numel = 1;
+  LINEAGE_RETURN_IF_ERROR(e["shape"].ForEachItem([&](const JsonField& d) -> Status {
+    if (entry.shape.size() >= kMaxTensorDims) return e["shape"].Error("at most " + std::to_string(kMaxTensorDims) + " dimensions");
+    LINEAGE_ASSIGN_OR_RETURN(int64_t v, d.Int(0, kMaxDim));
+    std::optional<int64_t> n = CheckedMul(numel, v);
+    if (!n) return bad("the element count of its shape overflows 64 bits");
+    numel = *n;
+    entry.shape.push_back(v);
+    return Status::Ok();
+  }));
+  const JsonField off = e["data_offsets"];
+  if (!off.is_array() || off.raw()->size() != 2) return off.Error("[begin, end]");
+  LINEAGE_ASSIGN_OR_RETURN(int64_t b, off.Item(0).Int(0, std::numeric_limits<int64_t>::max()));
+  LINEAGE_ASSIGN_OR_RETURN(int64_t en, off.Item(1).Int(0, std::numeric_limits<int64_t>::max()));
+  if (b > en) return bad("data_offsets are reversed");
+  if (static_cast<uint64_t>(en) > data_bytes)
+    return bad("data ends at byte " + std::to_string(data_start + static_cast<uint64_t>(en)) + " but the file has " +
+               std::to_string(data_start + data_bytes) + " (truncated file?)");
+  const int64_t elem = SafetensorsDTypeSize(entry.dtype);
+  std::optional<int64_t> need = CheckedMul(numel, elem);
+  if (elem > 0 && (!need || en - b != *need))
+    return bad("holds " + std::to_string(en - b) + " bytes but shape and dtype " + entry.dtype + " need " +
+               (need ? std::to_string(*need) : std::string("more than 2^63")));
+  entry.begin = data_start + static_cast<uint64_t>(b);
+  entry.end = data_start + static_cast<uint64_t>(en);
+  entries_.emplace(name, std::move(entry));
+  return Status::Ok();
 }
 
 std::vector<std::string> SafetensorsFile::names() const {

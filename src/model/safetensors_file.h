@@ -4,8 +4,9 @@
 //   {"__metadata__": {str: str}, NAME: {"dtype": "BF16", "shape": [..],
 //    "data_offsets": [begin, end]}, ...}
 // then the data section; offsets are relative to its start (8 + N).
-// Open() validates the header and that every tensor's byte range lies inside
-// the file and matches its shape and dtype. Tensors of dtypes other than
+// Open() validates the header (every value read through JsonField, every
+// size product overflow-checked) and that every tensor's byte range lies
+// inside the file and matches its shape and dtype. Tensors of dtypes other than
 // F32/F16/BF16 are listed but reported as unsupported when looked up.
 // TensorViews point into the mapping, which `file()` keeps alive.
 #pragma once
@@ -18,6 +19,7 @@
 #include "core/mapped_file.h"
 #include "core/status.h"
 #include "core/tensor_view.h"
+#include "model/json_field.h"
 
 namespace lineage::model {
 
@@ -38,6 +40,12 @@ class SafetensorsFile {
     std::vector<int64_t> shape;
     uint64_t begin = 0, end = 0;   // absolute file offsets
   };
+  static constexpr size_t kMaxTensorDims = 8;
+  // The safetensors format's own cap on the JSON header (100 MB).
+  static constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+  // Checks one header entry against the data section [data_start, +data_bytes).
+  Status AddEntry(const std::string& name, const JsonField& e, uint64_t data_start, uint64_t data_bytes);
+
   std::shared_ptr<MappedFile> file_;
   std::map<std::string, Entry> entries_;
 };

@@ -39,6 +39,8 @@ struct PlannedTensor {
 
 // Every tensor of a model with config `c`, in checkpoint order (embedding,
 // layers in order, final norm, lm_head when untied).
+// REQUIRES: `c` is within ConfigLimits (the loaders run ValidateConfig
+// first), so that no shape product here can overflow.
 std::vector<PlannedTensor> PlanTensors(const ModelConfig& c);
 
 // True for roles stored as a small fp32 vector in Weights (norms, conv, A, dt).

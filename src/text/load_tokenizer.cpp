@@ -22,21 +22,18 @@ Result<Tokenizer> FromJsonFile(const std::filesystem::path& json_path) {
   LINEAGE_ASSIGN_OR_RETURN(std::string json, ReadFile(json_path));
   std::string config;
   auto config_path = json_path.parent_path() / "tokenizer_config.json";
-  if (std::filesystem::exists(config_path)) {
+  std::error_code ec;
+  if (std::filesystem::exists(config_path, ec)) {
     LINEAGE_ASSIGN_OR_RETURN(config, ReadFile(config_path));
   }
-  auto t = Tokenizer::FromHfJson(json, config);
-  if (!t.ok()) return t.status().With(json_path.string());
-  return t;
+  return Tokenizer::FromHfJson(json, config, json_path.string(), config_path.string());
 }
 
-}  // namespace
-
-Result<Tokenizer> LoadTokenizer(const std::string& model_path) {
+Result<Tokenizer> LoadModelTokenizer(const std::string& model_path) {
   std::filesystem::path p(model_path);
   std::error_code ec;
   if (std::filesystem::is_directory(p, ec)) {
-    if (std::filesystem::exists(p / "tokenizer.json")) return FromJsonFile(p / "tokenizer.json");
+    if (std::filesystem::exists(p / "tokenizer.json", ec)) return FromJsonFile(p / "tokenizer.json");
     return NotFound("no tokenizer.json in " + model_path);
   }
   if (!std::filesystem::exists(p, ec)) return NotFound("no such model path: " + model_path);
@@ -46,6 +43,18 @@ Result<Tokenizer> LoadTokenizer(const std::string& model_path) {
   }
   if (p.extension() == ".json") return FromJsonFile(p);
   return InvalidArgument("not a model directory, .gguf or tokenizer.json: " + model_path);
+}
+
+}  // namespace
+
+Result<Tokenizer> LoadTokenizer(const std::string& model_path) {
+  // Every check returns a Status; this catch is the backstop that keeps a
+  // missed case (or an allocation failure) an error instead of an abort.
+  try {
+    return LoadModelTokenizer(model_path);
+  } catch (const std::exception& e) {
+    return Internal(model_path + ": loading the tokenizer failed: " + e.what());
+  }
 }
 
 }  // namespace lineage::text

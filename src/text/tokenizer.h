@@ -46,8 +46,11 @@ class Tokenizer {
   // tokenizer.ggml.* metadata of a GGUF file (model "gpt2" or "llama").
   static Result<Tokenizer> FromGguf(const model::GgufFile& gguf);
   // A Hugging Face tokenizer.json, with the optional tokenizer_config.json
-  // text (bos/eos token names, add_bos_token, chat_template).
-  static Result<Tokenizer> FromHfJson(std::string_view tokenizer_json, std::string_view tokenizer_config_json = {});
+  // text (bos/eos token names, add_bos_token, chat_template). Errors name
+  // the file (the paths are used in messages only) and the field.
+  static Result<Tokenizer> FromHfJson(std::string_view tokenizer_json, std::string_view tokenizer_config_json = {},
+                                      const std::string& tokenizer_path = "tokenizer.json",
+                                      const std::string& config_path = "tokenizer_config.json");
 
   // A default-constructed Tokenizer is empty; every method below REQUIRES
   // valid().

@@ -9,75 +9,23 @@
 #include <nlohmann/json.hpp>
 
 #include "model/load_model.h"
+#include "file_bytes.h"
 #include "test_util.h"
 
 namespace lineage::model {
 namespace {
 
-using Bytes = std::string;
+using testing_util::Bytes;
+using testing_util::EditSafetensorsHeader;
+using testing_util::GgufString;
+using testing_util::PatchTensorEntry;
+using testing_util::ReadBytes;
+using testing_util::ReplaceOnce;
+using testing_util::WriteBytes;
 
-Bytes ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes((std::istreambuf_iterator<char>(in)), {});
-}
-void WriteBytes(const std::string& path, const Bytes& b) { std::ofstream(path, std::ios::binary) << b; }
-
-// A GGUF string as stored: u64 length then the bytes.
-Bytes GgufString(const std::string& s) {
-  Bytes b(8, '\0');
-  uint64_t n = s.size();
-  std::memcpy(b.data(), &n, 8);
-  return b + s;
-}
-
-// Replaces the one occurrence of `from` (same length as `to`); returns its offset.
-size_t ReplaceOnce(Bytes& b, const Bytes& from, const Bytes& to) {
-  EXPECT_EQ(from.size(), to.size());
-  size_t at = b.find(from);
-  EXPECT_NE(at, Bytes::npos) << "pattern not found";
-  EXPECT_EQ(b.find(from, at + 1), Bytes::npos) << "pattern not unique";
-  b.replace(at, from.size(), to);
-  return at;
-}
-
-// Overwrites the bytes `skip` bytes after tensor `name`'s entry name in the
-// GGUF tensor directory with `value`.
-template <typename T>
-void PatchTensorEntry(Bytes& b, const std::string& name, size_t skip, T value) {
-  size_t at = ReplaceOnce(b, GgufString(name), GgufString(name));
-  std::memcpy(&b[at + 8 + name.size() + skip], &value, sizeof(T));
-}
-
-std::string FreshGguf(const std::string& name) {
-  auto spec = LookupShape(Arch::kQwen3_5, "tiny");
-  return testing_util::Write(*spec, FileFormat::kGguf, DType::kBF16, 1, name);
-}
-std::string FreshHf(const std::string& name) {
-  auto spec = LookupShape(Arch::kQwen3_5, "tiny");
-  return testing_util::Write(*spec, FileFormat::kSafetensors, DType::kBF16, 1, name);
-}
-
-void ExpectError(const std::string& path, const std::vector<std::string>& words) {
-  auto m = LoadModel(path);
-  ASSERT_FALSE(m.ok()) << "loaded a broken model";
-  const std::string& msg = m.status().message();
-  for (const std::string& w : words) EXPECT_NE(msg.find(w), std::string::npos) << "'" << w << "' not in: " << msg;
-}
-
-// Rewrites a safetensors header through `edit`, keeping the data section.
-void EditSafetensorsHeader(const std::string& path, const std::function<void(nlohmann::json&)>& edit) {
-  Bytes b = ReadBytes(path);
-  uint64_t n;
-  std::memcpy(&n, b.data(), 8);
-  nlohmann::json h = nlohmann::json::parse(b.substr(8, n));
-  edit(h);
-  std::string text = h.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');
-  uint64_t m = text.size();
-  Bytes out(8, '\0');
-  std::memcpy(out.data(), &m, 8);
-  WriteBytes(path, out + text + b.substr(8 + n));
-}
+using testing_util::ExpectError;
+using testing_util::FreshGguf;
+using testing_util::FreshHf;
 
 TEST(CorruptGguf, MissingTensor) {
   std::string p = FreshGguf("missing.gguf");
@@ -203,7 +151,7 @@ TEST(CorruptHfConfig, MissingKey) {
   nlohmann::json c = nlohmann::json::parse(ReadBytes(dir + "/config.json"));
   c["text_config"].erase("linear_num_value_heads");
   WriteBytes(dir + "/config.json", c.dump());
-  ExpectError(dir, {dir + "/config.json", "'linear_num_value_heads'", "missing"});
+  ExpectError(dir, {dir + "/config.json", "'text_config.linear_num_value_heads'", "missing"});
 }
 
 TEST(CorruptHfConfig, BadJson) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/chat_templates.h"
+#include "model/load_model.h"
 #include "model/shapes.h"
 #include "model/write_model.h"
 #include "text/synthetic_vocab.h"
@@ -53,6 +54,24 @@ inline std::string Write(const ModelSpec& spec, FileFormat format, DType dtype, 
   Status s = WriteModel(spec, VocabFor(spec, seed), o, path);
   EXPECT_TRUE(s.ok()) << s.ToString();
   return path;
+}
+
+// A fresh tiny qwen3_5 model (bf16) in each format, for tests that break it.
+inline std::string FreshGguf(const std::string& name) {
+  auto spec = LookupShape(Arch::kQwen3_5, "tiny");
+  return Write(*spec, FileFormat::kGguf, DType::kBF16, 1, name);
+}
+inline std::string FreshHf(const std::string& name) {
+  auto spec = LookupShape(Arch::kQwen3_5, "tiny");
+  return Write(*spec, FileFormat::kSafetensors, DType::kBF16, 1, name);
+}
+
+// LoadModel(path) fails with a message holding every one of `words`.
+inline void ExpectError(const std::string& path, const std::vector<std::string>& words) {
+  auto m = LoadModel(path);
+  ASSERT_FALSE(m.ok()) << "loaded a broken model";
+  const std::string& msg = m.status().message();
+  for (const std::string& w : words) EXPECT_NE(msg.find(w), std::string::npos) << "'" << w << "' not in: " << msg;
 }
 
 // max_i |a_i - b_i| / max_i |b_i| over all positions.
