@@ -244,7 +244,7 @@ int Main(int argc, char** argv) {
   size_t accepted = 0;
   for (const std::string& input : pool) accepted += RunOne(*target, input, timeout_s) != 0;
   if (pool.empty()) pool.push_back(std::string());
-  Mutator mutator(seed, &target->dictionary);
+  Mutator mutator(seed, &target->dictionary, &target->nestings);
   const size_t kMaxPool = 4096;
   uint64_t runs = 0;
   while (runs < max_runs && elapsed() < seconds) {

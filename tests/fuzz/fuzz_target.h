@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lineage::fuzz {
@@ -27,6 +28,9 @@ struct Target {
   // Fragments the mutator splices in: tokens of the input's grammar.
   std::vector<std::string> dictionary;
   size_t max_input_bytes = 64 << 10;
+  // Opening and closing fragments the mutator nests around a part of the
+  // input, up to 100,000 deep: recursive walks are where parsers overflow.
+  std::vector<std::pair<std::string, std::string>> nestings;
 };
 
 std::vector<Target>& Registry();

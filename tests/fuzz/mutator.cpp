@@ -23,6 +23,22 @@ std::string Mutator::Mutate(const std::string& base, const std::string& other, s
   int edits = 1 + static_cast<int>(Below(8));
   for (int k = 0; k < edits; ++k) MutateOnce(s, other);
   if (s.size() > max_bytes) s.resize(max_bytes);
+  // Rarely, nest a part of the input deeply; the result may pass max_bytes
+  // (a deep nest is the point).
+  if (nestings_ && !nestings_->empty() && Below(64) == 0) {
+    const auto& [open, close] = (*nestings_)[Below(nestings_->size())];
+    size_t depth = size_t{1} << (4 + Below(14));  // 16 .. 131072
+    size_t from = Below(s.size() + 1);
+    size_t to = from + Below(s.size() - from + 1);
+    std::string nested;
+    nested.reserve(s.size() + depth * (open.size() + close.size()));
+    nested.append(s, 0, from);
+    for (size_t k = 0; k < depth; ++k) nested += open;
+    nested.append(s, from, to - from);
+    for (size_t k = 0; k < depth; ++k) nested += close;
+    nested.append(s, to, std::string::npos);
+    s = std::move(nested);
+  }
   return s;
 }
 

@@ -1,20 +1,23 @@
 // Mutator: deterministic, seeded edits of a byte string, in the manner of
 // libFuzzer's default mutations (bit flips, interesting integers, byte runs
 // erased, duplicated or inserted, dictionary tokens, splices with another
-// input). The same seed and inputs give the same sequence of outputs.
+// input), plus deep nesting of a part of the input in the target's brackets. The same seed and inputs give the same sequence of outputs.
 // Not thread-safe; one per driver.
 #pragma once
 
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lineage::fuzz {
 
 class Mutator {
  public:
-  Mutator(uint64_t seed, const std::vector<std::string>* dictionary) : rng_(seed), dictionary_(dictionary) {}
+  Mutator(uint64_t seed, const std::vector<std::string>* dictionary,
+          const std::vector<std::pair<std::string, std::string>>* nestings = nullptr)
+      : rng_(seed), dictionary_(dictionary), nestings_(nestings) {}
 
   // 1..8 stacked edits of `base`; `other` is a splice partner. The result
   // is at most max_bytes long.
@@ -27,6 +30,7 @@ class Mutator {
 
   std::mt19937_64 rng_;
   const std::vector<std::string>* dictionary_;
+  const std::vector<std::pair<std::string, std::string>>* nestings_;
 };
 
 }  // namespace lineage::fuzz

@@ -49,12 +49,12 @@ LINEAGE_FUZZ_TARGET("gguf", FuzzGguf,
                      "tokenizer.ggml.model", "gpt2", "llama", "qwen35", ".block_count", ".context_length",
                      ".embedding_length", ".attention.head_count", ".feed_forward_length", "token_embd.weight",
                      "output_norm.weight", "blk.0.attn_norm.weight"},
-                    1 << 20);
+                    1 << 20, {});
 
 LINEAGE_FUZZ_TARGET("safetensors", FuzzSafetensors,
                     {"{", "}", "[", "]", ",", ":", "\"", "\"dtype\"", "\"shape\"", "\"data_offsets\"", "\"F32\"",
                      "\"F16\"", "\"BF16\"", "\"I64\"", "\"__metadata__\"", std::string("\0\0\0\0\0\0\0", 7)},
-                    1 << 16);
+                    1 << 16, {{"[", "]"}, {"{\"a\":", "}"}});
 
 }  // namespace
 }  // namespace lineage::fuzz

@@ -30,7 +30,8 @@ LINEAGE_FUZZ_TARGET("requests", FuzzRequests,
                      "\"stream\"", "\"logprobs\"", "\"n\"", "\"seed\"", "\"prompt\"", "\"model\"",
                      "\"response_format\"", "\"json_schema\"", "\"tool_calls\"", "\"tool_use\"", "\"tool_result\"",
                      "\"arguments\"", "\"input\"", "\"thinking\"", "\"image_url\""},
-                    1 << 16);
+                    1 << 16, {{"[", "]"}, {"{\"a\":", "}"}, {"{\"type\":\"array\",\"items\":", "}"},
+                     {"{\"anyOf\":[", "]}"}, {"{\"properties\":{\"p\":", "}}"}});
 
 }  // namespace
 }  // namespace lineage::fuzz

@@ -48,7 +48,7 @@ LINEAGE_FUZZ_TARGET("tokenizer_json", FuzzTokenizerJson,
                      "\"content\"", "\"id\"", "\"pre_tokenizer\"", "\"normalizer\"", "\"decoder\"", "\"ByteLevel\"",
                      "\"Split\"", "\"Sequence\"", "\"pretokenizers\"", "\"pattern\"", "\"Regex\"", "\"String\"",
                      "\"NFC\"", "\"Metaspace\"", "\"byte_fallback\"", "\"unk_token\"", "(?i:'s|'t)", "\\p{L}+", "[[[[[["},
-                    1 << 16);
+                    1 << 16, {{"[", "]"}, {"{\"a\":", "}"}, {"(", ")"}, {"(?:", ")"}});
 
 LINEAGE_FUZZ_TARGET("jinja", FuzzJinja,
                     {"{{", "}}", "{%", "%}", "{#", "#}", "{%-", "-%}", "|", "~", "**", "//", "%", "*", "+", "-", "(", ")",
@@ -58,7 +58,9 @@ LINEAGE_FUZZ_TARGET("jinja", FuzzJinja,
                      "indent", "format", "string", "list", "map", "selectattr", "items()", ".append(", ".update(",
                      "raise_exception(", "9223372036854775807", "-9223372036854775808", "1e308", "'x'", "ns.l",
                      "[ns.l, ns.l]", " is divisibleby ", " not ", " and ", " or "},
-                    1 << 14);
+                    1 << 14,
+                    {{"(", ")"}, {"[", "]"}, {"{% if x %}", "{% endif %}"}, {"{% for i in [1] %}", "{% endfor %}"},
+                     {"{% macro m() %}", "{% endmacro %}"}, {"x|string", ""}, {"-", ""}, {"not ", ""}});
 
 }  // namespace
 }  // namespace lineage::fuzz
