@@ -39,7 +39,9 @@ ExprPtr ExprParser::ParseExpression(bool with_condexpr) {
 
 ExprPtr ExprParser::ParseCondExpr() {
   ExprPtr expr1 = ParseOr();
+  ChainGuard chain(this);
   while (IsName("if")) {
+    chain.Link();
     Pos pos = Cur().pos;
     Next();
     auto e = Make(ExprKind::kCondExpr, pos);
@@ -62,7 +64,9 @@ ExprPtr ExprParser::Binary(const std::string& op, Pos pos, ExprPtr l, ExprPtr r)
 template <typename IsOpFn, typename OperandFn>
 ExprPtr ExprParser::ParseLeftAssoc(IsOpFn is_op, OperandFn operand) {
   ExprPtr left = operand();
+  ChainGuard chain(this);
   while (is_op()) {
+    chain.Link();
     std::string op = Cur().text;
     Pos pos = Cur().pos;
     Next();
@@ -216,7 +220,8 @@ ExprPtr ExprParser::ParsePrimary() {
 }
 
 ExprPtr ExprParser::ParsePostfix(ExprPtr node) {
-  while (true) {
+  ChainGuard chain(this);
+  for (;; chain.Link()) {
     if (IsOp(".") || IsOp("[")) node = ParseSubscript(std::move(node));
     else if (IsOp("(")) node = ParseCall(std::move(node));
     else break;
@@ -225,7 +230,8 @@ ExprPtr ExprParser::ParsePostfix(ExprPtr node) {
 }
 
 ExprPtr ExprParser::ParseFilterExpr(ExprPtr node) {
-  while (true) {
+  ChainGuard chain(this);
+  for (;; chain.Link()) {
     if (IsOp("|")) node = ParseFilter(std::move(node), false);
     else if (IsName("is")) node = ParseTest(std::move(node));
     else if (IsOp("(")) node = ParseCall(std::move(node));
@@ -347,7 +353,9 @@ std::string ExprParser::ParseDottedName() {
 }
 
 ExprPtr ExprParser::ParseFilter(ExprPtr node, bool start_inline) {
+  ChainGuard chain(this);
   while (IsOp("|") || start_inline) {
+    chain.Link();
     if (!start_inline) Next();
     start_inline = false;
     Pos pos = Cur().pos;

@@ -8,6 +8,7 @@
 #include "text/jinja/filters_seq.h"
 #include "text/jinja/format.h"
 #include "text/jinja/error.h"
+#include "text/jinja/render_memory.h"
 #include "text/jinja/interpreter.h"
 #include "text/jinja/json_dump.h"
 #include "text/jinja/ops.h"
@@ -49,6 +50,7 @@ Value FCenter(Interpreter&, const Value& v, CallArgs& a) {
   int64_t len = static_cast<int64_t>(CodepointCount(s));
   if (width <= len) return Value::String(s);
   int64_t marg = width - len;
+  CheckRoom(s.size() + CheckRoomFor(static_cast<uint64_t>(marg), 1));
   int64_t left = marg / 2 + (marg & width & 1);
   return Value::String(std::string(static_cast<size_t>(left), ' ') + s + std::string(static_cast<size_t>(marg - left), ' '));
 }
@@ -104,13 +106,13 @@ Value FInt(Interpreter&, const Value& v, CallArgs& a) {
   if (v.kind() == Kind::kFloat) {
     double f = v.as_double();
     if (std::isnan(f) || std::isinf(f)) return def;
-    return Value::Int(static_cast<int64_t>(f));
+    return Value::Int(TruncToInt(f));
   }
   if (v.is_string()) {
     int64_t i;
     if (ParsePyInt(v.str(), base, &i)) return Value::Int(i);
     double f;
-    if (ParsePyFloat(v.str(), &f) && std::isfinite(f)) return Value::Int(static_cast<int64_t>(f));
+    if (ParsePyFloat(v.str(), &f) && std::isfinite(f)) return Value::Int(TruncToInt(f));
   }
   return def;
 }
@@ -126,7 +128,7 @@ Value FFloat(Interpreter&, const Value& v, CallArgs& a) {
 Value FIndent(Interpreter&, const Value& v, CallArgs& a) {
   ArgBinder b("indent", a, {"width", "first", "blank"});
   Value w = b.GetOr(0, Value::Int(4));
-  std::string indent = w.is_string() ? w.str() : std::string(static_cast<size_t>(std::max<int64_t>(0, w.as_int())), ' ');
+  std::string indent = w.is_string() ? w.str() : std::string(CheckRoomFor(static_cast<uint64_t>(std::max<int64_t>(0, w.as_int())), 1), ' ');
   bool first = b.GetOr(1, Value::Bool(false)).Truthy();
   bool blank = b.GetOr(2, Value::Bool(false)).Truthy();
   std::string s = Str(v);
@@ -137,6 +139,7 @@ Value FIndent(Interpreter&, const Value& v, CallArgs& a) {
     bool add = k == 0 ? first : (blank || !PyStrip(lines[k], true, true).empty());
     if (add) out += indent;
     out += lines[k];
+    CheckRoom(out.size());
   }
   return Value::String(std::move(out));
 }
@@ -156,8 +159,8 @@ Value FReplace(Interpreter&, const Value& v, CallArgs& a) {
   if (!b.Get(0) || !b.Get(1)) Fail(ErrorKind::kType, "replace() missing required arguments");
   Value count = b.GetOr(2, Value::None());
   auto out = PyReplace(Str(v), b.Get(0)->ToStr(), b.Get(1)->ToStr(), count.is_none() ? -1 : count.as_int(),
-                       kMaxStringBytes);
-  if (!out) CheckStringSize(kMaxStringBytes + 1);
+                       RoomLeft());
+  if (!out) FailOutOfRoom();
   return Value::String(std::move(*out));
 }
 
@@ -219,7 +222,7 @@ Value FToJson(Interpreter&, const Value& v, CallArgs& a) {
     o.has_indent_text = true;
     o.indent_text = indent.str();
   } else if (indent.kind() == Kind::kInt || indent.kind() == Kind::kBool) {
-    o.indent = static_cast<int>(std::max<int64_t>(0, indent.as_int()));
+    o.indent = static_cast<int64_t>(CheckRoomFor(static_cast<uint64_t>(std::max<int64_t>(0, indent.as_int())), 1));
   } else if (!indent.is_none()) {
     Fail(ErrorKind::kType, "indent must be an int, a string or None");
   }

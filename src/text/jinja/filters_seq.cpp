@@ -4,6 +4,7 @@
 
 #include "text/jinja/builtins.h"
 #include "text/jinja/error.h"
+#include "text/jinja/render_memory.h"
 #include "text/jinja/interpreter.h"
 #include "text/jinja/ops.h"
 #include "text/jinja/string_util.h"
@@ -137,7 +138,7 @@ Value FJoin(Interpreter& in, const Value& v, CallArgs& a) {
     first = false;
     if (attribute && !attribute->is_none()) GetAttribute(in, item, *attribute).AppendStr(out);
     else item.AppendStr(out);
-    CheckStringSize(out.size());
+    CheckRoom(out.size());
   }
   return Value::String(std::move(out));
 }

@@ -5,11 +5,16 @@
 #include <cstdio>
 
 #include "text/jinja/error.h"
+#include "text/jinja/render_memory.h"
 #include "text/jinja/ops.h"
 #include "text/jinja/string_util.h"
 
 namespace lineage::jinja {
 namespace {
+
+// Widths and precisions a format may ask for (Python allows any; a chat
+// template needs a few columns).
+constexpr int kMaxFormatWidth = 100000;
 
 struct Spec {
   std::string flags;
@@ -28,6 +33,18 @@ std::string Pad(const std::string& s, const Spec& spec, char align, char fill) {
     return s.substr(0, 1) + std::string(pad, fill) + s.substr(1);
   }
   return std::string(pad, fill) + s;
+}
+
+// snprintf into a string of the size it needs (widths and precisions are
+// bounded by kMaxFormatWidth, so it is small).
+template <typename T>
+std::string CFormat(const char* format, T value) {
+  int n = std::snprintf(nullptr, 0, format, value);
+  if (n < 0) Fail(ErrorKind::kType, "bad format");
+  std::string out(static_cast<size_t>(n) + 1, '\0');
+  std::snprintf(out.data(), out.size(), format, value);
+  out.resize(static_cast<size_t>(n));
+  return out;
 }
 
 // One numeric or string conversion, with C printf semantics where Python
@@ -49,7 +66,10 @@ std::string Convert(const Value& v, const Spec& spec) {
   if (t == 'c') {
     std::string s;
     if (v.is_string() && CodepointCount(v.str()) == 1) s = v.str();
-    else if (v.kind() == Kind::kInt) AppendUtf8(static_cast<int32_t>(v.as_int()), s);
+    else if (v.kind() == Kind::kInt) {
+      if (v.as_int() < 0 || v.as_int() > 0x10ffff) Fail(ErrorKind::kLimit, "%c arg not in range(0x110000)");
+      AppendUtf8(static_cast<int32_t>(v.as_int()), s);
+    }
     else Fail(ErrorKind::kType, "%c requires int or char");
     return Pad(s, spec, spec.flags.find('-') != std::string::npos ? '<' : '>', ' ');
   }
@@ -60,25 +80,18 @@ std::string Convert(const Value& v, const Spec& spec) {
   std::string cfmt = "%" + spec.flags;
   if (spec.width >= 0) cfmt += std::to_string(spec.width);
   if (spec.precision >= 0) cfmt += "." + std::to_string(spec.precision);
-  char buf[512];
   if (t == 'd' || t == 'i' || t == 'u' || t == 'x' || t == 'X' || t == 'o') {
-    double d = v.as_double();
-    int64_t i = v.kind() == Kind::kFloat ? static_cast<int64_t>(std::trunc(d)) : v.as_int();
+    int64_t i = v.kind() == Kind::kFloat ? TruncToInt(v.as_double()) : v.as_int();
     char ct = t == 'i' || t == 'u' ? 'd' : t;
     if (ct != 'd' && i < 0) {  // Python prints -ff, not two's complement
-      std::snprintf(buf, sizeof(buf), (cfmt + "ll" + ct).c_str(), static_cast<long long>(-i));
-      std::string s(buf);
+      std::string s = CFormat((cfmt + "ll" + ct).c_str(), static_cast<unsigned long long>(0) - static_cast<unsigned long long>(i));
       size_t first = s.find_first_not_of(' ');
       s.insert(first == std::string::npos ? 0 : first, "-");
       return s;
     }
-    std::snprintf(buf, sizeof(buf), (cfmt + "ll" + ct).c_str(), static_cast<long long>(i));
-    return buf;
+    return CFormat((cfmt + "ll" + ct).c_str(), static_cast<long long>(i));
   }
-  if (std::string("fFeEgG").find(t) != std::string::npos) {
-    std::snprintf(buf, sizeof(buf), (cfmt + t).c_str(), v.as_double());
-    return buf;
-  }
+  if (std::string("fFeEgG").find(t) != std::string::npos) return CFormat((cfmt + t).c_str(), v.as_double());
   Fail(ErrorKind::kType, std::string("unsupported format character '") + t + "'");
 }
 
@@ -86,9 +99,16 @@ int ParseInt(const std::string& s, size_t& i) {
   int n = 0;
   while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
     n = n * 10 + (s[i++] - '0');
-    if (n > 100000) Fail(ErrorKind::kLimit, "format width too large");
+    if (n > kMaxFormatWidth) Fail(ErrorKind::kLimit, "format width too large");
   }
   return n;
+}
+
+// A width or precision given as `*`: an int within kMaxFormatWidth.
+int StarArg(const Value& v) {
+  if (v.kind() != Kind::kInt && v.kind() != Kind::kBool) Fail(ErrorKind::kType, "* wants int");
+  if (v.as_int() > kMaxFormatWidth || v.as_int() < -kMaxFormatWidth) Fail(ErrorKind::kLimit, "format width too large");
+  return static_cast<int>(v.as_int());
 }
 
 }  // namespace
@@ -125,7 +145,11 @@ std::string PercentFormat(const std::string& fmt, const Value& args) {
     Spec spec;
     while (i < fmt.size() && std::string("-+ #0").find(fmt[i]) != std::string::npos) spec.flags += fmt[i++];
     if (i < fmt.size() && fmt[i] == '*') {
-      spec.width = static_cast<int>(take().as_int());
+      spec.width = StarArg(take());
+      if (spec.width < 0) {  // Python: a negative * width left-justifies
+        spec.flags += '-';
+        spec.width = -spec.width;
+      }
       ++i;
     } else {
       spec.width = (i < fmt.size() && std::isdigit(static_cast<unsigned char>(fmt[i]))) ? ParseInt(fmt, i) : -1;
@@ -133,7 +157,7 @@ std::string PercentFormat(const std::string& fmt, const Value& args) {
     if (i < fmt.size() && fmt[i] == '.') {
       ++i;
       if (i < fmt.size() && fmt[i] == '*') {
-        spec.precision = static_cast<int>(take().as_int());
+        spec.precision = std::max(0, StarArg(take()));
         ++i;
       } else {
         spec.precision = ParseInt(fmt, i);
@@ -147,7 +171,7 @@ std::string PercentFormat(const std::string& fmt, const Value& args) {
       continue;
     }
     out += Convert(arg ? *arg : take(), spec);
-    CheckStringSize(out.size());
+    CheckRoom(out.size());
   }
   if (!used_mapping && !mapping && next < positional.size()) {
     Fail(ErrorKind::kType, "not all arguments converted during string formatting");
@@ -226,7 +250,7 @@ std::string StrFormat(const std::string& fmt, const CallArgs& args) {
     }
     if (!align) align = numeric ? '>' : '<';
     out += Pad(piece, spec, align, fill);
-    CheckStringSize(out.size());
+    CheckRoom(out.size());
   }
   return out;
 }

@@ -50,15 +50,20 @@ Value Range(Interpreter& in, CallArgs& a) {
     if (a.positional.size() == 3) step = IntArg(a.positional[2]);
   }
   if (step == 0) Fail(ErrorKind::kType, "range() arg 3 must not be zero");
-  int64_t n = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
-                       : (start > stop ? (start - stop - step - 1) / -step : 0);
+  // In 128 bits: stop - start and the step's magnitude may not fit in 64.
+  using Wide = __int128;
+  Wide span = step > 0 ? Wide{stop} - start : Wide{start} - stop;
+  Wide magnitude = step > 0 ? Wide{step} : -Wide{step};
+  Wide wide_n = span > 0 ? (span + magnitude - 1) / magnitude : 0;
+  int64_t n = wide_n > kMaxRange ? kMaxRange + 1 : static_cast<int64_t>(wide_n);
   if (n > kMaxRange) {
     Fail(ErrorKind::kLimit, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
   }
   in.CountIterations(n);
   List out;
   out.reserve(static_cast<size_t>(n));
-  for (int64_t k = 0; k < n; ++k) out.push_back(Value::Int(start + k * step));
+  // Every item lies between start and stop, so start + k * step fits.
+  for (int64_t k = 0; k < n; ++k) out.push_back(Value::Int(static_cast<int64_t>(Wide{start} + Wide{k} * step)));
   return Value::MakeList(std::move(out));
 }
 

@@ -3,6 +3,7 @@
 #include "text/jinja/builtins.h"
 #include "text/jinja/error.h"
 #include "text/jinja/ops.h"
+#include "text/jinja/render_memory.h"
 
 namespace lineage::jinja {
 
@@ -25,20 +26,52 @@ void Scope::Set(const std::string& name, Value value) {
   vars_.emplace_back(name, std::move(value));
 }
 
+Output::~Output() { ReleaseRenderBytes(charged_bytes); }
+
+void Output::Append(std::string_view piece) {
+  if (ChargeRenderBytes(piece.size())) charged_bytes += piece.size();
+  text += piece;
+}
+
+std::string Output::Take() {
+  ReleaseRenderBytes(charged_bytes);
+  charged_bytes = 0;
+  return std::move(text);
+}
+
 std::string Interpreter::Render(const Body& body, const Value& context) {
+  RenderMemory memory(limits_.max_memory_bytes);
+  RenderMemory::Use use(&memory);
   globals_ = std::make_shared<Scope>(nullptr);
   InstallGlobals(*globals_);
   auto root = std::make_shared<Scope>(globals_);
   if (context.is_dict()) {
     for (const auto& kv : context.dict().items()) root->Set(kv.first, kv.second);
   }
-  std::string out;
+  Output out;
   Exec(body, *root, out);
-  return out;
+  std::string text = out.Take();
+  // The values die with the budget still installed, so that their releases
+  // land in it and not in a later render's.
+  root.reset();
+  globals_.reset();
+  return text;
 }
 
-void Interpreter::CheckOutput(const std::string& out) const {
-  if (out.size() > limits_.max_output_bytes) {
+void Interpreter::Emit(const Value& v, Output& out) {
+  if (v.is_string()) {
+    CheckOutputSize(out.text.size() + v.str().size());
+    out.Append(v.str());
+  } else {
+    std::string piece;
+    v.AppendStr(piece);
+    CheckOutputSize(out.text.size() + piece.size());
+    out.Append(piece);
+  }
+}
+
+void Interpreter::CheckOutputSize(size_t bytes) const {
+  if (bytes > limits_.max_output_bytes) {
     Fail(ErrorKind::kLimit, "output exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
   }
 }
@@ -48,7 +81,7 @@ void Interpreter::CountIterations(int64_t n) {
   if (iterations_ > limits_.max_loop_iterations) Fail(ErrorKind::kLimit, "too many loop iterations");
 }
 
-Interpreter::Flow Interpreter::Exec(const Body& body, Scope& scope, std::string& out) {
+Interpreter::Flow Interpreter::Exec(const Body& body, Scope& scope, Output& out) {
   for (const StmtPtr& s : body) {
     Flow f;
     try {
@@ -64,20 +97,19 @@ Interpreter::Flow Interpreter::Exec(const Body& body, Scope& scope, std::string&
 
 Value Interpreter::RenderBody(const Body& body, std::shared_ptr<Scope> parent) {
   auto child = std::make_shared<Scope>(std::move(parent));
-  std::string out;
+  Output out;
   Exec(body, *child, out);
-  return Value::String(std::move(out));
+  return Value::String(out.Take());
 }
 
-Interpreter::Flow Interpreter::ExecStmt(const Stmt& s, Scope& scope, std::string& out) {
+Interpreter::Flow Interpreter::ExecStmt(const Stmt& s, Scope& scope, Output& out) {
   switch (s.kind) {
     case StmtKind::kOutput:
-      out += s.text;
-      CheckOutput(out);
+      CheckOutputSize(out.text.size() + s.text.size());
+      out.Append(s.text);
       return Flow::kNormal;
     case StmtKind::kPrint:
-      Eval(*s.expr, scope).AppendStr(out);
-      CheckOutput(out);
+      Emit(Eval(*s.expr, scope), out);
       return Flow::kNormal;
     case StmtKind::kIf:
       if (Eval(*s.expr, scope).Truthy()) return Exec(s.body, scope, out);
@@ -97,14 +129,12 @@ Interpreter::Flow Interpreter::ExecStmt(const Stmt& s, Scope& scope, std::string
       CallArgs args;
       EvalArgs(call, 1, scope, args);
       args.keyword.emplace_back("caller", MakeMacro(s, scope.shared_from_this()));
-      Call(fn, args).AppendStr(out);
-      CheckOutput(out);
+      Emit(Call(fn, args), out);
       return Flow::kNormal;
     }
     case StmtKind::kFilterBlock: {
       Value body = RenderBody(s.body, scope.shared_from_this());
-      ApplyFilterChain(*s.expr, body, scope).AppendStr(out);
-      CheckOutput(out);
+      Emit(ApplyFilterChain(*s.expr, body, scope), out);
       return Flow::kNormal;
     }
     case StmtKind::kScope: {
@@ -150,7 +180,7 @@ void Interpreter::Assign(const Target& t, const Value& v, Scope& scope) {
   for (size_t k = 0; k < items.size(); ++k) scope.Set(t.names[k], items[k]);
 }
 
-Interpreter::Flow Interpreter::ExecFor(const Stmt& s, Scope& scope, std::string& out) {
+Interpreter::Flow Interpreter::ExecFor(const Stmt& s, Scope& scope, Output& out) {
   std::shared_ptr<Scope> parent = scope.shared_from_this();
   std::vector<Value> items = PyIterate(Eval(*s.expr, scope));
   CountIterations(static_cast<int64_t>(items.size()));
@@ -245,9 +275,9 @@ Value Interpreter::MakeMacro(const Stmt& s, std::shared_ptr<Scope> scope) {
       int* d;
       ~Depth() { --*d; }
     } depth{&in.call_depth_};
-    std::string out;
+    Output out;
     in.Exec(stmt->body, *sc, out);
-    return Value::String(std::move(out));
+    return Value::String(out.Take());
   });
 }
 

@@ -16,6 +16,7 @@
 #include <ctime>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "text/jinja/ast.h"
@@ -24,10 +25,29 @@
 namespace lineage::jinja {
 
 struct RenderLimits {
+  // Everything a render holds counts against one budget as it grows: the
+  // values it makes (strings by their bytes, every value by its size), dict
+  // keys and the output (render_memory.h). At most kMaxBudgetBytes.
+  size_t max_memory_bytes = 256u << 20;
+  // The rendered text on its own (also counted in max_memory_bytes).
   size_t max_output_bytes = 64u << 20;
   int max_call_depth = 256;
   int max_eval_depth = 2000;  // nested expression evaluations, across macro calls
   int64_t max_loop_iterations = 10'000'000;  // total over the render
+};
+
+// Text a body renders, charged to the render's memory budget as it grows.
+struct Output {
+  Output() = default;
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  ~Output();
+  void Append(std::string_view piece);
+  // The text, its charge released (the Value it becomes charges it again).
+  std::string Take();
+
+  std::string text;
+  size_t charged_bytes = 0;
 };
 
 class Scope : public std::enable_shared_from_this<Scope> {
@@ -64,9 +84,11 @@ class Interpreter {
  private:
   enum class Flow { kNormal, kBreak, kContinue };
 
-  Flow Exec(const Body& body, Scope& scope, std::string& out);
-  Flow ExecStmt(const Stmt& s, Scope& scope, std::string& out);
-  Flow ExecFor(const Stmt& s, Scope& scope, std::string& out);
+  Flow Exec(const Body& body, Scope& scope, Output& out);
+  Flow ExecStmt(const Stmt& s, Scope& scope, Output& out);
+  Flow ExecFor(const Stmt& s, Scope& scope, Output& out);
+  // Appends str(v) to out, charged and checked against the limits.
+  void Emit(const Value& v, Output& out);
   void Assign(const Target& t, const Value& v, Scope& scope);
   Value MakeMacro(const Stmt& s, std::shared_ptr<Scope> scope);
   Value RenderBody(const Body& body, std::shared_ptr<Scope> parent);
@@ -74,7 +96,7 @@ class Interpreter {
   Value EvalCall(const Expr& e, Scope& scope);
   void EvalArgs(const Expr& e, size_t first, Scope& scope, CallArgs& args);
   Value ApplyFilterChain(const Expr& chain, const Value& input, Scope& scope);
-  void CheckOutput(const std::string& out) const;
+  void CheckOutputSize(size_t bytes) const;
 
   RenderLimits limits_;
   std::tm now_;

@@ -7,12 +7,13 @@
 #include <utf8proc.h>
 
 #include "text/jinja/error.h"
+#include "text/jinja/render_memory.h"
 
 namespace lineage::jinja {
 namespace {
 
 void AppendU16(uint32_t unit, std::string& out) {
-  char buf[8];
+  char buf[16];
   std::snprintf(buf, sizeof(buf), "\\u%04x", unit);
   out += buf;
 }
@@ -22,7 +23,7 @@ class Dumper {
   Dumper(const JsonOptions& o, std::string& out) : o_(o), out_(out) {}
 
   void Dump(const Value& v, int level) {
-    if (level > 512) Fail(ErrorKind::kLimit, "tojson: nesting too deep");
+    if (level > 512) Fail(ErrorKind::kLimit, "tojson: maximum recursion depth exceeded while encoding a JSON object");
     switch (v.kind()) {
       case Kind::kNone: out_ += "null"; return;
       case Kind::kBool: out_ += v.as_bool() ? "true" : "false"; return;
@@ -34,7 +35,11 @@ class Dumper {
         else AppendPythonFloat(f, out_);
         return;
       }
-      case Kind::kString: AppendJsonString(v.str(), o_.ensure_ascii, out_); return;
+      case Kind::kString:
+        // An escaped character takes at most 12 bytes (a surrogate pair).
+        CheckRoom(out_.size() + CheckRoomFor(v.str().size(), o_.ensure_ascii ? 12 : 6));
+        AppendJsonString(v.str(), o_.ensure_ascii, out_);
+        return;
       case Kind::kList: {
         const List& items = v.list();
         if (items.empty()) { out_ += "[]"; return; }
@@ -43,6 +48,7 @@ class Dumper {
           if (k) out_ += o_.item_separator;
           Newline(level + 1);
           Dump(items[k], level + 1);
+          CheckRoom(out_.size());
         }
         Newline(level);
         out_ += ']';
@@ -78,10 +84,12 @@ class Dumper {
  private:
   void Newline(int level) {
     if (o_.indent < 0 && !o_.has_indent_text) return;
+    size_t unit = o_.has_indent_text ? o_.indent_text.size() : static_cast<size_t>(o_.indent);
+    CheckRoom(out_.size() + 1 + CheckRoomFor(static_cast<uint64_t>(level), unit));
     out_ += '\n';
     for (int k = 0; k < level; ++k) {
       if (o_.has_indent_text) out_ += o_.indent_text;
-      else out_.append(static_cast<size_t>(o_.indent), ' ');
+      else out_.append(unit, ' ');
     }
   }
 

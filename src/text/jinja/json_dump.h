@@ -5,9 +5,11 @@
 // without indent and ("," , ": ") with it, floats use float.__repr__, NaN and
 // infinities are written as NaN / Infinity, key order is insertion order
 // unless sort_keys. Values JSON cannot hold (Undefined, namespaces,
-// callables) raise a TypeError-kind RenderError.
+// callables) raise a TypeError-kind RenderError. The output is checked
+// against the render's memory budget as it grows (render_memory.h).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "text/jinja/value.h"
@@ -16,7 +18,7 @@ namespace lineage::jinja {
 
 struct JsonOptions {
   bool ensure_ascii = false;
-  int indent = -1;  // -1: None (one line)
+  int64_t indent = -1;  // -1: None (one line)
   std::string indent_text;  // used when indent is given as a string
   bool has_indent_text = false;
   std::string item_separator = ", ";

@@ -7,6 +7,7 @@
 
 #include "text/jinja/builtins.h"
 #include "text/jinja/error.h"
+#include "text/jinja/render_memory.h"
 #include "text/jinja/format.h"
 #include "text/jinja/interpreter.h"
 #include "text/jinja/ops.h"
@@ -74,6 +75,7 @@ Value Pad(const std::string& s, int64_t width, const std::string& fill, int wher
   int64_t len = static_cast<int64_t>(CodepointCount(s));
   if (width <= len) return Value::String(s);
   int64_t marg = width - len;
+  CheckRoom(s.size() + CheckRoomFor(static_cast<uint64_t>(marg), fill.size()));
   int64_t left = where < 0 ? 0 : where > 0 ? marg : marg / 2 + (marg & width & 1);
   std::string out;
   for (int64_t k = 0; k < left; ++k) out += fill;
@@ -117,8 +119,8 @@ Value StrMethod(Interpreter&, const std::string& s, const std::string& name, Cal
   if (name == "replace") {
     ArgBinder b(name, a, {"old", "new", "count"});
     auto out = PyReplace(s, StrArg(b.Get(0), "replace() argument 1"), StrArg(b.Get(1), "replace() argument 2"),
-                         b.GetOr(2, Value::Int(-1)).as_int(), kMaxStringBytes);
-    if (!out) CheckStringSize(kMaxStringBytes + 1);
+                         b.GetOr(2, Value::Int(-1)).as_int(), RoomLeft());
+    if (!out) FailOutOfRoom();
     return Value::String(std::move(*out));
   }
   if (name == "upper") { ArgBinder b(name, a, {}); return Value::String(PyUpper(s)); }
@@ -211,11 +213,14 @@ Value StrMethod(Interpreter&, const std::string& s, const std::string& name, Cal
     int64_t len = static_cast<int64_t>(CodepointCount(s));
     if (width <= len) return Value::String(s);
     size_t sign = (!s.empty() && (s[0] == '+' || s[0] == '-')) ? 1 : 0;
-    return Value::String(s.substr(0, sign) + std::string(static_cast<size_t>(width - len), '0') + s.substr(sign));
+    size_t zeros = CheckRoomFor(static_cast<uint64_t>(width - len), 1);
+    CheckRoom(s.size() + zeros);
+    return Value::String(s.substr(0, sign) + std::string(zeros, '0') + s.substr(sign));
   }
   if (name == "ljust" || name == "rjust" || name == "center") {
     ArgBinder b(name, a, {"width", "fillchar"});
     std::string fill = b.GetOr(1, Value::String(" ")).ToStr();
+    if (CodepointCount(fill) != 1) Fail(ErrorKind::kType, "The fill character must be exactly one character long");
     return Pad(s, b.GetOr(0, Value::Int(0)).as_int(), fill, name == "ljust" ? -1 : name == "rjust" ? 1 : 0);
   }
   Fail(ErrorKind::kType, "str." + name + "() is not supported");

@@ -4,6 +4,7 @@
 
 #include "text/jinja/error.h"
 #include "text/jinja/format.h"
+#include "text/jinja/render_memory.h"
 #include "text/jinja/string_util.h"
 
 namespace lineage::jinja {
@@ -12,8 +13,13 @@ void FailUndefined(const Value& undefined) {
   Fail(ErrorKind::kUndefined, undefined.str().empty() ? "value is undefined" : undefined.str());
 }
 
-void CheckStringSize(size_t bytes) {
-  if (bytes > kMaxStringBytes) Fail(ErrorKind::kLimit, "string too large (over " + std::to_string(kMaxStringBytes) + " bytes)");
+int64_t TruncToInt(double f) {
+  double t = std::trunc(f);
+  // 2^63 is exact in a double; every double in [-2^63, 2^63) converts.
+  if (!(t >= -9223372036854775808.0 && t < 9223372036854775808.0)) {
+    Fail(ErrorKind::kLimit, "integer overflow: the float does not fit in a 64-bit int");
+  }
+  return static_cast<int64_t>(t);
 }
 
 namespace {
@@ -26,8 +32,22 @@ bool IsIntLike(const Value& v) { return v.kind() == Kind::kInt || v.kind() == Ki
   Fail(ErrorKind::kType, "unsupported operand type(s) for " + op + ": '" + a.TypeName() + "' and '" + b.TypeName() + "'");
 }
 
+// Python's ints are unbounded; ours are 64-bit. A result Python would give
+// as a big int is a render error, never a wrapped value or a trap.
 void CheckOverflow(bool overflow) {
-  if (overflow) Fail(ErrorKind::kType, "integer overflow");
+  if (overflow) Fail(ErrorKind::kLimit, "integer overflow: the result does not fit in 64 bits");
+}
+
+// Python's int ** int for y >= 0, by squaring: at most 64 steps.
+int64_t IntPow(int64_t x, int64_t y) {
+  int64_t result = 1, base = x;
+  for (uint64_t e = static_cast<uint64_t>(y); e; e >>= 1) {
+    if (e & 1) CheckOverflow(__builtin_mul_overflow(result, base, &result));
+    // Squaring overflows only when |base| >= 2 and a higher bit is left,
+    // in which case the result would overflow too.
+    if (e > 1) CheckOverflow(__builtin_mul_overflow(base, base, &base));
+  }
+  return result;
 }
 
 double FloorDiv(double a, double b) {
@@ -51,22 +71,20 @@ double FloatMod(double a, double b) {
 }
 
 Value Repeat(const Value& seq, int64_t times) {
-  if (times <= 0) return seq.is_string() ? Value::String("") : Value::MakeList({}, seq.is_tuple());
+  size_t unit = seq.is_string() ? seq.str().size() : seq.list().size();
+  if (times <= 0 || unit == 0) return seq.is_string() ? Value::String("") : Value::MakeList({}, seq.is_tuple());
+  // Each list item copied charges at least sizeof(Value): check before reserving.
+  CheckRoomFor(static_cast<uint64_t>(times), seq.is_string() ? unit : unit * sizeof(Value));
+  const size_t n = static_cast<size_t>(times);
   if (seq.is_string()) {
-    if (seq.str().size() > kMaxStringBytes / static_cast<uint64_t>(times)) CheckStringSize(kMaxStringBytes + 1);
     std::string out;
-    out.reserve(seq.str().size() * static_cast<size_t>(times));
-    for (int64_t k = 0; k < times; ++k) {
-      CheckStringSize(out.size() + seq.str().size());
-      out += seq.str();
-    }
+    out.reserve(unit * n);
+    for (size_t k = 0; k < n; ++k) out += seq.str();
     return Value::String(std::move(out));
   }
   List out;
-  for (int64_t k = 0; k < times; ++k) {
-    if (out.size() + seq.list().size() > (1u << 22)) Fail(ErrorKind::kLimit, "list repetition too large");
-    out.insert(out.end(), seq.list().begin(), seq.list().end());
-  }
+  out.reserve(unit * n);
+  for (size_t k = 0; k < n; ++k) out.insert(out.end(), seq.list().begin(), seq.list().end());
   return Value::MakeList(std::move(out), seq.is_tuple());
 }
 
@@ -83,26 +101,30 @@ Value Arith(const std::string& op, const Value& a, const Value& b) {
     }
     if (op == "//" || op == "%") {
       if (y == 0) Fail(ErrorKind::kType, "integer division or modulo by zero");
+      // INT64_MIN / -1 traps in hardware; x // -1 is -x and x % -1 is 0.
+      if (y == -1) {
+        if (op == "%") return Value::Int(0);
+        CheckOverflow(__builtin_sub_overflow(int64_t{0}, x, &r));
+        return Value::Int(r);
+      }
       int64_t q = x / y, m = x % y;
       if (m != 0 && ((m < 0) != (y < 0))) { q -= 1; m += y; }
       return Value::Int(op == "//" ? q : m);
     }
     if (op == "**") {
-      if (y < 0) return Value::Float(std::pow(static_cast<double>(x), static_cast<double>(y)));
-      int64_t result = 1;
-      for (int64_t k = 0; k < y; ++k) {
-        CheckOverflow(__builtin_mul_overflow(result, x, &r));
-        result = r;
-        if (result == 0 || result == 1) break;
-      }
-      return Value::Int(result);
+      if (y >= 0) return Value::Int(IntPow(x, y));
+      if (x == 0) Fail(ErrorKind::kType, "0.0 cannot be raised to a negative power");
+      return Value::Float(std::pow(static_cast<double>(x), static_cast<double>(y)));
     }
   }
   double x = a.as_double(), y = b.as_double();
   if (op == "+") return Value::Float(x + y);
   if (op == "-") return Value::Float(x - y);
   if (op == "*") return Value::Float(x * y);
-  if (op == "**") return Value::Float(std::pow(x, y));
+  if (op == "**") {
+    if (x == 0 && y < 0) Fail(ErrorKind::kType, "0.0 cannot be raised to a negative power");
+    return Value::Float(std::pow(x, y));
+  }
   if (y == 0) Fail(ErrorKind::kType, "float division by zero");
   if (op == "/") return Value::Float(x / y);
   if (op == "//") return Value::Float(FloorDiv(x, y));
@@ -111,7 +133,36 @@ Value Arith(const std::string& op, const Value& a, const Value& b) {
 
 }  // namespace
 
-bool PyEquals(const Value& a, const Value& b) {
+namespace {
+
+// Python raises RecursionError comparing containers nested past its
+// recursion limit; ours stop at the same depth the repr and tojson allow.
+constexpr int kMaxCompareDepth = 512;
+
+void CheckCompareDepth(int depth) {
+  if (depth > kMaxCompareDepth) Fail(ErrorKind::kLimit, "maximum recursion depth exceeded in comparison");
+}
+
+bool PyEquals(const Value& a, const Value& b, int depth);
+int PyCompare(const Value& a, const Value& b, int depth);
+
+// Python compares container items with PyObject_RichCompareBool, which
+// takes an object as equal to itself before comparing.
+bool SameOrEqual(const Value& a, const Value& b, int depth) {
+  const void* id = a.identity();
+  if (id && id == b.identity()) return true;
+  return PyEquals(a, b, depth);
+}
+
+}  // namespace
+
+bool PyEquals(const Value& a, const Value& b) { return PyEquals(a, b, 0); }
+int PyCompare(const Value& a, const Value& b) { return PyCompare(a, b, 0); }
+
+namespace {
+
+bool PyEquals(const Value& a, const Value& b, int depth) {
+  CheckCompareDepth(depth);
   if (a.is_number() && b.is_number()) {
     if (IsIntLike(a) && IsIntLike(b)) return a.as_int() == b.as_int();
     return a.as_double() == b.as_double();
@@ -124,7 +175,7 @@ bool PyEquals(const Value& a, const Value& b) {
     case Kind::kList: {
       if (a.is_tuple() != b.is_tuple() || a.list().size() != b.list().size()) return false;
       for (size_t k = 0; k < a.list().size(); ++k) {
-        if (!PyEquals(a.list()[k], b.list()[k])) return false;
+        if (!SameOrEqual(a.list()[k], b.list()[k], depth + 1)) return false;
       }
       return true;
     }
@@ -132,7 +183,7 @@ bool PyEquals(const Value& a, const Value& b) {
       if (a.dict().size() != b.dict().size()) return false;
       for (const auto& kv : a.dict().items()) {
         const Value* other = b.dict().Find(kv.first);
-        if (!other || !PyEquals(kv.second, *other)) return false;
+        if (!other || !SameOrEqual(kv.second, *other, depth + 1)) return false;
       }
       return true;
     }
@@ -140,7 +191,8 @@ bool PyEquals(const Value& a, const Value& b) {
   }
 }
 
-int PyCompare(const Value& a, const Value& b) {
+int PyCompare(const Value& a, const Value& b, int depth) {
+  CheckCompareDepth(depth);
   if (a.is_number() && b.is_number()) {
     if (IsIntLike(a) && IsIntLike(b)) return a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int() ? 1 : 0;
     double x = a.as_double(), y = b.as_double();
@@ -154,7 +206,7 @@ int PyCompare(const Value& a, const Value& b) {
     const List& x = a.list();
     const List& y = b.list();
     for (size_t k = 0; k < x.size() && k < y.size(); ++k) {
-      if (!PyEquals(x[k], y[k])) return PyCompare(x[k], y[k]);
+      if (!SameOrEqual(x[k], y[k], depth + 1)) return PyCompare(x[k], y[k], depth + 1);
     }
     return x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
   }
@@ -162,6 +214,8 @@ int PyCompare(const Value& a, const Value& b) {
   if (b.is_undefined()) FailUndefined(b);
   Fail(ErrorKind::kType, "'<' not supported between instances of '" + a.TypeName() + "' and '" + b.TypeName() + "'");
 }
+
+}  // namespace
 
 bool PyContains(const Value& container, const Value& item) {
   switch (container.kind()) {
@@ -172,7 +226,7 @@ bool PyContains(const Value& container, const Value& item) {
       return container.str().find(item.str()) != std::string::npos;
     case Kind::kList:
       for (const Value& v : container.list()) {
-        if (PyEquals(v, item)) return true;
+        if (SameOrEqual(v, item, 0)) return true;
       }
       return false;
     case Kind::kDict:
@@ -185,7 +239,6 @@ bool PyContains(const Value& container, const Value& item) {
 
 Value BinaryOp(const std::string& op, const Value& a, const Value& b) {
   if (op == "~") {
-    if (a.is_string() && b.is_string()) CheckStringSize(a.str().size() + b.str().size());
     std::string s;
     a.AppendStr(s);
     b.AppendStr(s);
@@ -193,14 +246,17 @@ Value BinaryOp(const std::string& op, const Value& a, const Value& b) {
   }
   if (op == "+") {
     if (a.is_string() && b.is_string()) {
-      CheckStringSize(a.str().size() + b.str().size());
+      CheckRoom(a.str().size() + b.str().size());
       if (a.is_markup() == b.is_markup()) return Value::String(a.str() + b.str(), a.is_markup());
       // markupsafe escapes the plain operand of Markup + str.
       if (a.is_markup()) return Value::String(a.str() + HtmlEscape(b.str()), true);
       return Value::String(HtmlEscape(a.str()) + b.str(), true);
     }
     if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
-      List out = a.list();
+      CheckRoom((a.list().size() + b.list().size()) * sizeof(Value));
+      List out;
+      out.reserve(a.list().size() + b.list().size());
+      out.insert(out.end(), a.list().begin(), a.list().end());
       out.insert(out.end(), b.list().begin(), b.list().end());
       return Value::MakeList(std::move(out), a.is_tuple());
     }
@@ -291,6 +347,7 @@ Value PySlice(const Value& obj, std::optional<int64_t> start, std::optional<int6
               std::optional<int64_t> step) {
   int64_t st = step.value_or(1);
   if (st == 0) Fail(ErrorKind::kType, "slice step cannot be zero");
+  if (st < -INT64_MAX) st = -INT64_MAX;  // as CPython clamps it
   bool ascii = obj.is_string() && IsAscii(obj.str());
   std::vector<int32_t> cps;
   int64_t n;
@@ -311,9 +368,11 @@ Value PySlice(const Value& obj, std::optional<int64_t> start, std::optional<int6
   };
   int64_t b = adjust(start, st < 0 ? n - 1 : 0);
   int64_t e = adjust(stop, st < 0 ? -1 : n);
+  // Counted rather than stepped, so that b + step never overflows.
+  int64_t count = st > 0 ? (b < e ? (e - b - 1) / st + 1 : 0) : (b > e ? (b - e - 1) / -st + 1 : 0);
   std::vector<int64_t> idx;
-  if (st > 0) for (int64_t k = b; k < e; k += st) idx.push_back(k);
-  else for (int64_t k = b; k > e; k += st) idx.push_back(k);
+  idx.reserve(static_cast<size_t>(count));
+  for (int64_t k = 0; k < count; ++k) idx.push_back(b + k * st);
   if (obj.is_list()) {
     List out;
     out.reserve(idx.size());

@@ -1,7 +1,10 @@
 // Python operators on template values: equality, ordering, membership,
 // arithmetic, len(), iteration, indexing and slicing. Each throws a
 // RenderError where Python raises (TypeError, ZeroDivisionError) or where
-// Jinja's Undefined refuses an operation (UndefinedError).
+// Jinja's Undefined refuses an operation (UndefinedError). Integers are
+// 64-bit: where Python would give a bigger int, a kLimit error; sizes of
+// results are checked against the render's memory budget before they are
+// built (render_memory.h).
 #pragma once
 
 #include <cstdint>
@@ -13,13 +16,12 @@
 
 namespace lineage::jinja {
 
-// No single string a template builds may exceed this (a kLimit error), so
-// that a doubling loop fails before it exhausts memory.
-constexpr size_t kMaxStringBytes = 64u << 20;
-void CheckStringSize(size_t bytes);
-
 // Raises jinja2's UndefinedError for an operation on an Undefined.
 [[noreturn]] void FailUndefined(const Value& undefined);
+
+// int(f) for a finite float: truncated toward zero; a kLimit error when the
+// result does not fit in 64 bits (a C++ cast would be undefined there).
+int64_t TruncToInt(double f);
 
 bool PyEquals(const Value& a, const Value& b);
 // -1, 0, 1; TypeError when Python cannot order the two.

@@ -131,7 +131,8 @@ class Parser : public ExprParser {
     Stmt* node = root.get();
     node->kind = StmtKind::kIf;
     node->pos = opener.pos;
-    while (true) {
+    ChainGuard chain(this);  // each elif nests in the else of the one before
+    for (;; chain.Link()) {
       node->expr = ParseTuple(false, false);
       node->body = ParseStatements({"elif", "else", "endif"}, false, opener);
       const Token& tok = Cur();

@@ -55,7 +55,7 @@ bool TUpper(const Value& v, CallArgs& a) {
 }
 int64_t IntOf(const Value& v) {
   if (v.kind() == Kind::kInt || v.kind() == Kind::kBool) return v.as_int();
-  if (v.kind() == Kind::kFloat) return static_cast<int64_t>(v.as_double());
+  if (v.kind() == Kind::kFloat) return TruncToInt(v.as_double());
   if (v.is_undefined()) FailUndefined(v);
   Fail(ErrorKind::kType, "unsupported operand type(s) for %: '" + v.TypeName() + "' and 'int'");
 }
@@ -64,6 +64,7 @@ bool TEven(const Value& v, CallArgs& a) { NoArgs(a, "even"); return IntOf(v) % 2
 bool TDivisibleBy(const Value& v, CallArgs& a) {
   int64_t d = IntOf(Arg(a, "divisibleby"));
   if (d == 0) Fail(ErrorKind::kType, "integer division or modulo by zero");
+  if (d == -1) return true;  // INT64_MIN % -1 traps in hardware
   return IntOf(v) % d == 0;
 }
 bool TEq(const Value& v, CallArgs& a) { return PyEquals(v, Arg(a, "eq")); }

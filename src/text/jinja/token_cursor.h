@@ -77,6 +77,23 @@ class TokenCursor {
     TokenCursor* p_;
   };
 
+  // Counts the links of a chain the parser builds in a loop (a | f | g,
+  // a.b[c](d), a + b + c, x if c else y if d) as nesting: each link wraps the
+  // tree built so far one level deeper, and evaluating or destroying the
+  // tree recurses once per level.
+  struct ChainGuard {
+    explicit ChainGuard(TokenCursor* p) : p_(p) {}
+    void Link() {
+      ++links_;
+      if (++p_->depth_ > kMaxNesting) p_->Error(p_->Cur().pos, "expression nested too deeply");
+    }
+    ~ChainGuard() { p_->depth_ -= links_; }
+    ChainGuard(const ChainGuard&) = delete;
+    ChainGuard& operator=(const ChainGuard&) = delete;
+    TokenCursor* p_;
+    int links_ = 0;
+  };
+
  protected:
   const std::vector<Token>& toks_;
   size_t i_ = 0;

@@ -8,8 +8,132 @@
 #include <utf8proc.h>
 
 #include "text/jinja/error.h"
+#include "text/jinja/render_memory.h"
 
 namespace lineage::jinja {
+namespace {
+
+// Containers whose last reference goes are destroyed recursively up to this
+// depth; deeper ones wait on the thread's pending list, which the outermost
+// destruction drains in a loop. A nested list built in a template loop can
+// be millions of levels deep.
+constexpr int kMaxDestroyDepth = 64;
+
+struct DeferredDestruction {
+  int depth = 0;
+  std::vector<std::shared_ptr<void>> pending;
+};
+
+DeferredDestruction& ThreadDeferred() {
+  thread_local DeferredDestruction d;
+  return d;
+}
+
+size_t ChargeFor(size_t bytes) { return ChargeRenderBytes(bytes) ? bytes : 0; }
+
+}  // namespace
+
+Value::Value() : charged_bytes_(static_cast<uint32_t>(ChargeFor(sizeof(Value)))) {}
+
+Value::Value(const Value& other)
+    : kind_(other.kind_),
+      flag_(other.flag_),
+      charged_bytes_(static_cast<uint32_t>(ChargeFor(sizeof(Value) + other.s_.size()))),
+      i_(other.i_),
+      f_(other.f_),
+      s_(other.s_),
+      list_(other.list_),
+      dict_(other.dict_),
+      fn_(other.fn_) {}
+
+Value::Value(Value&& other) noexcept
+    : kind_(other.kind_),
+      flag_(other.flag_),
+      charged_bytes_(other.charged_bytes_),
+      i_(other.i_),
+      f_(other.f_),
+      s_(std::move(other.s_)),
+      list_(std::move(other.list_)),
+      dict_(std::move(other.dict_)),
+      fn_(std::move(other.fn_)) {
+  other.charged_bytes_ = 0;
+  other.s_.clear();
+}
+
+Value& Value::operator=(const Value& other) {
+  if (this != &other) {
+    Value copy(other);
+    Swap(copy);
+  }
+  return *this;
+}
+
+Value& Value::operator=(Value&& other) noexcept {
+  // Through a temporary: `other` may live inside a container this value is
+  // about to drop.
+  if (this != &other) {
+    Value moved(std::move(other));
+    Swap(moved);
+  }
+  return *this;
+}
+
+Value::~Value() {
+  if (charged_bytes_) ReleaseRenderBytes(charged_bytes_);
+  DropContainers();
+}
+
+void Value::Swap(Value& other) noexcept {
+  std::swap(kind_, other.kind_);
+  std::swap(flag_, other.flag_);
+  std::swap(charged_bytes_, other.charged_bytes_);
+  std::swap(i_, other.i_);
+  std::swap(f_, other.f_);
+  s_.swap(other.s_);
+  list_.swap(other.list_);
+  dict_.swap(other.dict_);
+  fn_.swap(other.fn_);
+}
+
+void Value::SetString(std::string s) {
+  if (s.size() > s_.size()) {
+    size_t more = ChargeFor(s.size() - s_.size());
+    charged_bytes_ += static_cast<uint32_t>(more);
+  }
+  s_ = std::move(s);
+}
+
+void Value::DropContainers() {
+  bool last = (list_ && list_.use_count() == 1) || (dict_ && dict_.use_count() == 1);
+  if (!last) return;
+  DeferredDestruction& d = ThreadDeferred();
+  if (d.depth >= kMaxDestroyDepth) {
+    if (list_) d.pending.push_back(std::move(list_));
+    if (dict_) d.pending.push_back(std::move(dict_));
+    return;
+  }
+  ++d.depth;
+  list_.reset();
+  dict_.reset();
+  if (d.depth == 1) {
+    while (!d.pending.empty()) {
+      std::shared_ptr<void> next = std::move(d.pending.back());
+      d.pending.pop_back();
+      next.reset();
+    }
+  }
+  --d.depth;
+}
+
+Dict::Dict(const Dict& other) : items_(other.items_) {
+  size_t key_bytes = 0;
+  for (const auto& kv : items_) key_bytes += kv.first.size();
+  charged_key_bytes_ = ChargeFor(key_bytes);
+}
+
+Dict::~Dict() {
+  if (charged_key_bytes_) ReleaseRenderBytes(charged_key_bytes_);
+}
 
 const Value* Dict::Find(std::string_view key) const {
   for (const auto& kv : items_) {
@@ -30,6 +154,7 @@ void Dict::Set(std::string key, Value value) {
     *v = std::move(value);
     return;
   }
+  charged_key_bytes_ += ChargeFor(key.size());
   items_.emplace_back(std::move(key), std::move(value));
 }
 
@@ -132,7 +257,10 @@ std::string Value::ToStr() const {
 void Value::AppendStr(std::string& out) const {
   switch (kind_) {
     case Kind::kUndefined: return;
-    case Kind::kString: out += s_; return;
+    case Kind::kString:
+      CheckRoom(out.size() + s_.size());
+      out += s_;
+      return;
     default: AppendRepr(out);
   }
 }
@@ -247,6 +375,7 @@ void Value::AppendRepr(std::string& out, int depth) const {
     case Kind::kInt: out += std::to_string(i_); return;
     case Kind::kFloat: AppendPythonFloat(f_, out); return;
     case Kind::kString:
+      CheckRoom(out.size() + s_.size());
       if (flag_) out += "Markup(";
       AppendPythonStrRepr(s_, out);
       if (flag_) out += ')';
@@ -256,6 +385,7 @@ void Value::AppendRepr(std::string& out, int depth) const {
       for (size_t k = 0; k < list_->size(); ++k) {
         if (k) out += ", ";
         (*list_)[k].AppendRepr(out, depth + 1);
+        CheckRoom(out.size());
       }
       if (flag_ && list_->size() == 1) out += ',';
       out += flag_ ? ')' : ']';
@@ -272,6 +402,7 @@ void Value::AppendRepr(std::string& out, int depth) const {
         AppendPythonStrRepr(kv.first, out);
         out += ": ";
         kv.second.AppendRepr(out, depth + 1);
+        CheckRoom(out.size());
       }
       out += '}';
       if (kind_ == Kind::kNamespace) out += '>';

@@ -9,6 +9,12 @@
 // as in Python; strings are UTF-8 bytes and every length, index and slice on
 // them counts code points. A Value is not thread-safe; each render owns its
 // values (the parsed Template is shared read-only).
+//
+// Memory: a Value made or copied during a render charges sizeof(Value) plus
+// its string's bytes to that render's budget and releases them when
+// destroyed (see render_memory.h); a Dict charges its keys. Destroying a
+// deeply nested list or dict does not recurse without bound: below a fixed
+// depth, containers whose last reference goes are destroyed iteratively.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +35,10 @@ using List = std::vector<Value>;
 // A dict with string keys, kept in insertion order like a Python dict.
 class Dict {
  public:
+  Dict() = default;
+  Dict(const Dict& other);
+  Dict& operator=(const Dict&) = delete;
+  ~Dict();
   const Value* Find(std::string_view key) const;
   Value* Find(std::string_view key);
   void Set(std::string key, Value value);
@@ -38,6 +48,7 @@ class Dict {
 
  private:
   std::vector<std::pair<std::string, Value>> items_;
+  size_t charged_key_bytes_ = 0;  // keys charged to the render budget by Set and the copy
 };
 
 struct CallArgs {
@@ -60,14 +71,20 @@ enum class Kind : uint8_t {
 
 class Value {
  public:
-  Value() = default;  // Undefined
-  static Value Undefined(std::string hint = {}) { Value v; v.s_ = std::move(hint); return v; }
+  Value();  // Undefined
+  Value(const Value& other);
+  Value(Value&& other) noexcept;
+  Value& operator=(const Value& other);
+  Value& operator=(Value&& other) noexcept;
+  ~Value();
+
+  static Value Undefined(std::string hint = {}) { Value v; v.SetString(std::move(hint)); return v; }
   static Value None() { Value v; v.kind_ = Kind::kNone; return v; }
   static Value Bool(bool b) { Value v; v.kind_ = Kind::kBool; v.i_ = b; return v; }
   static Value Int(int64_t i) { Value v; v.kind_ = Kind::kInt; v.i_ = i; return v; }
   static Value Float(double f) { Value v; v.kind_ = Kind::kFloat; v.f_ = f; return v; }
   static Value String(std::string s, bool markup = false) {
-    Value v; v.kind_ = Kind::kString; v.s_ = std::move(s); v.flag_ = markup; return v;
+    Value v; v.kind_ = Kind::kString; v.SetString(std::move(s)); v.flag_ = markup; return v;
   }
   static Value MakeList(List items = {}, bool tuple = false);
   static Value MakeDict(std::shared_ptr<Dict> d = nullptr);
@@ -106,9 +123,16 @@ class Value {
  private:
   static Value FromJson(const nlohmann::ordered_json& j, int depth);
   void AppendRepr(std::string& out, int depth) const;
+  // Stores s as the string and charges its bytes (s_ is only set here).
+  void SetString(std::string s);
+  // Drops list_ and dict_, deferring the destruction of a last reference
+  // when destructions already nest deep on this thread.
+  void DropContainers();
+  void Swap(Value& other) noexcept;
 
   Kind kind_ = Kind::kUndefined;
   bool flag_ = false;  // String: is Markup; List: is tuple
+  uint32_t charged_bytes_ = 0;  // charged to the render budget of this thread; fits in the padding
   int64_t i_ = 0;
   double f_ = 0;
   std::string s_;
