@@ -39,13 +39,13 @@ std::string PeerAddress(int fd, int* port = nullptr) {
 // Waits for `events` on fd until `deadline`; true when ready.
 bool PollUntil(int fd, short events, Clock::time_point deadline) {
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    // Rounded up, so that a false return means the deadline has passed.
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return false;
     pollfd p{fd, events, 0};
     int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000 * 1000)));
     if (r > 0) return true;
-    if (r == 0) return false;
-    if (errno != EINTR) return false;
+    if (r < 0 && errno != EINTR) return false;
   }
 }
 
@@ -58,7 +58,7 @@ class DeadlineStream final : public httplib::Stream {
   void set_read_deadline(Clock::time_point t) { deadline_ = t; }
   bool has_buffered() const { return off_ < len_; }
 
-  bool is_readable() const override { return has_buffered() || PollUntil(fd_, POLLIN, deadline_); }
+  bool is_readable() const override { return has_buffered() || WaitReadable(); }
   bool is_writable() const override { return PollUntil(fd_, POLLOUT, Clock::now() + write_timeout_); }
 
   ssize_t read(char* ptr, size_t size) override {
@@ -68,7 +68,7 @@ class DeadlineStream final : public httplib::Stream {
       off_ += n;
       return static_cast<ssize_t>(n);
     }
-    if (!PollUntil(fd_, POLLIN, deadline_)) return -1;
+    if (!WaitReadable()) return -1;
     if (size >= buf_.size()) return Recv(ptr, size);
     ssize_t n = Recv(buf_.data(), buf_.size());
     if (n <= 0) return n;
@@ -96,6 +96,11 @@ class DeadlineStream final : public httplib::Stream {
   socket_t socket() const override { return fd_; }
 
  private:
+  bool WaitReadable() const {
+    if (PollUntil(fd_, POLLIN, deadline_)) return true;
+    if (Clock::now() >= deadline_) t_request.read_timed_out = true;
+    return false;
+  }
   ssize_t Recv(char* p, size_t n) {
     for (;;) {
       ssize_t r = ::recv(fd_, p, n, 0);
@@ -174,7 +179,8 @@ bool GuardedListener::process_and_close_socket(socket_t sock) {
       // The headers are in: the body has its own deadline.
       strm.set_read_deadline(Clock::now() + (overflow ? limits_.overflow_timeout : limits_.body_timeout));
     });
-    if (!ret || connection_closed || t_request.close_connection) break;
+    // A request cut off by its deadline leaves the stream mid-request.
+    if (!ret || connection_closed || t_request.close_connection || t_request.read_timed_out) break;
     --count;
   }
   t_overflow = false;

@@ -44,6 +44,7 @@ struct RequestSlot {
   std::chrono::steady_clock::time_point start;
   bool logged_by_route = false;  // the route writes the log line and counts it itself
   bool close_connection = false; // the request's body was left unread: end the connection after the answer
+  bool read_timed_out = false;   // a read passed the header or body deadline (the connection then ends)
 };
 
 class GuardedListener : public httplib::Server {

@@ -122,7 +122,7 @@ bool HttpServer::ReadBody(const httplib::Request& req, httplib::Response& res, c
   GuardedListener::CurrentRequest().close_connection = true;  // the rest of the body is unread
   if (too_large || res.status == 413) {
     SendError(res, MakeHttpError(flavor, 413, "request body exceeds " + std::to_string(options_.max_body_bytes) + " bytes"));
-  } else if (MillisSince(GuardedListener::CurrentRequest().start) >= static_cast<double>(options_.body_timeout.count())) {
+  } else if (GuardedListener::CurrentRequest().read_timed_out) {
     SendError(res, MakeHttpError(flavor, 408, "request body not received within " +
                                                   std::to_string(options_.body_timeout.count()) + " ms"));
   } else {
