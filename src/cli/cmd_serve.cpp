@@ -43,7 +43,11 @@ struct ServeArgs {
   bool no_extend = false;
   int64_t prefill_chunk = 256;
   int max_queue = 64;
-  int64_t max_body_mib = 64;
+  int64_t max_body_mib = 16;
+  double header_timeout_s = 30;
+  double body_timeout_s = 120;
+  int max_connections = 0;
+  int max_connections_per_client = 0;
 };
 
 Result<std::string> ReadWholeFile(const std::string& path) {
@@ -179,6 +183,14 @@ Status Run(const ServeArgs& a) {
   so.api_key = a.api_key;
   so.max_body_bytes = static_cast<size_t>(a.max_body_mib) << 20;
   so.max_in_flight = bo.scheduler.max_live + bo.scheduler.max_queue;
+  if (a.max_body_mib < 1 || a.header_timeout_s <= 0 || a.body_timeout_s <= 0 || a.max_connections < 0 ||
+      a.max_connections_per_client < 0)
+    return InvalidArgument("--max-body-mb, --header-timeout and --body-timeout must be positive, "
+                           "--max-connections and --max-connections-per-client not negative");
+  so.header_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.header_timeout_s * 1000));
+  so.body_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.body_timeout_s * 1000));
+  so.max_connections = a.max_connections;
+  so.max_connections_per_client = a.max_connections_per_client;
   server::HttpServer http(backend.get(), so);
   LINEAGE_RETURN_IF_ERROR(http.Bind());
   std::fprintf(stderr,
@@ -218,6 +230,15 @@ Register reg{{"serve", "Serve a model over HTTP (OpenAI and Anthropic APIs)", []
                 sub.add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per scheduler step")->capture_default_str();
                 sub.add_option("--max-queue", a->max_queue, "waiting requests before 503")->capture_default_str();
                 sub.add_option("--max-body-mb", a->max_body_mib, "largest request body in MiB")->capture_default_str();
+                sub.add_option("--header-timeout", a->header_timeout_s,
+                               "seconds for a request's line and headers to arrive")->capture_default_str();
+                sub.add_option("--body-timeout", a->body_timeout_s, "seconds for a request's body to arrive")
+                    ->capture_default_str();
+                sub.add_option("--max-connections", a->max_connections,
+                               "connections served at once (0: HTTP workers - 4); more get 503, /health still answers")
+                    ->capture_default_str();
+                sub.add_option("--max-connections-per-client", a->max_connections_per_client,
+                               "connections from one address (0: --max-connections)")->capture_default_str();
                 return std::function<int()>([a] {
                   Status st = Run(*a);
                   if (!st.ok()) {

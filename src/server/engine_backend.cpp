@@ -52,7 +52,9 @@ EngineBackend::EngineBackend(EngineBackendOptions options, std::unique_ptr<engin
 EngineBackend::~EngineBackend() { scheduler_.reset(); }
 
 Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
-  LINEAGE_ASSIGN_OR_RETURN(BuiltPrompt prompt, builder_->Build(request));
+  // Tokenizing stops past the context: an oversized prompt costs no more
+  // than a context's worth of encoding before its 400.
+  LINEAGE_ASSIGN_OR_RETURN(BuiltPrompt prompt, builder_->Build(request, options_.scheduler.context_tokens));
   int64_t m = static_cast<int64_t>(prompt.tokens.size());
   if (m >= options_.scheduler.context_tokens)
     return OutOfRange("the prompt has " + std::to_string(m) + " tokens; the context holds " +

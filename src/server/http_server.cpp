@@ -2,13 +2,16 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <optional>
 
+#include "server/admission.h"
 #include "server/anthropic_request.h"
 #include "server/api_error.h"
 #include "server/connection_probe.h"
+#include "server/guarded_listener.h"
 #include "server/openai_request.h"
 #include "server/request_log.h"
 #include "server/response_driver.h"
@@ -17,14 +20,10 @@ namespace lineage::server {
 namespace {
 
 using json = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
 
 ApiFlavor FlavorOf(const std::string& path) {
   return path.rfind("/v1/messages", 0) == 0 ? ApiFlavor::kAnthropic : ApiFlavor::kOpenAi;
-}
-
-void SendError(httplib::Response& res, const HttpError& e) {
-  res.status = e.http_status;
-  res.set_content(e.body, "application/json");
 }
 
 bool ConstantTimeEquals(const std::string& a, const std::string& b) {
@@ -44,61 +43,194 @@ bool Authorized(const httplib::Request& req, const std::string& key) {
   return req.has_header("x-api-key") && ConstantTimeEquals(req.get_header_value("x-api-key"), key);
 }
 
+// The /metrics label of a path: the routes themselves, and one label for
+// everything else, so that clients cannot grow the metrics without bound.
+std::string RouteLabel(const std::string& path) {
+  static const char* kRoutes[] = {"/v1/chat/completions", "/v1/completions", "/v1/messages",
+                                  "/v1/messages/count_tokens", "/v1/responses", "/v1/models",
+                                  "/health", "/metrics", "/v1/cache/stats"};
+  for (const char* r : kRoutes)
+    if (path == r) return r;
+  return "other";
+}
+
+// A client-chosen path as it may appear in a log line: printable ASCII,
+// bounded, so that no request can forge or flood log lines.
+std::string LoggablePath(const std::string& path) {
+  constexpr size_t kMaxChars = 200;
+  std::string out;
+  for (size_t i = 0; i < path.size() && out.size() < kMaxChars; ++i) {
+    unsigned char c = static_cast<unsigned char>(path[i]);
+    out += (c >= 0x21 && c < 0x7f) ? static_cast<char>(c) : '?';
+  }
+  if (path.size() > kMaxChars) out += "...";
+  return out.empty() ? "-" : out;
+}
+
+// The message inside one of our error bodies (api_error.h), for the log.
+std::string ErrorMessageOf(const std::string& body) {
+  json v = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (v.is_object() && v.contains("error") && v["error"].is_object() && v["error"].contains("message") &&
+      v["error"]["message"].is_string())
+    return v["error"]["message"].get<std::string>();
+  return "";
+}
+
+double MillisSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
 }  // namespace
 
 struct HttpServer::Impl {
-  httplib::Server http;
-  std::atomic<int> in_flight{0};
-  std::atomic<int64_t> next_request_id{1};
+  Impl(const ConnectionLimits& limits, int max_in_flight) : http(limits), admission(max_in_flight) {}
+  GuardedListener http;
+  Admission admission;
   std::mutex log_mu;
 };
 
+void HttpServer::SendError(httplib::Response& res, const HttpError& e) const {
+  res.status = e.http_status;
+  res.set_content(e.body, "application/json");
+  if (e.http_status == 503) res.set_header("Retry-After", std::to_string(options_.retry_after_s));
+}
+
+void HttpServer::WriteLog(const std::string& line) {
+  if (!options_.log_requests) return;
+  std::lock_guard<std::mutex> lock(impl_->log_mu);
+  if (options_.log_sink) options_.log_sink(line);
+  else std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+bool HttpServer::ReadBody(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader,
+                          std::string* body) {
+  ApiFlavor flavor = FlavorOf(req.path);
+  if (req.is_multipart_form_data()) {
+    SendError(res, MakeHttpError(flavor, 415, "multipart bodies are not accepted; send JSON"));
+    GuardedListener::CurrentRequest().close_connection = true;
+    return false;
+  }
+  bool too_large = false;
+  // Any content type is read as JSON: `curl -d` labels JSON as a form.
+  bool ok = reader([&](const char* data, size_t n) {
+    if (body->size() + n > options_.max_body_bytes) {
+      too_large = true;
+      return false;
+    }
+    body->append(data, n);
+    return true;
+  });
+  if (ok) return true;
+  GuardedListener::CurrentRequest().close_connection = true;  // the rest of the body is unread
+  if (too_large || res.status == 413) {
+    SendError(res, MakeHttpError(flavor, 413, "request body exceeds " + std::to_string(options_.max_body_bytes) + " bytes"));
+  } else if (GuardedListener::CurrentRequest().read_timed_out) {
+    SendError(res, MakeHttpError(flavor, 408, "request body not received within " +
+                                                  std::to_string(options_.body_timeout.count()) + " ms"));
+  } else {
+    SendError(res, MakeHttpError(flavor, 400, "request body could not be read"));
+  }
+  return false;
+}
+
 HttpServer::HttpServer(Backend* backend, ServerOptions options)
-    : impl_(std::make_unique<Impl>()), backend_(backend), options_(std::move(options)) {
-  httplib::Server& http = impl_->http;
+    : backend_(backend), options_(std::move(options)) {
   int threads = options_.http_threads > 0 ? options_.http_threads : options_.max_in_flight + 8;
+  ConnectionLimits limits;
+  // A few workers always stay free to answer connections past the caps.
+  limits.max_connections = options_.max_connections > 0 ? options_.max_connections : std::max(1, threads - 4);
+  limits.max_connections_per_client =
+      options_.max_connections_per_client > 0 ? options_.max_connections_per_client : limits.max_connections;
+  limits.header_timeout = options_.header_timeout;
+  limits.body_timeout = options_.body_timeout;
+  limits.overflow_timeout = std::min(limits.overflow_timeout, options_.header_timeout);
+  impl_ = std::make_unique<Impl>(limits, options_.max_in_flight);
+  GuardedListener& http = impl_->http;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_payload_max_length(options_.max_body_bytes);
-  http.set_read_timeout(600, 0);
   http.set_write_timeout(600, 0);
 
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    ApiFlavor flavor = FlavorOf(req.path);
+    if (GuardedListener::OnOverflowConnection() && req.path != "/health") {
+      SendError(res, MakeHttpError(flavor, 503, "too many connections; retry later"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (req.path != "/health" && !Authorized(req, options_.api_key)) {
-      SendError(res, MakeHttpError(FlavorOf(req.path), 401, "invalid or missing API key"));
-      metrics_.CountRequest(req.path, 401);
+      SendError(res, MakeHttpError(flavor, 401, "invalid or missing API key"));
+      GuardedListener::CurrentRequest().close_connection = true;  // the body, if any, is unread
       return httplib::Server::HandlerResponse::Handled;
     }
     if (req.has_header("Content-Length") &&
         std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10) > options_.max_body_bytes) {
-      SendError(res, MakeHttpError(FlavorOf(req.path), 413,
+      SendError(res, MakeHttpError(flavor, 413,
                                    "request body exceeds " + std::to_string(options_.max_body_bytes) + " bytes"));
-      metrics_.CountRequest(req.path, 413);
+      GuardedListener::CurrentRequest().close_connection = true;
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  // Errors raised inside httplib (413 on a chunked body, 404, 400) get a body
-  // in the API's shape too.
-  http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  // Errors raised inside httplib (404, 400) get a body in the API's shape too.
+  http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     const char* what = res.status == 404 ? "no such route: " : "request failed: ";
-    SendError(res, MakeHttpError(FlavorOf(req.path), res.status, what + req.method + " " + req.path));
+    SendError(res, MakeHttpError(FlavorOf(req.path), res.status, what + req.method + " " + LoggablePath(req.path)));
+  });
+  // A bug must cost one request: a 500 in the API's shape, logged and
+  // counted like any other answer (admission tickets unwind by themselves).
+  http.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    SendError(res, MakeHttpError(FlavorOf(req.path), 500, "internal error: " + what));
+  });
+  // One line and one count per request the routes do not log themselves.
+  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    const RequestSlot& slot = GuardedListener::CurrentRequest();
+    if (slot.logged_by_route) return;
+    metrics_.CountRequest(RouteLabel(req.path), res.status);
+    bool probe = res.status == 200 && (req.path == "/health" || req.path == "/metrics");
+    if (!options_.log_requests || probe) return;
+    char head[128];
+    std::snprintf(head, sizeof head, "req=%lld ", static_cast<long long>(slot.id));
+    std::string line = head + LoggablePath(req.method) + " " + LoggablePath(req.path) + " " + std::to_string(res.status);
+    char ms[64];
+    std::snprintf(ms, sizeof ms, " total_ms=%.1f", MillisSince(slot.start));
+    line += ms;
+    if (res.status >= 400) {
+      std::string message = ErrorMessageOf(res.body);
+      if (!message.empty()) line += " error=" + json(message).dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+    WriteLog(line);
   });
 
-  http.Get("/health", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(R"({"status":"ok"})", "application/json");
+  http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    int in_flight = impl_->admission.in_flight();
+    bool full = impl_->admission.full();
+    res.status = full ? 503 : 200;
+    if (full) res.set_header("Retry-After", std::to_string(options_.retry_after_s));
+    res.set_content(Dump({{"status", full ? "busy" : "ok"},
+                          {"in_flight", in_flight},
+                          {"max_in_flight", impl_->admission.capacity()}}),
+                    "application/json");
   });
-  http.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
+  http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
     json model = {{"id", backend_->model_id()}, {"object", "model"}, {"created", 0}, {"owned_by", "lineage"},
                   {"type", "model"}, {"display_name", backend_->model_id()},
                   {"meta", {{"n_ctx", backend_->context_tokens()}}}};
     res.set_content(Dump({{"object", "list"}, {"data", json::array({model})}}), "application/json");
-    metrics_.CountRequest(req.path, 200);
   });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_.RenderPrometheus(backend_->Stats()), "text/plain; version=0.0.4");
+    ServerGauges g;
+    g.in_flight = impl_->admission.in_flight();
+    g.max_in_flight = impl_->admission.capacity();
+    g.open_connections = impl_->http.open_connections();
+    g.rejected_connections = impl_->http.rejected_connections();
+    res.set_content(metrics_.RenderPrometheus(backend_->Stats(), g), "text/plain; version=0.0.4");
   });
-  http.Get("/v1/cache/stats", [this](const httplib::Request& req, httplib::Response& res) {
+  http.Get("/v1/cache/stats", [this](const httplib::Request&, httplib::Response& res) {
     CacheStats c = backend_->Stats();
     json body = {{"entries", c.entries}, {"checkpoints", c.checkpoints}, {"anchors", c.anchors},
                  {"ram_bytes", c.ram_bytes}, {"ram_budget_bytes", c.ram_budget_bytes}, {"disk_bytes", c.disk_bytes},
@@ -106,51 +238,39 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
                  {"evictions", {{"ram", c.evictions_ram}, {"disk", c.evictions_disk}}},
                  {"requests", metrics_.Summary()}, {"detail", c.extra}};
     res.set_content(Dump(body), "application/json");
-    metrics_.CountRequest(req.path, 200);
   });
 
   auto generation_route = [this](Result<ApiRequest> (*parse)(const std::string&), ApiFlavor flavor) {
-    return [this, parse, flavor](const httplib::Request& req, httplib::Response& res) {
-      int64_t id = impl_->next_request_id++;
-      auto fail = [&](const HttpError& e) {
-        SendError(res, e);
-        if (e.http_status == 503) res.set_header("Retry-After", std::to_string(options_.retry_after_s));
-        metrics_.CountRequest(req.path, e.http_status);
-        if (options_.log_requests) {
-          std::lock_guard<std::mutex> lock(impl_->log_mu);
-          std::fprintf(stderr, "req=%lld %s %s %d %s\n", static_cast<long long>(id), req.method.c_str(),
-                       req.path.c_str(), e.http_status, e.body.c_str());
-        }
-      };
-      Result<ApiRequest> parsed = parse(req.body);
-      if (!parsed.ok()) return fail(MakeHttpError(flavor, parsed.status()));
-      if (impl_->in_flight.fetch_add(1) >= options_.max_in_flight) {
-        impl_->in_flight.fetch_sub(1);
-        return fail(MakeHttpError(flavor, 503, "server is at capacity; retry later"));
-      }
+    return [this, parse, flavor](const httplib::Request& req, httplib::Response& res,
+                                 const httplib::ContentReader& reader) {
+      Result<ApiRequest> parsed = InvalidArgument("");
+      {
+        std::string body;
+        if (!ReadBody(req, res, reader, &body)) return;
+        parsed = parse(body);
+      }  // the body's bytes are not held through the generation
+      if (!parsed.ok()) return SendError(res, MakeHttpError(flavor, parsed.status()));
+      std::optional<Admission::Ticket> ticket = impl_->admission.TryAdmit();
+      if (!ticket) return SendError(res, MakeHttpError(flavor, 503, "server is at capacity; retry later"));
       Result<Submission> sub = backend_->Submit(*parsed);
-      if (!sub.ok()) {
-        impl_->in_flight.fetch_sub(1);
-        return fail(MakeHttpError(flavor, sub.status()));
-      }
-      metrics_.AddInFlight(1);
+      if (!sub.ok()) return SendError(res, MakeHttpError(flavor, sub.status()));
       auto formatter = flavor == ApiFlavor::kAnthropic ? MakeAnthropicFormatter(*parsed, backend_->model_id())
                                                        : MakeOpenAiFormatter(*parsed, backend_->model_id());
       auto driver = std::make_shared<ResponseDriver>(*parsed, std::move(sub).value(), std::move(formatter));
+      RequestSlot& slot = GuardedListener::CurrentRequest();
+      slot.logged_by_route = true;  // by `finish`, with the generation's figures
       std::string method = req.method, path = req.path;
-      // Runs once when the response ends, however it ends.
-      auto finish = [this, driver, id, method, path](int status) {
+      auto held = std::make_shared<Admission::Ticket>(std::move(*ticket));
+      // Runs once when the response ends, however it ends; the ticket goes
+      // with the last copy of this closure.
+      auto finish = [this, driver, id = slot.id, method, path, held](int status) {
+        (void)held;
         if (!driver->finished() || driver->client_gone()) driver->Drain(std::chrono::milliseconds(2000));
-        impl_->in_flight.fetch_sub(1);
-        metrics_.AddInFlight(-1);
         metrics_.CountRequest(path, status);
         metrics_.ObserveGeneration(driver->report());
-        if (options_.log_requests) {
-          std::string line = FormatRequestLog(id, method, path, status, driver->report(),
-                                              driver->client_gone() ? "disconnected" : FinishReasonName(driver->backend_finish()));
-          std::lock_guard<std::mutex> lock(impl_->log_mu);
-          std::fprintf(stderr, "%s\n", line.c_str());
-        }
+        if (options_.log_requests)
+          WriteLog(FormatRequestLog(id, method, path, status, driver->report(),
+                                    driver->client_gone() ? "disconnected" : FinishReasonName(driver->backend_finish())));
       };
       if (!parsed->stream) {
         std::string body;
@@ -191,17 +311,17 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
           [finish](bool) { finish(200); });
     };
   };
-  http.Post("/v1/messages/count_tokens", [this](const httplib::Request& req, httplib::Response& res) {
-    Result<ApiRequest> parsed = ParseAnthropicCountTokensRequest(req.body);
-    Result<int64_t> n = parsed.ok() ? backend_->CountPromptTokens(*parsed) : Result<int64_t>(parsed.status());
-    if (!n.ok()) {
-      HttpError e = MakeHttpError(ApiFlavor::kAnthropic, n.status());
-      SendError(res, e);
-      metrics_.CountRequest(req.path, e.http_status);
-      return;
+  http.Post("/v1/messages/count_tokens", [this](const httplib::Request& req, httplib::Response& res,
+                                                const httplib::ContentReader& reader) {
+    Result<ApiRequest> parsed = InvalidArgument("");
+    {
+      std::string body;
+      if (!ReadBody(req, res, reader, &body)) return;
+      parsed = ParseAnthropicCountTokensRequest(body);
     }
+    Result<int64_t> n = parsed.ok() ? backend_->CountPromptTokens(*parsed) : Result<int64_t>(parsed.status());
+    if (!n.ok()) return SendError(res, MakeHttpError(ApiFlavor::kAnthropic, n.status()));
     res.set_content(Dump({{"input_tokens", *n}}), "application/json");
-    metrics_.CountRequest(req.path, 200);
   });
   http.Post("/v1/chat/completions", generation_route(&ParseOpenAiChatRequest, ApiFlavor::kOpenAi));
   http.Post("/v1/completions", generation_route(&ParseOpenAiCompletionRequest, ApiFlavor::kOpenAi));

@@ -2,13 +2,14 @@
 
 #include <cmath>
 
+#include "server/json_parse.h"
+
 namespace lineage::server {
 
 using json = nlohmann::ordered_json;
 
 Result<json> ParseBodyObject(const std::string& body) {
-  json v = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (v.is_discarded()) return InvalidArgument("request body is not valid JSON");
+  LINEAGE_ASSIGN_OR_RETURN(json v, ParseJsonBounded(body, "request body"));
   if (!v.is_object()) return InvalidArgument("request body must be a JSON object, got " + JsonTypeName(v));
   return v;
 }
@@ -64,7 +65,11 @@ Status GetInt(const json& obj, const char* key, const std::string& path, int64_t
   if (!Has(obj, key)) return Status::Ok();
   const json& v = obj.at(key);
   int64_t x;
-  if (v.is_number_integer()) {
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+    // Read as int64 it would wrap negative and be echoed so.
+    return InvalidArgument("'" + Join(path, key) + "' must be between " + std::to_string(min_value) + " and " +
+                           std::to_string(max_value) + ", got " + std::to_string(v.get<uint64_t>()));
+  } else if (v.is_number_integer()) {
     x = v.get<int64_t>();
   } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
              std::fabs(v.get<double>()) < 9e15) {

@@ -71,19 +71,21 @@ void Metrics::ObserveGeneration(const RequestReport& r) {
   commit_.Observe(r.commit_us * 1e-6);
 }
 
-void Metrics::AddInFlight(int delta) {
-  std::lock_guard<std::mutex> lock(mu_);
-  in_flight_ += delta;
-}
-
-std::string Metrics::RenderPrometheus(const CacheStats& c) const {
+std::string Metrics::RenderPrometheus(const CacheStats& c, const ServerGauges& g) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
   Header(&out, "lineage_requests_total", "counter", "HTTP requests by endpoint and status code.");
   for (const auto& [key, n] : requests_)
     Sample(&out, "lineage_requests_total", n, "endpoint=\"" + key.first + "\",code=\"" + std::to_string(key.second) + "\"");
   Header(&out, "lineage_requests_in_flight", "gauge", "Generations running or queued.");
-  Sample(&out, "lineage_requests_in_flight", in_flight_);
+  Sample(&out, "lineage_requests_in_flight", g.in_flight);
+  Header(&out, "lineage_requests_in_flight_max", "gauge", "Generations admitted at most (running or queued).");
+  Sample(&out, "lineage_requests_in_flight_max", g.max_in_flight);
+  Header(&out, "lineage_connections_open", "gauge", "HTTP connections being served.");
+  Sample(&out, "lineage_connections_open", g.open_connections);
+  Header(&out, "lineage_connections_rejected_total", "counter",
+         "Connections accepted past a connection cap (answered /health or 503).");
+  Sample(&out, "lineage_connections_rejected_total", g.rejected_connections);
   Header(&out, "lineage_prompt_tokens_total", "counter", "Prompt tokens of finished generations.");
   Sample(&out, "lineage_prompt_tokens_total", prompt_tokens_);
   Header(&out, "lineage_cached_tokens_total", "counter", "Prompt tokens restored from the cache instead of computed.");

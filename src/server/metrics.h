@@ -35,17 +35,25 @@ class Histogram {
   int64_t count_ = 0;
 };
 
+// Gauges owned by the HTTP layer, read at scrape time.
+struct ServerGauges {
+  int64_t in_flight = 0;        // generations holding an admission ticket
+  int64_t max_in_flight = 0;
+  int64_t open_connections = 0;
+  int64_t rejected_connections = 0;  // accepted past a connection cap, since start
+};
+
 class Metrics {
  public:
   Metrics();
 
-  // One finished HTTP request on `endpoint` ("/v1/chat/completions").
+  // One finished HTTP request on `endpoint` ("/v1/chat/completions"). The
+  // caller bounds the set of endpoints (unknown paths share one label).
   void CountRequest(const std::string& endpoint, int http_status);
   // One finished generation.
   void ObserveGeneration(const RequestReport& report);
-  void AddInFlight(int delta);
 
-  std::string RenderPrometheus(const CacheStats& cache) const;
+  std::string RenderPrometheus(const CacheStats& cache, const ServerGauges& gauges) const;
   // Summary for /v1/cache/stats: hit counts and token totals.
   nlohmann::ordered_json Summary() const;
 
@@ -59,7 +67,6 @@ class Metrics {
   int64_t reused_tokens_ = 0;  // part of cached_tokens_: chunk reuse by KV shifting
   int64_t completion_tokens_ = 0;
   int64_t captures_ = 0;
-  int64_t in_flight_ = 0;
   Histogram ttft_, admission_, prefill_, commit_;
 };
 

@@ -152,6 +152,11 @@ Status ParseSamplingAndStream(const json& body, ApiRequest* req) {
     if (!so.is_object()) return TypeError("stream_options", "an object", so);
     LINEAGE_RETURN_IF_ERROR(GetBool(so, "include_usage", "stream_options", &req->include_usage));
   }
+  // Not computed here; answered rather than silently ignored.
+  if (Has(body, "logprobs") && body.at("logprobs") != false)
+    return Unsupported("'logprobs' is not supported by this server");
+  if (Has(body, "top_logprobs") && body.at("top_logprobs") != 0)
+    return Unsupported("'top_logprobs' is not supported by this server");
   int64_t n = 1;
   LINEAGE_RETURN_IF_ERROR(GetInt(body, "n", "", &n, 1, 128));
   if (n != 1) return Unsupported("'n' greater than 1 is not supported");

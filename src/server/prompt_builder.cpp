@@ -45,12 +45,18 @@ std::vector<int32_t> PromptBuilder::AnchorTokens(const std::string& prefix_text)
   return tokens;
 }
 
-Result<BuiltPrompt> PromptBuilder::Build(const ApiRequest& request) const {
+Result<BuiltPrompt> PromptBuilder::Build(const ApiRequest& request, int64_t max_tokens) const {
   BuiltPrompt out;
+  size_t limit = max_tokens < 0 ? 0 : static_cast<size_t>(max_tokens);
+  auto too_long = [&] {
+    return OutOfRange("the prompt has more than " + std::to_string(max_tokens) + " tokens; the context holds " +
+                      std::to_string(max_tokens));
+  };
   if (!request.is_chat()) {
     out.text = request.prompt;
-    out.tokens = tokenizer_.Encode(request.prompt, {.parse_special = true, .add_special = true});
+    out.tokens = tokenizer_.Encode(request.prompt, {.parse_special = true, .add_special = true, .max_tokens = limit});
     if (out.tokens.empty()) return InvalidArgument("the prompt is empty");
+    if (out.tokens.size() > limit) return too_long();
     return out;
   }
   if (!template_) return InvalidArgument("the model has no chat template; use /v1/completions or --chat-template-file");
@@ -64,9 +70,13 @@ Result<BuiltPrompt> PromptBuilder::Build(const ApiRequest& request) const {
   out.text = std::move(text).value();
   Result<size_t> history_end = template_->HistoryEnd(chat);
   size_t split = history_end.ok() ? std::min(*history_end, out.text.size()) : out.text.size();
-  tokenizer_.EncodeAppend(std::string_view(out.text).substr(0, split), {.parse_special = true}, &out.tokens);
+  tokenizer_.EncodeAppend(std::string_view(out.text).substr(0, split), {.parse_special = true, .max_tokens = limit},
+                          &out.tokens);
+  if (out.tokens.size() > limit) return too_long();
   out.history_end_tokens = history_end.ok() ? static_cast<int64_t>(out.tokens.size()) : 0;
-  tokenizer_.EncodeAppend(std::string_view(out.text).substr(split), {.parse_special = true}, &out.tokens);
+  tokenizer_.EncodeAppend(std::string_view(out.text).substr(split), {.parse_special = true, .max_tokens = limit},
+                          &out.tokens);
+  if (out.tokens.size() > limit) return too_long();
   if (out.tokens.empty()) return InvalidArgument("the rendered prompt is empty");
   if (out.history_end_tokens >= static_cast<int64_t>(out.tokens.size())) out.history_end_tokens = 0;
   out.reasoning_open = EndsInsideThink(out.text);

@@ -48,7 +48,9 @@ class PromptBuilder {
   PromptBuilder(text::Tokenizer tokenizer, std::optional<ChatTemplate> chat_template);
 
   // Template errors are kInvalidArgument (a 400: the request cannot be rendered).
-  Result<BuiltPrompt> Build(const ApiRequest& request) const;
+  // A prompt of more than max_tokens is kOutOfRange, found while tokenizing:
+  // the rest of the text is not encoded.
+  Result<BuiltPrompt> Build(const ApiRequest& request, int64_t max_tokens = INT64_MAX) const;
 
   // Tokens anchor texts were memoised for (tests).
   size_t anchor_memo_size() const;

@@ -1,6 +1,7 @@
 #include "server/request_common.h"
 
 #include "server/json_fields.h"
+#include "server/json_parse.h"
 
 namespace lineage::server {
 
@@ -32,8 +33,8 @@ json MakeToolCall(const std::string& id, const std::string& name, json arguments
 
 json ArgumentsFromString(const std::string& arguments) {
   if (arguments.empty()) return json::object();
-  json parsed = json::parse(arguments, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_object()) return parsed;
+  Result<json> parsed = ParseJsonBounded(arguments, "tool call arguments");
+  if (parsed.ok() && parsed->is_object()) return std::move(parsed).value();
   return arguments;
 }
 

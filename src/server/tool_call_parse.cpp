@@ -1,5 +1,7 @@
 #include "server/tool_call_parse.h"
 
+#include "server/json_parse.h"
+
 namespace lineage::server {
 namespace {
 
@@ -28,7 +30,7 @@ std::string ParameterSchemaType(const json& tools, const std::string& name, cons
     if (type.is_array()) {
       for (const json& ty : type)
         if (ty == "string") return "string";
-      return type.empty() ? "" : type[0].get<std::string>();
+      return type.empty() || !type[0].is_string() ? "" : type[0].get<std::string>();
     }
     return "";
   }
@@ -39,9 +41,9 @@ namespace {
 
 json TypedValue(const std::string& value, const std::string& schema_type) {
   if (schema_type == "string" || schema_type.empty()) return value;
-  json parsed = json::parse(value, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return value;
-  return parsed;
+  Result<json> parsed = ParseJsonBounded(value, "tool call parameter");
+  if (!parsed.ok()) return value;
+  return std::move(parsed).value();
 }
 
 Result<ToolCall> ParseXml(std::string_view s, const json& tools) {
@@ -79,7 +81,7 @@ Result<ToolCall> ParseXml(std::string_view s, const json& tools) {
 }
 
 Result<ToolCall> ParseJson(std::string_view s) {
-  json v = json::parse(s, nullptr, /*allow_exceptions=*/false);
+  LINEAGE_ASSIGN_OR_RETURN(json v, ParseJsonBounded(s, "tool call"));
   if (!v.is_object()) return InvalidArgument("tool call is not a JSON object");
   if (!v.contains("name") || !v.at("name").is_string()) return InvalidArgument("tool call without a name");
   ToolCall call;
@@ -87,7 +89,10 @@ Result<ToolCall> ParseJson(std::string_view s) {
   const char* key = v.contains("arguments") ? "arguments" : "parameters";
   if (v.contains(key)) {
     json a = v.at(key);
-    if (a.is_string()) a = json::parse(a.get<std::string>(), nullptr, false);
+    if (a.is_string()) {
+      Result<json> parsed = ParseJsonBounded(a.get<std::string>(), "tool call arguments");
+      a = parsed.ok() ? std::move(parsed).value() : json();
+    }
     if (!a.is_object()) return InvalidArgument("tool call arguments are not an object");
     call.arguments = std::move(a);
   }

@@ -26,6 +26,41 @@ uint8_t TypeBit(const std::string& t) {
   return 0;
 }
 
+std::string Sub(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+
+// The keywords the grammar reads from one schema node, checked before use: a
+// schema the grammar cannot follow is the client's error, named by its path.
+Status CheckSchemaKeywords(const json& schema, const std::string& path) {
+  for (const char* count : {"minItems", "maxItems", "minLength", "maxLength"}) {
+    auto it = schema.find(count);
+    if (it == schema.end()) continue;
+    bool ok = it->is_number_unsigned() || (it->is_number_integer() && it->get<int64_t>() >= 0);
+    if (!ok)
+      return InvalidArgument("'" + Sub(path, count) + "' must be a non-negative integer, got " + it->dump());
+  }
+  if (auto it = schema.find("type"); it != schema.end()) {
+    bool ok = it->is_string() || (it->is_array() && std::all_of(it->begin(), it->end(), [](const json& t) { return t.is_string(); }));
+    if (!ok) return InvalidArgument("'" + Sub(path, "type") + "' must be a string or an array of strings, got " + it->dump());
+  }
+  if (auto it = schema.find("required"); it != schema.end()) {
+    bool ok = it->is_array() && std::all_of(it->begin(), it->end(), [](const json& t) { return t.is_string(); });
+    if (!ok) return InvalidArgument("'" + Sub(path, "required") + "' must be an array of strings, got " + it->dump());
+  }
+  if (auto it = schema.find("properties"); it != schema.end() && !it->is_object())
+    return InvalidArgument("'" + Sub(path, "properties") + "' must be an object, got " + it->dump());
+  if (auto it = schema.find("enum"); it != schema.end() && !it->is_array())
+    return InvalidArgument("'" + Sub(path, "enum") + "' must be an array, got " + it->dump());
+  return Status::Ok();
+}
+
+// A count keyword already checked by CheckSchemaKeywords, clamped to int64.
+int64_t CountOf(const json& schema, const char* key, int64_t absent) {
+  auto it = schema.find(key);
+  if (it == schema.end()) return absent;
+  if (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return INT64_MAX;
+  return it->get<int64_t>();
+}
+
 const json* FunctionOf(const json& tool) {
   const json* f = tool.contains("function") ? &tool.at("function") : &tool;
   return f->is_object() && f->contains("name") && f->at("name").is_string() ? f : nullptr;
@@ -46,8 +81,9 @@ int32_t ToolGrammar::AddSet(std::vector<std::string> items, std::vector<int32_t>
   return static_cast<int32_t>(sets_.size() - 1);
 }
 
-int32_t ToolGrammar::CompileNode(const json& schema, int depth) {
+Result<int32_t> ToolGrammar::CompileNode(const json& schema, int depth, const std::string& path) {
   if (!schema.is_object() || depth > kMaxSchemaDepth) return 0;
+  LINEAGE_RETURN_IF_ERROR(CheckSchemaKeywords(schema, path));
   for (const char* unsupported : {"$ref", "anyOf", "oneOf", "allOf", "not", "if", "patternProperties"})
     if (schema.contains(unsupported)) return 0;
   SchemaNode n;
@@ -82,8 +118,7 @@ int32_t ToolGrammar::CompileNode(const json& schema, int depth) {
     n.types = kTypeArray;
   }
   if (n.types == 0) n.types = kTypeAny;
-  if (schema.contains("maxLength") && schema.at("maxLength").is_number_integer())
-    n.max_string_bytes = std::max<int64_t>(0, schema.at("maxLength").get<int64_t>());
+  n.max_string_bytes = CountOf(schema, "maxLength", -1);
   int32_t index = static_cast<int32_t>(nodes_.size());
   nodes_.push_back(n);  // reserved; children are compiled after it
   if (n.types & kTypeObject) {
@@ -95,7 +130,7 @@ int32_t ToolGrammar::CompileNode(const json& schema, int depth) {
         if (json(name).dump().find("</") != std::string::npos) continue;
         SchemaProperty p;
         p.name = name;
-        p.node = CompileNode(sub, depth + 1);
+        LINEAGE_ASSIGN_OR_RETURN(p.node, CompileNode(sub, depth + 1, Sub(path, "properties." + name)));
         properties.push_back(std::move(p));
       }
       uint64_t required = 0;
@@ -119,11 +154,14 @@ int32_t ToolGrammar::CompileNode(const json& schema, int depth) {
     }
   }
   if (n.types & kTypeArray) {
-    int32_t items = schema.contains("items") ? CompileNode(schema.at("items"), depth + 1) : 0;
+    int32_t items = 0;
+    if (schema.contains("items")) {
+      LINEAGE_ASSIGN_OR_RETURN(items, CompileNode(schema.at("items"), depth + 1, Sub(path, "items")));
+    }
     SchemaNode& self = nodes_[index];
     self.items = items;
-    self.min_items = std::max<int64_t>(0, schema.value("minItems", int64_t{0}));
-    self.max_items = schema.value("maxItems", int64_t{-1});
+    self.min_items = CountOf(schema, "minItems", 0);
+    self.max_items = CountOf(schema, "maxItems", -1);
     if (self.max_items >= 0 && self.max_items < self.min_items) self.max_items = self.min_items;
   }
   return index;
@@ -185,7 +223,11 @@ Result<std::shared_ptr<const ToolGrammar>> ToolGrammar::Compile(const json& tool
     tool.name = name;
     json params = f->value("parameters", json::object());
     if (!params.contains("type")) params["type"] = "object";
-    tool.params = g->CompileNode(params, 0);
+    Result<int32_t> compiled = g->CompileNode(params, 0, "");
+    if (!compiled.ok())
+      return InvalidArgument("tool '" + name + "': its parameter schema cannot constrain a call: " +
+                             compiled.status().message());
+    tool.params = *compiled;
     if (!(g->nodes_[tool.params].types & kTypeObject) || g->nodes_[tool.params].enum_set >= 0) {
       // Arguments are always an object; a schema saying otherwise is ignored.
       g->nodes_.push_back(SchemaNode{});

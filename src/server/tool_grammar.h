@@ -98,7 +98,8 @@ class ToolGrammar {
  public:
   // `tools`: OpenAI function form. `allowed`: the names a call may use
   // (empty: every tool). kInvalidArgument when there are no tools or an
-  // allowed name is not among them.
+  // allowed name is not among them, or a tool's schema uses a keyword the
+  // grammar reads with a value of the wrong type (the error names its path).
   static Result<std::shared_ptr<const ToolGrammar>> Compile(const nlohmann::ordered_json& tools,
                                                             const std::vector<std::string>& allowed,
                                                             const ToolGrammarOptions& options);
@@ -141,7 +142,8 @@ class ToolGrammar {
   ToolGrammar() = default;
   int32_t AddSet(std::vector<std::string> items, std::vector<int32_t> ids);
   int32_t AddLiteral(std::string text) { return AddSet({std::move(text)}, {0}); }
-  int32_t CompileNode(const nlohmann::ordered_json& schema, int depth);
+  // `path` locates `schema` inside the tool's parameters, for errors.
+  Result<int32_t> CompileNode(const nlohmann::ordered_json& schema, int depth, const std::string& path);
   void CompileXmlKinds(int32_t node_index, const nlohmann::ordered_json& tools, const std::string& tool_name);
 
   ToolGrammarOptions options_;

@@ -39,7 +39,7 @@ struct Tokenizer::Impl {
     return it == text_to_id.end() ? kNoToken : it->second;
   }
   // `after_special`: the text starts the input or follows an added token.
-  void EncodeRaw(std::string_view text, bool after_special, std::vector<TokenId>* out) const;
+  void EncodeRaw(std::string_view text, bool after_special, size_t max_tokens, std::vector<TokenId>* out) const;
   void EncodeWord(std::string_view word, std::vector<TokenId>* out) const;
 };
 
@@ -190,7 +190,8 @@ void Tokenizer::Impl::EncodeWord(std::string_view word, std::vector<TokenId>* ou
   WordCache::Insert(cache_owner, word, out->data() + start, out->size() - start);
 }
 
-void Tokenizer::Impl::EncodeRaw(std::string_view text, bool after_special, std::vector<TokenId>* out) const {
+void Tokenizer::Impl::EncodeRaw(std::string_view text, bool after_special, size_t max_tokens,
+                                std::vector<TokenId>* out) const {
   if (text.empty()) return;
   if (kind == TokenizerKind::kSpm) {
     std::string escaped;
@@ -201,7 +202,9 @@ void Tokenizer::Impl::EncodeRaw(std::string_view text, bool after_special, std::
       else escaped += c;
     }
     if (spm.word_separable()) {
-      ForEachSpmWord(escaped, [&](std::string_view word) { EncodeWord(word, out); });
+      ForEachSpmWord(escaped, [&](std::string_view word) {
+        if (out->size() <= max_tokens) EncodeWord(word, out);
+      });
     } else {
       spm.Encode(escaped, out);
     }
@@ -219,7 +222,10 @@ void Tokenizer::Impl::EncodeRaw(std::string_view text, bool after_special, std::
   thread_local std::vector<Span> pieces;
   pieces.clear();
   pretokenizer.Split(text, Span{0, static_cast<uint32_t>(text.size())}, &pieces);
-  for (Span p : pieces) EncodeWord(text.substr(p.begin, p.end - p.begin), out);
+  for (Span p : pieces) {
+    if (out->size() > max_tokens) return;
+    EncodeWord(text.substr(p.begin, p.end - p.begin), out);
+  }
 }
 
 std::vector<TokenId> Tokenizer::Encode(std::string_view text, EncodeOptions options) const {
@@ -234,7 +240,7 @@ void Tokenizer::EncodeAppend(std::string_view text, EncodeOptions options, std::
   if (options.add_special && im.add_bos) out->push_back(im.bos);
   size_t pos = 0;
   bool after_special = true;
-  while (pos < text.size()) {
+  while (pos < text.size() && out->size() <= options.max_tokens) {
     AddedTokenMatcher::Match m;
     bool found = im.added.FindNext(text, pos, options.parse_special, &m);
     size_t end = found ? m.begin : text.size();
@@ -244,7 +250,7 @@ void Tokenizer::EncodeAppend(std::string_view text, EncodeOptions options, std::
     // Pieces between added tokens are encoded separately: the added token's
     // boundary is also a pre-tokenizer boundary.
     if (end > pos) {
-      im.EncodeRaw(text.substr(pos, end - pos), after_special, out);
+      im.EncodeRaw(text.substr(pos, end - pos), after_special, options.max_tokens, out);
       after_special = false;
     }
     if (!found) break;

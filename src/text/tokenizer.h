@@ -14,6 +14,7 @@
 // and every method is const and thread-safe (the word cache is per thread).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -31,6 +32,9 @@ namespace lineage::text {
 struct EncodeOptions {
   bool parse_special = false;  // match control tokens (<|im_start|>) written in the text
   bool add_special = false;    // prepend BOS when the tokenizer's add_bos says so
+  // Stop soon after the output holds more than this many ids (the ids then
+  // end early): a caller that rejects longer texts need not encode them whole.
+  size_t max_tokens = SIZE_MAX;
 };
 
 struct DecodeOptions {

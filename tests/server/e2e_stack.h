@@ -13,11 +13,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/chat_templates.h"
 #include "model/load_model.h"
+#include "model/shapes.h"
+#include "model/write_model.h"
 #include "server/engine_backend.h"
 #include "server/http_server.h"
+#include "text/synthetic_vocab.h"
 
 namespace lineage::server::testing {
+
+// Writes a random-weight tiny model of `arch` (Qwen3.5 or Qwen3) as GGUF,
+// with its synthetic vocabulary and the architecture's chat template.
+inline Status WriteTinyModel(model::Arch arch, const std::string& path, uint64_t seed) {
+  LINEAGE_ASSIGN_OR_RETURN(auto spec, model::LookupShape(arch, "tiny"));
+  auto flavour = arch == model::Arch::kQwen3_5 ? text::VocabFlavour::kQwen35 : text::VocabFlavour::kQwen3;
+  model::VocabData vocab = text::MakeSyntheticVocab(spec.config.vocab, flavour, 1);
+  vocab.chat_template = model::ChatTemplateFor(arch);
+  model::WriteOptions o;
+  o.format = model::FileFormat::kGguf;
+  o.dtype = DType::kF32;
+  o.seed = seed;
+  return model::WriteModel(spec, vocab, o, path);
+}
 
 struct Stack {
   std::unique_ptr<EngineBackend> backend;
@@ -27,7 +45,8 @@ struct Stack {
   }
 };
 
-inline std::unique_ptr<Stack> StartStack(const std::string& model_path, const EngineBackendOptions& options) {
+inline std::unique_ptr<Stack> StartStack(const std::string& model_path, const EngineBackendOptions& options,
+                                         ServerOptions so = {}) {
   auto stack = std::make_unique<Stack>();
   auto m = model::LoadModel(model_path);
   EXPECT_TRUE(m.ok()) << m.status().ToString();
@@ -38,7 +57,6 @@ inline std::unique_ptr<Stack> StartStack(const std::string& model_path, const En
   auto backend = EngineBackend::Create(*m, *tok, std::move(tmpl).value(), options);
   EXPECT_TRUE(backend.ok()) << backend.status().ToString();
   stack->backend = std::move(backend).value();
-  ServerOptions so;
   so.port = 0;
   so.log_requests = std::getenv("LINEAGE_TEST_LOG") != nullptr;
   stack->http = std::make_unique<HttpServer>(stack->backend.get(), so);

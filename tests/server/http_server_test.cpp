@@ -311,7 +311,7 @@ TEST_F(HttpServerTest, OversizedBodyIs413) {
   EXPECT_EQ(Post("/v1/chat/completions", Chat())->status, 200);
 }
 
-TEST_F(HttpServerTest, OverloadGets503WithRetryAfter) {
+TEST_F(HttpServerTest, OverloadGets503WithRetryAfterAndHealthSaysBusy) {
   Script slow({"a", "b", "c", "d"});
   slow.delay = std::chrono::milliseconds(150);
   backend_.Queue(slow);
@@ -321,10 +321,18 @@ TEST_F(HttpServerTest, OverloadGets503WithRetryAfter) {
   std::thread first([&] { EXPECT_EQ(Post("/v1/chat/completions", Chat())->status, 200); });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   auto res = Post("/v1/chat/completions", Chat());
+  // /health tells a server that cannot admit work from one that can.
+  auto busy = Client().Get("/health");
   first.join();
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 503);
   EXPECT_EQ(res->get_header_value("Retry-After"), "1");
+  ASSERT_TRUE(busy);
+  EXPECT_EQ(busy->status, 503);
+  EXPECT_EQ(json::parse(busy->body)["status"], "busy");
+  auto ok = Client().Get("/health");
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(json::parse(ok->body)["status"], "ok");
   EXPECT_EQ(Post("/v1/chat/completions", Chat())->status, 200);  // capacity is back
 }
 

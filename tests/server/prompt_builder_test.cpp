@@ -113,5 +113,28 @@ TEST_F(PromptBuilderTest, EnableThinkingFalseClosesTheThinkingBlock) {
   EXPECT_FALSE(p->reasoning_open);
 }
 
+// A prompt longer than the limit is refused while tokenizing: the encoder
+// stops soon after the limit instead of encoding the whole text, and a
+// prompt within the limit gets exactly its unlimited tokens.
+TEST_F(PromptBuilderTest, TokenizingStopsPastTheLimit) {
+  std::string words;
+  for (int i = 0; i < 20000; ++i) words += "word" + std::to_string(i % 97) + " ";
+  json messages = json::array({System(), {{"role", "user"}, {"content", words}}});
+  Result<BuiltPrompt> whole = builder_->Build(Chat(messages));
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  ASSERT_GT(whole->tokens.size(), 20000u);
+  Result<BuiltPrompt> within = builder_->Build(Chat(messages), static_cast<int64_t>(whole->tokens.size()));
+  ASSERT_TRUE(within.ok()) << within.status().ToString();
+  EXPECT_EQ(within->tokens, whole->tokens);
+  Result<BuiltPrompt> over = builder_->Build(Chat(messages), 1000);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kOutOfRange);
+  EXPECT_NE(over.status().message().find("more than 1000 tokens"), std::string::npos) << over.status().ToString();
+  // The encoder itself: at most one pre-tokenizer piece past the limit.
+  std::vector<int32_t> cut = tokenizer_.Encode(words, {.parse_special = true, .max_tokens = 100});
+  EXPECT_GT(cut.size(), 100u);
+  EXPECT_LT(cut.size(), 120u);
+}
+
 }  // namespace
 }  // namespace lineage::server

@@ -48,16 +48,8 @@ class ToolChoiceEndToEnd : public ::testing::TestWithParam<model::Arch> {
     dir_ = std::filesystem::temp_directory_path() / ("lineage_tool_choice_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
     for (model::Arch arch : {model::Arch::kQwen3_5, model::Arch::kQwen3}) {
-      auto spec = model::LookupShape(arch, "tiny");
-      ASSERT_TRUE(spec.ok()) << spec.status().ToString();
-      auto flavour = arch == model::Arch::kQwen3_5 ? text::VocabFlavour::kQwen35 : text::VocabFlavour::kQwen3;
-      model::VocabData vocab = text::MakeSyntheticVocab(spec->config.vocab, flavour, 1);
-      vocab.chat_template = model::ChatTemplateFor(arch);
-      model::WriteOptions o;
-      o.format = model::FileFormat::kGguf;
-      o.dtype = DType::kF32;
-      o.seed = 3;
-      ASSERT_TRUE(model::WriteModel(*spec, vocab, o, Path(arch)).ok());
+      Status st = testing::WriteTinyModel(arch, Path(arch), 3);
+      ASSERT_TRUE(st.ok()) << st.ToString();
     }
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }

@@ -1,0 +1,193 @@
+#include "server/guarded_listener.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+namespace lineage::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+thread_local bool t_overflow = false;
+thread_local RequestSlot t_request;
+
+std::string AddressOf(const sockaddr_storage& addr, socklen_t len, int* port) {
+  char host[NI_MAXHOST] = "";
+  char serv[NI_MAXSERV] = "";
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&addr), len, host, sizeof host, serv, sizeof serv,
+                  NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return "";
+  if (port) *port = std::atoi(serv);
+  return host;
+}
+
+std::string PeerAddress(int fd, int* port = nullptr) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "";
+  return AddressOf(addr, len, port);
+}
+
+// Waits for `events` on fd until `deadline`; true when ready.
+bool PollUntil(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    // Rounded up, so that a false return means the deadline has passed.
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{fd, events, 0};
+    int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000 * 1000)));
+    if (r > 0) return true;
+    if (r < 0 && errno != EINTR) return false;
+  }
+}
+
+// A socket stream whose reads end at a deadline set per request phase;
+// reads are buffered because httplib reads request lines a byte at a time.
+class DeadlineStream final : public httplib::Stream {
+ public:
+  DeadlineStream(int fd, std::chrono::milliseconds write_timeout) : fd_(fd), write_timeout_(write_timeout) {}
+
+  void set_read_deadline(Clock::time_point t) { deadline_ = t; }
+  bool has_buffered() const { return off_ < len_; }
+
+  bool is_readable() const override { return has_buffered() || WaitReadable(); }
+  bool is_writable() const override { return PollUntil(fd_, POLLOUT, Clock::now() + write_timeout_); }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (has_buffered()) {
+      size_t n = std::min(size, len_ - off_);
+      std::memcpy(ptr, buf_.data() + off_, n);
+      off_ += n;
+      return static_cast<ssize_t>(n);
+    }
+    if (!WaitReadable()) return -1;
+    if (size >= buf_.size()) return Recv(ptr, size);
+    ssize_t n = Recv(buf_.data(), buf_.size());
+    if (n <= 0) return n;
+    size_t take = std::min(size, static_cast<size_t>(n));
+    std::memcpy(ptr, buf_.data(), take);
+    off_ = take;
+    len_ = static_cast<size_t>(n);
+    return static_cast<ssize_t>(take);
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!is_writable()) return -1;
+    for (;;) {
+      ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
+      if (n >= 0 || errno != EINTR) return n;
+    }
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { ip = PeerAddress(fd_, &port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    if (getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) ip = AddressOf(addr, len, &port);
+  }
+  socket_t socket() const override { return fd_; }
+
+ private:
+  bool WaitReadable() const {
+    if (PollUntil(fd_, POLLIN, deadline_)) return true;
+    if (Clock::now() >= deadline_) t_request.read_timed_out = true;
+    return false;
+  }
+  ssize_t Recv(char* p, size_t n) {
+    for (;;) {
+      ssize_t r = ::recv(fd_, p, n, 0);
+      if (r >= 0 || errno != EINTR) return r;
+    }
+  }
+
+  int fd_;
+  std::chrono::milliseconds write_timeout_;
+  Clock::time_point deadline_ = Clock::now();
+  std::array<char, 4096> buf_{};
+  size_t off_ = 0, len_ = 0;
+};
+
+}  // namespace
+
+bool GuardedListener::OnOverflowConnection() { return t_overflow; }
+RequestSlot& GuardedListener::CurrentRequest() { return t_request; }
+
+int GuardedListener::open_connections() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_;
+}
+
+int64_t GuardedListener::rejected_connections() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rejected_;
+}
+
+bool GuardedListener::Register(const std::string& client) {
+  std::lock_guard<std::mutex> lock(mu_);
+  int& mine = per_client_[client];
+  if (open_ >= limits_.max_connections || mine >= limits_.max_connections_per_client) {
+    if (mine == 0) per_client_.erase(client);
+    ++rejected_;
+    return false;
+  }
+  ++open_;
+  ++mine;
+  return true;
+}
+
+void GuardedListener::Unregister(const std::string& client) {
+  std::lock_guard<std::mutex> lock(mu_);
+  --open_;
+  if (--per_client_[client] <= 0) per_client_.erase(client);
+}
+
+bool GuardedListener::WaitForRequest(int fd, std::chrono::milliseconds timeout) const {
+  // In slices, so that Stop() does not wait for idle keep-alive connections.
+  Clock::time_point end = Clock::now() + timeout;
+  while (svr_sock_ != INVALID_SOCKET) {
+    Clock::time_point slice = std::min(end, Clock::now() + std::chrono::milliseconds(100));
+    if (PollUntil(fd, POLLIN, slice)) {
+      char c;
+      return ::recv(fd, &c, 1, MSG_PEEK) > 0;  // 0: the peer closed
+    }
+    if (Clock::now() >= end) return false;
+  }
+  return false;
+}
+
+bool GuardedListener::process_and_close_socket(socket_t sock) {
+  std::string client = PeerAddress(sock);
+  bool overflow = !Register(client);
+  t_overflow = overflow;
+  DeadlineStream strm(sock, limits_.write_timeout);
+  size_t count = overflow ? 1 : std::max<size_t>(1, keep_alive_max_count_);
+  bool ret = false;
+  while (count > 0 && svr_sock_ != INVALID_SOCKET) {
+    if (!strm.has_buffered() && !WaitForRequest(sock, overflow ? limits_.overflow_timeout : limits_.idle_timeout)) break;
+    t_request = RequestSlot{next_request_id_++, Clock::now(), false};
+    strm.set_read_deadline(Clock::now() + (overflow ? limits_.overflow_timeout : limits_.header_timeout));
+    bool connection_closed = false;
+    ret = process_request(strm, count == 1, connection_closed, [&](httplib::Request&) {
+      // The headers are in: the body has its own deadline.
+      strm.set_read_deadline(Clock::now() + (overflow ? limits_.overflow_timeout : limits_.body_timeout));
+    });
+    // A request cut off by its deadline leaves the stream mid-request.
+    if (!ret || connection_closed || t_request.close_connection || t_request.read_timed_out) break;
+    --count;
+  }
+  t_overflow = false;
+  if (!overflow) Unregister(client);
+  ::shutdown(sock, SHUT_RDWR);
+  ::close(sock);
+  return ret;
+}
+
+}  // namespace lineage::server

@@ -1,0 +1,79 @@
+// GuardedListener: httplib's server with the connection handling a public
+// endpoint needs, so that slow or greedy clients cost their own requests
+// only (docs/server.md, "Limits").
+//
+// - Deadlines, not idle timeouts: a request's line and headers must arrive
+//   within header_timeout of its first byte, and its body within
+//   body_timeout of the end of its headers, however the bytes trickle in
+//   (a client sending one byte a second cannot hold a worker for long).
+// - Caps: at most max_connections connections are served at once, and at
+//   most max_connections_per_client from one peer address. A connection
+//   past a cap is still read (with a short deadline) so that GET /health
+//   gets its answer; every other request on it gets 503 (the route decides,
+//   through OnOverflowConnection()). max_connections stays below the
+//   worker count, so some workers are always free for these answers.
+// - Per request, the listener keeps a RequestSlot (id, start time) that
+//   routes and the request logger read on the connection's thread.
+// Thread-safety: Serve/Stop as httplib::Server; the counters are guarded.
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace lineage::server {
+
+struct ConnectionLimits {
+  int max_connections = 60;
+  int max_connections_per_client = 60;
+  std::chrono::milliseconds header_timeout{30000};
+  std::chrono::milliseconds body_timeout{120000};
+  std::chrono::milliseconds idle_timeout{5000};    // between two requests of a keep-alive connection
+  std::chrono::milliseconds write_timeout{600000}; // one blocked send
+  // Over a cap: how long the one request answered on the connection may take to arrive.
+  std::chrono::milliseconds overflow_timeout{2000};
+};
+
+// The request being served on the calling thread.
+struct RequestSlot {
+  int64_t id = 0;
+  std::chrono::steady_clock::time_point start;
+  bool logged_by_route = false;  // the route writes the log line and counts it itself
+  bool close_connection = false; // the request's body was left unread: end the connection after the answer
+  bool read_timed_out = false;   // a read passed the header or body deadline (the connection then ends)
+};
+
+class GuardedListener : public httplib::Server {
+ public:
+  explicit GuardedListener(ConnectionLimits limits) : limits_(limits) {}
+
+  // On a connection's thread: whether it was accepted past a cap.
+  static bool OnOverflowConnection();
+  // On a connection's thread: the request in progress.
+  static RequestSlot& CurrentRequest();
+
+  int open_connections() const;
+  int64_t rejected_connections() const;
+
+ private:
+  bool process_and_close_socket(socket_t sock) override;
+  // Takes a place for `client`; false when a cap is reached.
+  bool Register(const std::string& client);
+  void Unregister(const std::string& client);
+  // Waits up to `timeout` for the first byte of a next request; false on
+  // timeout, on a closed peer, or when the server stops.
+  bool WaitForRequest(int fd, std::chrono::milliseconds timeout) const;
+
+  const ConnectionLimits limits_;
+  mutable std::mutex mu_;
+  int open_ = 0;
+  int64_t rejected_ = 0;
+  std::map<std::string, int> per_client_;
+  std::atomic<int64_t> next_request_id_{1};
+};
+
+}  // namespace lineage::server
