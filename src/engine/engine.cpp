@@ -108,7 +108,7 @@ void Engine::Step(const Batch& batch, float* logits) {
     s.seq->OwnRecurrent();  // before the threads write it (copy-on-write of a shared state)
   }
   const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens};
-  if (config().arch == model::Arch::kQwen3_5) {
+  if (model::IsHybrid(config().arch)) {
     ForwardQwen35(*model_, ctx, logits);
   } else {
     ForwardQwen3(*model_, ctx, logits);

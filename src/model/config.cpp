@@ -16,6 +16,8 @@ const char* ArchName(Arch a) {
   switch (a) {
     case Arch::kQwen3_5: return "qwen3_5";
     case Arch::kQwen3: return "qwen3";
+    case Arch::kQwen3_5Moe: return "qwen3_5_moe";
+    case Arch::kQwen3Next: return "qwen3_next";
   }
   return "?";
 }

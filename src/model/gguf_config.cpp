@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/shapes.h"
+#include "model/tensor_plan.h"
 
 namespace lineage::model {
 namespace {
@@ -31,13 +32,15 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   c.format = FileFormat::kGguf;
   c.source_path = g.path();
   LINEAGE_ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
-  if (arch == "qwen35") {
-    c.arch = Arch::kQwen3_5;
-  } else if (arch == "qwen3") {
-    c.arch = Arch::kQwen3;
-  } else {
-    return Unsupported(g.path() + ": unknown architecture '" + arch + "' (supported: qwen35, qwen3)");
-  }
+  bool known = false;
+  for (Arch candidate : {Arch::kQwen3_5, Arch::kQwen3, Arch::kQwen3_5Moe, Arch::kQwen3Next})
+    if (arch == GgufArchName(candidate)) {
+      c.arch = candidate;
+      known = true;
+    }
+  if (!known)
+    return Unsupported(g.path() + ": unknown architecture '" + arch +
+                       "' (supported: qwen35, qwen3, qwen35moe, qwen3next)");
   const std::string a = arch + ".";
   auto opt_int = [&](const std::string& key, int64_t fallback) -> Result<int64_t> {
     if (!g.Find(key)) return fallback;
@@ -47,7 +50,12 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   LINEAGE_ASSIGN_OR_RETURN(int64_t nextn, opt_int(a + "nextn_predict_layers", 0));
   c.num_layers = block_count - nextn;
   LINEAGE_ASSIGN_OR_RETURN(c.hidden, g.GetInt(a + "embedding_length"));
-  LINEAGE_ASSIGN_OR_RETURN(c.intermediate, g.GetInt(a + "feed_forward_length"));
+  // A MoE model has no dense FFN; its feed_forward_length is informative.
+  if (IsMoeArch(c.arch)) {
+    LINEAGE_ASSIGN_OR_RETURN(c.intermediate, opt_int(a + "feed_forward_length", 0));
+  } else {
+    LINEAGE_ASSIGN_OR_RETURN(c.intermediate, g.GetInt(a + "feed_forward_length"));
+  }
   LINEAGE_ASSIGN_OR_RETURN(c.context_length, opt_int(a + "context_length", 0));
   LINEAGE_ASSIGN_OR_RETURN(c.num_heads, g.GetInt(a + "attention.head_count"));
   LINEAGE_ASSIGN_OR_RETURN(c.num_kv_heads, opt_int(a + "attention.head_count_kv", c.num_heads));
@@ -64,9 +72,9 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   c.vocab = embd->ne[1];
   c.tied_embeddings = g.FindTensor("output.weight") == nullptr;
 
-  if (c.arch == Arch::kQwen3_5) {
+  if (IsHybrid(c.arch)) {
     c.attn_output_gate = true;
-    c.v_head_order = VHeadOrder::kTiled;
+    c.v_head_order = GgufTilesVHeads(c.arch) ? VHeadOrder::kTiled : VHeadOrder::kGrouped;
     LINEAGE_ASSIGN_OR_RETURN(c.conv_kernel, g.GetInt(a + "ssm.conv_kernel"));
     LINEAGE_ASSIGN_OR_RETURN(c.lin_k_dim, g.GetInt(a + "ssm.state_size"));
     LINEAGE_ASSIGN_OR_RETURN(c.lin_num_k_heads, g.GetInt(a + "ssm.group_count"));
@@ -80,6 +88,17 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
     c.layer_kinds = LayerKindsFromInterval(c.num_layers, interval);
   } else {
     c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
+  }
+  if (IsMoeArch(c.arch)) {
+    LINEAGE_ASSIGN_OR_RETURN(c.num_experts, g.GetInt(a + "expert_count"));
+    LINEAGE_ASSIGN_OR_RETURN(c.experts_per_token, g.GetInt(a + "expert_used_count"));
+    LINEAGE_ASSIGN_OR_RETURN(c.expert_intermediate, g.GetInt(a + "expert_feed_forward_length"));
+    LINEAGE_ASSIGN_OR_RETURN(c.shared_intermediate, g.GetInt(a + "expert_shared_feed_forward_length"));
+    if (c.num_experts <= 0 || c.experts_per_token <= 0 || c.experts_per_token > c.num_experts ||
+        c.expert_intermediate <= 0 || c.shared_intermediate <= 0)
+      return InvalidArgument(g.path() + ": inconsistent " + arch +
+                             " expert keys (expert_count " + std::to_string(c.num_experts) + ", expert_used_count " +
+                             std::to_string(c.experts_per_token) + ", expert widths)");
   }
   if (g.Find("tokenizer.ggml.bos_token_id")) {
     LINEAGE_ASSIGN_OR_RETURN(c.bos_token_id, g.GetInt("tokenizer.ggml.bos_token_id"));

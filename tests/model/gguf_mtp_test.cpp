@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "gguf_copy.h"
 #include "model/gguf_file.h"
 #include "model/gguf_writer.h"
 #include "model/load_model.h"
@@ -18,40 +19,12 @@ namespace {
 // Re-emits every key and tensor of `g`, then adds the MTP block (blk.<layers>).
 Status CopyWithMtpBlock(const GgufFile& g, const std::string& out, int64_t layers) {
   GgufWriter w;
-  for (const auto& [key, v] : g.metadata()) {
-    if (key == "qwen35.block_count") {
-      w.AddUint32(key, static_cast<uint32_t>(layers + 1));
-      continue;
-    }
-    switch (v.type) {
-      case GgufType::kUint32: w.AddUint32(key, static_cast<uint32_t>(v.as_uint)); break;
-      case GgufType::kInt32: w.AddInt32(key, static_cast<int32_t>(v.as_int)); break;
-      case GgufType::kFloat32: w.AddFloat32(key, static_cast<float>(v.as_double)); break;
-      case GgufType::kBool: w.AddBool(key, v.as_bool); break;
-      case GgufType::kString: w.AddString(key, std::string(v.as_string)); break;
-      case GgufType::kArray:
-        if (v.elem_type == GgufType::kString) {
-          w.AddStringArray(key, *g.GetStringArray(key));
-        } else if (v.elem_type == GgufType::kInt32) {
-          const std::vector<int64_t> values = *g.GetIntArray(key);
-          std::vector<int32_t> x(values.begin(), values.end());
-          w.AddInt32Array(key, x);
-        } else {
-          return Internal("unexpected array type in " + key);
-        }
-        break;
-      default:
-        return Internal("unexpected value type in " + key);
-    }
-  }
+  LINEAGE_RETURN_IF_ERROR(testing_util::CopyGgufMetadata(g, w, [](const std::string& key) {
+    return key == "qwen35.block_count";
+  }));
+  w.AddUint32("qwen35.block_count", static_cast<uint32_t>(layers + 1));
   w.AddUint32("qwen35.nextn_predict_layers", 1);
-  for (const GgufTensorInfo& t : g.tensors()) {
-    auto view = g.Tensor(t.name);
-    if (!view.ok()) return view.status();
-    const TensorView v = *view;
-    w.AddTensor(t.name, t.ne, t.ggml_type, static_cast<uint64_t>(t.nbytes),
-                [v](FileSink& sink) { return sink.Write(v.data, static_cast<size_t>(v.nbytes)); });
-  }
+  LINEAGE_RETURN_IF_ERROR(testing_util::CopyGgufTensors(g, w));
   const std::string blk = "blk." + std::to_string(layers) + ".";
   const int64_t H = 128;
   std::vector<float> ones(static_cast<size_t>(2 * H * H), 1.0f);
