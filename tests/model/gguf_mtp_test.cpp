@@ -11,6 +11,7 @@
 #include "model/gguf_writer.h"
 #include "model/load_model.h"
 #include "model/reference_forward.h"
+#include "model/tensor_plan.h"
 #include "test_util.h"
 
 namespace lineage::model {
@@ -18,12 +19,13 @@ namespace {
 
 // Re-emits every key and tensor of `g`, then adds the MTP block (blk.<layers>).
 Status CopyWithMtpBlock(const GgufFile& g, const std::string& out, int64_t layers) {
+  LINEAGE_ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
   GgufWriter w;
-  LINEAGE_RETURN_IF_ERROR(testing_util::CopyGgufMetadata(g, w, [](const std::string& key) {
-    return key == "qwen35.block_count";
+  LINEAGE_RETURN_IF_ERROR(testing_util::CopyGgufMetadata(g, w, [&](const std::string& key) {
+    return key == arch + ".block_count";
   }));
-  w.AddUint32("qwen35.block_count", static_cast<uint32_t>(layers + 1));
-  w.AddUint32("qwen35.nextn_predict_layers", 1);
+  w.AddUint32(arch + ".block_count", static_cast<uint32_t>(layers + 1));
+  w.AddUint32(arch + ".nextn_predict_layers", 1);
   LINEAGE_RETURN_IF_ERROR(testing_util::CopyGgufTensors(g, w));
   const std::string blk = "blk." + std::to_string(layers) + ".";
   const int64_t H = 128;
@@ -41,11 +43,15 @@ Status CopyWithMtpBlock(const GgufFile& g, const std::string& out, int64_t layer
   return w.WriteFile(out);
 }
 
-TEST(GgufMtp, NextnBlockIsNotPartOfTheTrunk) {
-  auto spec = LookupShape(Arch::kQwen3_5, "tiny");
+// Dense qwen35 and the MoE archs, whose converters append the block the same way.
+class GgufMtp : public ::testing::TestWithParam<Arch> {};
+
+TEST_P(GgufMtp, NextnBlockIsNotPartOfTheTrunk) {
+  auto spec = LookupShape(GetParam(), "tiny");
   ASSERT_TRUE(spec.ok());
-  std::string plain = testing_util::Write(*spec, FileFormat::kGguf, DType::kF32, 6, "plain.gguf");
-  std::string mtp = testing_util::TempPath("mtp.gguf");
+  const std::string arch = GgufArchName(GetParam());
+  std::string plain = testing_util::Write(*spec, FileFormat::kGguf, DType::kF32, 6, arch + "_plain.gguf");
+  std::string mtp = testing_util::TempPath(arch + "_mtp.gguf");
   {
     auto g = GgufFile::Open(plain);
     ASSERT_TRUE(g.ok());
@@ -54,7 +60,7 @@ TEST(GgufMtp, NextnBlockIsNotPartOfTheTrunk) {
   }
   auto g = GgufFile::Open(mtp);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
-  EXPECT_EQ(*g->GetInt("qwen35.block_count"), 9);
+  EXPECT_EQ(*g->GetInt(arch + ".block_count"), 9);
   auto a = LoadModel(plain);
   auto b = LoadModel(mtp);
   ASSERT_TRUE(a.ok() && b.ok()) << b.status().ToString();
@@ -63,6 +69,9 @@ TEST(GgufMtp, NextnBlockIsNotPartOfTheTrunk) {
   const auto tokens = testing_util::SomeTokens(4, 1024);
   EXPECT_EQ(*ReferenceForward(**a, tokens), *ReferenceForward(**b, tokens));
 }
+
+INSTANTIATE_TEST_SUITE_P(Archs, GgufMtp, ::testing::Values(Arch::kQwen3_5, Arch::kQwen3_5Moe, Arch::kQwen3Next),
+                         [](const auto& info) { return std::string(ArchName(info.param)); });
 
 }  // namespace
 }  // namespace lineage::model
