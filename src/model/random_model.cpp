@@ -74,7 +74,8 @@ void FillExperts(const PlannedTensor& p, uint64_t seed, int64_t begin, int64_t n
   const int64_t cols = s.back(), rows = s[s.size() - 2];
   const int64_t per_expert = rows * cols;
   const Range range = UniformWithStd(1.0 / std::sqrt(static_cast<double>(cols)));
-  std::string cached;
+  int64_t cached_expert = -1;
+  const char* cached_kind = nullptr;
   uint64_t key = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t idx = begin + i;
@@ -85,10 +86,10 @@ void FillExperts(const PlannedTensor& p, uint64_t seed, int64_t begin, int64_t n
       kind = row < half ? "gate" : "up";
       within = (row % half) * cols + within % cols;
     }
-    std::string name = "layers." + std::to_string(p.layer) + ".experts." + std::to_string(e) + "." + kind;
-    if (name != cached) {
-      cached = std::move(name);
-      key = SplitMix64(seed ^ Fnv1a(cached));
+    if (e != cached_expert || kind != cached_kind) {  // a new matrix: its key
+      cached_expert = e;
+      cached_kind = kind;
+      key = SplitMix64(seed ^ Fnv1a("layers." + std::to_string(p.layer) + ".experts." + std::to_string(e) + "." + kind));
     }
     out[i] = static_cast<float>(Uniform(key, within, range));
   }

@@ -147,9 +147,12 @@ TEST(ChatTemplates, EmbeddedTextsAreThePublishedOnes) {
 
 // The real dimensions (cut to their first 4 layers and a small vocabulary to
 // stay fast) keep activations O(1) with the chosen scales.
-void ExpectRealDimensionsSane(Arch arch, const char* shape) {
+// `experts` > 0 keeps only that many routed experts (the widths, k and the
+// trunk stay real; the count only sets how many router rows there are).
+void ExpectRealDimensionsSane(Arch arch, const char* shape, int64_t experts = 0) {
   auto spec = LookupShape(arch, shape, 2048);
   ASSERT_TRUE(spec.ok());
+  if (experts > 0) spec->config.num_experts = experts;
   spec->config.num_layers = 4;
   spec->config.layer_kinds.resize(4);
   auto m = MakeRandomModel(*spec, DType::kBF16, 1);
@@ -171,6 +174,12 @@ void ExpectRealDimensionsSane(Arch arch, const char* shape) {
 
 TEST(RandomModel, RealQwen35DimensionsStaySane) { ExpectRealDimensionsSane(Arch::kQwen3_5, "qwen3.5-0.8b"); }
 TEST(RandomModel, RealQwen3DimensionsStaySane) { ExpectRealDimensionsSane(Arch::kQwen3, "qwen3-0.6b"); }
+TEST(RandomModel, RealQwen35MoeDimensionsStaySane) {
+  ExpectRealDimensionsSane(Arch::kQwen3_5Moe, "qwen3.5-35b-a3b", 10);
+}
+TEST(RandomModel, RealQwen3NextDimensionsStaySane) {
+  ExpectRealDimensionsSane(Arch::kQwen3Next, "qwen3-next-80b-a3b", 12);
+}
 
 }  // namespace
 }  // namespace lineage::model
