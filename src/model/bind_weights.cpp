@@ -116,7 +116,7 @@ Status BindExperts(const ModelConfig& c, int64_t l, const TensorLookup& lookup, 
 // at rows g * 2r of in_proj_ba (spec §2.1).
 void BuildGdnBlocks(const ModelConfig& c, LinearAttentionWeights* w) {
   const int64_t Hk = c.lin_num_k_heads, dk = c.lin_k_dim, dv = c.lin_v_dim, r = c.lin_num_v_heads / Hk;
-  const int64_t key_dim = Hk * dk, value_dim = c.lin_num_v_heads * dv;
+  const int64_t key_dim = Hk * dk;
   auto& b = w->in_blocks;
   if (w->in_proj_qkvz.valid()) {
     const int64_t group = 2 * dk + 2 * r * dv;
@@ -140,7 +140,6 @@ void BuildGdnBlocks(const ModelConfig& c, LinearAttentionWeights* w) {
     b.push_back({w->in_proj_b, GdnInput::kB, 0});
     b.push_back({w->in_proj_a, GdnInput::kA, 0});
   }
-  (void)value_dim;
 }
 
 }  // namespace
