@@ -23,6 +23,7 @@ struct MkmodelArgs {
   std::string out;
   int64_t vocab = 0;
   uint64_t shard_mb = 0;
+  int64_t layers = 0;
 };
 
 int Run(const MkmodelArgs& a) {
@@ -34,6 +35,10 @@ int Run(const MkmodelArgs& a) {
   if (!arch.ok()) return fail(arch.status());
   auto spec = model::LookupShape(*arch, a.shape, a.vocab);
   if (!spec.ok()) return fail(spec.status());
+  if (a.layers > 0) {
+    spec = model::CutLayers(*spec, a.layers);
+    if (!spec.ok()) return fail(spec.status());
+  }
   model::WriteOptions o;
   if (a.format == "safetensors") o.format = model::FileFormat::kSafetensors;
   else if (a.format == "gguf") o.format = model::FileFormat::kGguf;
@@ -43,20 +48,26 @@ int Run(const MkmodelArgs& a) {
   o.dtype = *dtype;
   o.seed = a.seed;
   o.shard_bytes = a.shard_mb << 20;
-  const auto flavour = *arch == model::Arch::kQwen3_5 ? text::VocabFlavour::kQwen35 : text::VocabFlavour::kQwen3;
+  const bool qwen35_vocab = *arch == model::Arch::kQwen3_5 || *arch == model::Arch::kQwen3_5Moe;
+  const auto flavour = qwen35_vocab ? text::VocabFlavour::kQwen35 : text::VocabFlavour::kQwen3;
   model::VocabData vocab = text::MakeSyntheticVocab(spec->config.vocab, flavour, a.seed);
   vocab.chat_template = model::ChatTemplateFor(*arch);
   Status s = model::WriteModel(*spec, vocab, o, a.out);
   if (!s.ok()) return fail(s);
-  std::printf("wrote %s %s (%s, %s, seed %llu) to %s\n", a.arch.c_str(), a.shape.c_str(), a.format.c_str(),
+  std::printf("wrote %s %s (%s, %s, seed %llu) to %s\n", a.arch.c_str(), spec->shape.c_str(), a.format.c_str(),
               a.dtype.c_str(), static_cast<unsigned long long>(a.seed), a.out.c_str());
   return 0;
 }
 
 Register reg{{"mkmodel", "Write a random-weight model in a real checkpoint layout", [](CLI::App& sub) {
                 auto args = std::make_shared<MkmodelArgs>();
-                sub.add_option("--arch", args->arch, "qwen3_5 or qwen3")->capture_default_str();
-                sub.add_option("--shape", args->shape, "tiny, qwen3.5-0.8b or qwen3-0.6b")->capture_default_str();
+                sub.add_option("--arch", args->arch, "qwen3_5, qwen3, qwen3_5_moe or qwen3_next")
+                    ->capture_default_str();
+                sub.add_option("--shape", args->shape,
+                               "tiny, qwen3.5-0.8b, qwen3-0.6b, qwen3.5-35b-a3b or qwen3-next-80b-a3b")
+                    ->capture_default_str();
+                sub.add_option("--layers", args->layers, "keep only the first N layers of the shape (0: all)")
+                    ->capture_default_str();
                 sub.add_option("--format", args->format, "safetensors (a directory) or gguf (a file)")
                     ->capture_default_str();
                 sub.add_option("--dtype", args->dtype, "f32, f16, bf16, or q8_0 (gguf only)")->capture_default_str();

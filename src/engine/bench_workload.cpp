@@ -31,33 +31,47 @@ int64_t PeakRssBytes() {
   return static_cast<int64_t>(u.ru_maxrss) * 1024;
 }
 
-// Sum of f(view) over the matrices one decode step streams: every layer's,
-// plus the output head (the embedding is read one row at a time).
+// Sum of f(view) over the matrices one decode step streams, by part: every
+// layer's, plus the output head (the embedding is read one row at a time).
+// A MoE layer streams its router, its shared expert and k routed experts
+// (all experts of a layer have the same size, so any k stand for the ones
+// a token picks).
 template <typename F>
-int64_t SumDecodeMatrices(const model::Weights& w, F f) {
-  int64_t sum = f(w.lm_head);
+ActiveBytes SumDecodeMatrices(const model::Model& m, F f) {
+  const model::Weights& w = m.weights;
+  ActiveBytes a;
+  a.head = f(w.lm_head);
   for (const model::LayerWeights& l : w.layers) {
-    sum += f(l.gate_proj) + f(l.up_proj) + f(l.down_proj);
-    if (l.kind == model::LayerKind::kLinearAttention) {
-      sum += f(l.linear.in_proj_qkv) + f(l.linear.in_proj_z) + f(l.linear.in_proj_a) + f(l.linear.in_proj_b) +
-             f(l.linear.out_proj);
+    if (m.config.moe()) {
+      const model::MoeWeights& e = l.moe;
+      a.router += f(e.router);
+      a.shared_expert += f(e.shared_gate) + f(e.shared_up) + f(e.shared_down);
+      a.routed_experts += m.config.experts_per_token * (f(e.gate.front()) + f(e.up.front()) + f(e.down.front()));
     } else {
-      sum += f(l.full.q_proj) + f(l.full.k_proj) + f(l.full.v_proj) + f(l.full.o_proj);
+      a.dense_ffn += f(l.gate_proj) + f(l.up_proj) + f(l.down_proj);
+    }
+    if (l.kind == model::LayerKind::kLinearAttention) {
+      const model::LinearAttentionWeights& g = l.linear;
+      a.recurrent += f(g.in_proj_qkv) + f(g.in_proj_z) + f(g.in_proj_a) + f(g.in_proj_b) + f(g.in_proj_qkvz) +
+                     f(g.in_proj_ba) + f(g.out_proj);
+    } else {
+      a.attention += f(l.full.q_proj) + f(l.full.k_proj) + f(l.full.v_proj) + f(l.full.o_proj);
     }
   }
-  return sum;
+  return a;
 }
 
-int64_t DecodeWeightBytes(const model::Weights& w) {
-  return SumDecodeMatrices(w, [](const TensorView& t) { return t.nbytes; });
-}
+// Bytes of a view, 0 for an absent one.
+int64_t ViewBytes(const TensorView& t) { return t.valid() ? t.nbytes : 0; }
+int64_t ViewParams(const TensorView& t) { return t.valid() ? t.numel() : 0; }
 
 // Matmul flops of a prefill of T tokens: 2 per weight per row, the output
 // head on the last row only.
-double PrefillGemmFlops(const model::Weights& w, int64_t T) {
-  const double layer_params =
-      static_cast<double>(SumDecodeMatrices(w, [](const TensorView& t) { return t.numel(); }) - w.lm_head.numel());
-  return 2.0 * layer_params * static_cast<double>(T) + 2.0 * static_cast<double>(w.lm_head.numel());
+// A MoE layer counts the k experts each token uses.
+double PrefillGemmFlops(const model::Model& m, int64_t T) {
+  const ActiveBytes params = SumDecodeMatrices(m, ViewParams);
+  const double layer_params = static_cast<double>(params.total() - params.head);
+  return 2.0 * layer_params * static_cast<double>(T) + 2.0 * static_cast<double>(params.head);
 }
 
 // "model name" of /proc/cpuinfo, or "unknown cpu".
@@ -146,15 +160,21 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
 
   r.peak_rss_bytes = PeakRssBytes();
   for (const auto& buf : m.files) r.weight_bytes += static_cast<int64_t>(buf->size());
-  if (m.files.empty()) r.weight_bytes = DecodeWeightBytes(m.weights) + (m.config.tied_embeddings ? 0 : m.weights.embed.nbytes);
-  r.weight_bytes_per_token = DecodeWeightBytes(m.weights);
+  r.active = SumDecodeMatrices(m, ViewBytes);
+  if (m.files.empty()) {
+    const int64_t all_experts =
+        m.config.moe() ? r.active.routed_experts / m.config.experts_per_token * m.config.num_experts : 0;
+    r.weight_bytes = r.active.total() - r.active.routed_experts + all_experts +
+                     (m.config.tied_embeddings ? 0 : m.weights.embed.nbytes);
+  }
+  r.weight_bytes_per_token = r.active.total();
   r.state_bytes = seq.num_tokens() * engine.kv_layout().page_bytes() / engine.kv_layout().page_tokens +
                   seq.recurrent().bytes();
 
   r.copy_bandwidth_bytes_s = MeasureCopyBandwidth(engine.pool());
   r.decode_bound_tok_s = r.copy_bandwidth_bytes_s / static_cast<double>(r.weight_bytes_per_token);
   r.decode_ratio = r.decode_tok_s / r.decode_bound_tok_s;
-  r.prefill_gemm_flops = PrefillGemmFlops(m.weights, options.prompt_tokens);
+  r.prefill_gemm_flops = PrefillGemmFlops(m, options.prompt_tokens);
   r.prefill_flop_s = r.prefill_gemm_flops / r.prefill_s;
   r.peak_gemm_flop_s = MeasurePeakGemmFlops(engine.pool(), m.weights.lm_head.dtype);
   r.prefill_ratio = r.prefill_flop_s / r.peak_gemm_flop_s;
@@ -169,6 +189,9 @@ nlohmann::json BenchReport::ToJson() const {
       {"gen_tokens", gen_tokens}, {"prefill_s", prefill_s}, {"prefill_tok_s", prefill_tok_s},
       {"decode_s", decode_s}, {"prefill_cpu_share", prefill_cpu_share}, {"decode_cpu_share", decode_cpu_share}, {"decode_tok_s", decode_tok_s}, {"weight_bytes", weight_bytes},
       {"weight_bytes_per_token", weight_bytes_per_token}, {"state_bytes", state_bytes},
+      {"active_bytes", {{"attention", active.attention}, {"recurrent", active.recurrent}, {"router", active.router},
+                        {"shared_expert", active.shared_expert}, {"routed_experts", active.routed_experts},
+                        {"dense_ffn", active.dense_ffn}, {"head", active.head}}},
       {"peak_rss_bytes", peak_rss_bytes}, {"copy_bandwidth_bytes_s", copy_bandwidth_bytes_s},
       {"decode_bound_tok_s", decode_bound_tok_s}, {"decode_ratio", decode_ratio},
       {"prefill_gemm_flops", prefill_gemm_flops}, {"prefill_flop_s", prefill_flop_s},
@@ -196,6 +219,12 @@ std::string BenchReport::ToTable() const {
   add("copy bandwidth   %.2f GB/s\n", copy_bandwidth_bytes_s / 1e9);
   add("decode bound     %.1f MiB of weights per token -> %.2f tokens/s; achieved %.0f%%\n",
       weight_bytes_per_token / MiB, decode_bound_tok_s, 100.0 * decode_ratio);
+  if (active.routed_experts > 0) {
+    add("active per token attention %.1f + recurrent %.1f + router %.2f + shared expert %.1f + routed experts %.1f + "
+        "head %.1f MiB\n",
+        active.attention / MiB, active.recurrent / MiB, active.router / MiB, active.shared_expert / MiB,
+        active.routed_experts / MiB, active.head / MiB);
+  }
   add("peak gemm        %.1f GFLOP/s; prefill %.1f GFLOP/s of matmuls = %.0f%%\n", peak_gemm_flop_s / 1e9,
       prefill_flop_s / 1e9, 100.0 * prefill_ratio);
   add("memory           peak RSS %.1f MiB; weights %.1f MiB + state %.1f MiB\n", peak_rss_bytes / MiB,

@@ -33,6 +33,16 @@ struct AdmissionCost {
   double admit_us = 0;  // Admit + first append (the copy-on-write of one page)
 };
 
+// Weight bytes one decode step streams per token, by part. A MoE layer
+// counts its router, its shared expert and the k routed experts a token
+// uses; `head` is the output projection (the embedding is one row).
+struct ActiveBytes {
+  int64_t attention = 0, recurrent = 0, dense_ffn = 0;
+  int64_t router = 0, shared_expert = 0, routed_experts = 0;
+  int64_t head = 0;
+  int64_t total() const { return attention + recurrent + dense_ffn + router + shared_expert + routed_experts + head; }
+};
+
 struct BenchReport {
   std::string model;
   std::string cpu;
@@ -46,7 +56,8 @@ struct BenchReport {
   // share the cores (or threads wait), which the speed figures then include.
   double prefill_cpu_share = 0, decode_cpu_share = 0;
   int64_t weight_bytes = 0;            // every weight tensor once
-  int64_t weight_bytes_per_token = 0;  // read by one decode step
+  int64_t weight_bytes_per_token = 0;  // read by one decode step (= active.total())
+  ActiveBytes active;
   int64_t state_bytes = 0;             // KV + recurrent of the sequence at the end
   int64_t peak_rss_bytes = 0;
   double copy_bandwidth_bytes_s = 0;

@@ -70,6 +70,10 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
   h.F64(c.rms_eps);
   h.F64(c.rope_theta);
   for (model::LayerKind k : c.layer_kinds) h.I64(static_cast<int64_t>(k));
+  if (c.moe()) {  // dense models hash exactly what they did before MoE existed
+    h.Str("moe");
+    for (int64_t v : {c.num_experts, c.experts_per_token, c.expert_intermediate, c.shared_intermediate}) h.I64(v);
+  }
   const model::Weights& w = m.weights;
   h.Tensor(w.embed);
   for (const model::LayerWeights& l : w.layers) {
@@ -78,6 +82,8 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
     if (l.kind == model::LayerKind::kLinearAttention) {
       const model::LinearAttentionWeights& g = l.linear;
       for (const TensorView* t : {&g.in_proj_qkv, &g.in_proj_z, &g.in_proj_b, &g.in_proj_a, &g.out_proj}) h.Tensor(*t);
+      if (g.in_proj_qkvz.valid()) h.Tensor(g.in_proj_qkvz);
+      if (g.in_proj_ba.valid()) h.Tensor(g.in_proj_ba);
       h.Floats("conv", g.conv);
       h.Floats("dt_bias", g.dt_bias);
       h.Floats("ssm_a", g.ssm_a);
@@ -89,6 +95,13 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
       h.Floats("k_norm", a.k_norm);
     }
     for (const TensorView* t : {&l.gate_proj, &l.up_proj, &l.down_proj}) h.Tensor(*t);
+    if (c.moe()) {  // the edges of the first and last expert stand for all of them
+      const model::MoeWeights& m = l.moe;
+      for (const TensorView* t : {&m.router, &m.shared_gate, &m.shared_up, &m.shared_down, &m.gate.front(),
+                                  &m.down.front(), &m.gate.back(), &m.down.back()})
+        h.Tensor(*t);
+      h.Floats("shared_gate_inp", m.shared_gate_inp);
+    }
   }
   h.Floats("final_norm", w.final_norm);
   h.Tensor(w.lm_head);

@@ -56,6 +56,16 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Mode
   if (c.arch == model::Arch::kQwen3 && c.num_linear_layers() != 0) {
     return Unsupported("qwen3 model with linear-attention layers");
   }
+  if (c.moe()) {
+    if (!model::IsHybrid(c.arch) || c.experts_per_token <= 0 || c.experts_per_token > c.num_experts) {
+      return Unsupported("MoE FFN needs a hybrid arch and 0 < experts per token <= experts");
+    }
+    for (const model::LayerWeights& l : model->weights.layers) {
+      if (static_cast<int64_t>(l.moe.gate.size()) != c.num_experts || !l.moe.router.valid()) {
+        return Internal("MoE model with unbound experts");
+      }
+    }
+  }
   if (c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0) {
     return Unsupported("query heads must be a multiple of kv heads");
   }
@@ -108,7 +118,7 @@ void Engine::Step(const Batch& batch, float* logits) {
     s.seq->OwnRecurrent();  // before the threads write it (copy-on-write of a shared state)
   }
   const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens};
-  if (config().arch == model::Arch::kQwen3_5) {
+  if (model::IsHybrid(config().arch)) {
     ForwardQwen35(*model_, ctx, logits);
   } else {
     ForwardQwen3(*model_, ctx, logits);

@@ -1,6 +1,7 @@
-// Qwen3.5 dense hybrid (spec §0, §4.4): pre-norm layers whose mixer is a
-// Gated DeltaNet (3 of 4 layers) or gated softmax attention, each followed by
-// a SwiGLU FFN. Zero-centred norm weights arrive already folded to (1 + w).
+// The Qwen3.5 hybrid stack (spec §0, §4.4), dense and MoE (qwen3_5_moe,
+// qwen3_next): pre-norm layers whose mixer is a Gated DeltaNet (3 of 4
+// layers) or gated softmax attention, each followed by a SwiGLU FFN or the
+// sparse MoE FFN. Zero-centred norm weights arrive already folded to (1 + w).
 #include "engine/forward.h"
 #include "engine/forward_common.h"
 
@@ -18,7 +19,11 @@ void ForwardQwen35(const model::Model& m, const StepContext& ctx, float* logits)
       }
     });
     PreNormResidual(layer.post_norm, ctx, [&](const float* xn, float* out) {  // h += FFN(N2(h))
-      FeedForward(layer, ctx, xn, out);
+      if (m.config.moe()) {
+        MoeFeedForward(layer.moe, ctx, xn, out);
+      } else {
+        FeedForward(layer, ctx, xn, out);
+      }
     });
   }
   if (logits != nullptr) LastRowLogits(m.weights, ctx, ctx.ws.x.data(), logits);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/gemm_multi.h"
 #include "core/kernels.h"
 #include "engine/layers.h"
 #include "engine/multi_gemm.h"
@@ -82,9 +83,23 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
   float* core = ctx.ws.mid1.data();    // [R, value_dim]
   float* beta = ctx.ws.heads0.data();  // [R, H_v]
   float* g = ctx.ws.heads1.data();     // [R, H_v]
-  MultiGemm({{&w.in_proj_qkv, mixed, conv_dim}, {&w.in_proj_z, z, value_dim}, {&w.in_proj_b, beta, Hv},
-             {&w.in_proj_a, g, Hv}},
-            xn, H, R, ctx.pool);
+  if (w.in_blocks.empty()) {
+    MultiGemm({{&w.in_proj_qkv, mixed, conv_dim}, {&w.in_proj_z, z, value_dim}, {&w.in_proj_b, beta, Hv},
+               {&w.in_proj_a, g, Hv}},
+              xn, H, R, ctx.pool);
+  } else {  // fused projections (Qwen3-Next), cut into row blocks at load
+    thread_local std::vector<kernels::GemmTarget> targets;
+    targets.clear();
+    for (const model::GdnInputBlock& b : w.in_blocks) {
+      switch (b.input) {
+        case model::GdnInput::kQkv: targets.push_back({&b.w, mixed + b.col, conv_dim}); break;
+        case model::GdnInput::kZ: targets.push_back({&b.w, z + b.col, value_dim}); break;
+        case model::GdnInput::kB: targets.push_back({&b.w, beta + b.col, Hv}); break;
+        case model::GdnInput::kA: targets.push_back({&b.w, g + b.col, Hv}); break;
+      }
+    }
+    kernels::GemmMulti(targets, xn, H, R, ctx.pool);
+  }
 
   const std::vector<Segment>& segs = ctx.batch.segments;
   const int64_t kConvGrain = 256;

@@ -31,6 +31,10 @@ void EmbedTokens(const model::Weights& w, const StepContext& ctx, float* x);
 // SwiGLU: down(silu(gate(xn)) * up(xn))  (spec §4.2).
 void FeedForward(const model::LayerWeights& w, const StepContext& ctx, const float* xn, float* out);
 
+// Sparse MoE FFN (spec §4.3): router softmax, top-k renormalised, the
+// sigmoid-scaled shared expert; rows grouped by expert (moe_layer.cpp).
+void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const float* xn, float* out);
+
 // Gated DeltaNet mixer (spec §2); `gdn_index` counts GDN layers only.
 void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, const StepContext& ctx,
                    const float* xn, float* out);

@@ -26,7 +26,12 @@ std::string DescribeModel(const model::Model& m) {
                 static_cast<long long>(c.num_layers), static_cast<long long>(c.num_full_layers()),
                 static_cast<long long>(c.hidden), static_cast<long long>(c.vocab),
                 std::string(Info(m.weights.embed.dtype).name).c_str());
-  return buf;
+  std::string out = buf;
+  if (c.moe()) {
+    out += ", " + std::to_string(c.num_experts) + " experts of " + std::to_string(c.expert_intermediate) + " (top " +
+           std::to_string(c.experts_per_token) + ") + shared " + std::to_string(c.shared_intermediate);
+  }
+  return out;
 }
 
 }  // namespace lineage::engine

@@ -11,6 +11,18 @@
 
 namespace lineage::engine {
 
+// Scratch of the MoE FFN (moe_layer.cpp) for R rows routed to k experts each.
+struct MoeScratch {
+  std::vector<float> logits;           // [R, E] router logits, then probabilities
+  std::vector<int32_t> route_expert;   // [R, k]
+  std::vector<float> route_weight;     // [R, k], renormalised
+  std::vector<int64_t> slot_of_route;  // [R, k]: the route's row in xs / ys
+  std::vector<int64_t> count, offset, cursor;  // [E]: routes per expert, first slot
+  std::vector<float> xs;               // [R k, H] inputs grouped by expert
+  std::vector<float> gate, up;         // [R k, I_e] then [R, I_s] (shared expert)
+  std::vector<float> ys;               // [R k, H] expert outputs, slot order
+};
+
 struct Workspace {
   // Row-major activations, [rows, width] each.
   std::vector<float> x;      // residual stream [R, H]
@@ -25,6 +37,7 @@ struct Workspace {
   std::vector<float> heads0; // [R, H_v]
   std::vector<float> heads1; // [R, H_v]
   std::vector<float> rope;   // [R, rope_dims] cos | sin per row
+  MoeScratch moe;            // sized only for MoE models
   int64_t rows = 0;
 
   void Ensure(const model::ModelConfig& c, int64_t num_rows) {
@@ -47,6 +60,21 @@ struct Workspace {
     grow(heads0, std::max<int64_t>(c.lin_num_v_heads, 1));
     grow(heads1, std::max<int64_t>(c.lin_num_v_heads, 1));
     grow(rope, std::max<int64_t>(c.rope_dims, 1));
+    if (c.moe()) {
+      const int64_t E = c.num_experts, k = c.experts_per_token;
+      const int64_t routes = rows * k;
+      grow(moe.logits, E);
+      moe.route_expert.assign(static_cast<size_t>(routes), 0);
+      moe.route_weight.assign(static_cast<size_t>(routes), 0.0f);
+      moe.slot_of_route.assign(static_cast<size_t>(routes), 0);
+      moe.count.assign(static_cast<size_t>(E), 0);
+      moe.offset.assign(static_cast<size_t>(E), 0);
+      moe.cursor.assign(static_cast<size_t>(E), 0);
+      grow(moe.xs, k * c.hidden);
+      grow(moe.gate, k * c.expert_intermediate + c.shared_intermediate);
+      grow(moe.up, k * c.expert_intermediate + c.shared_intermediate);
+      grow(moe.ys, k * c.hidden);
+    }
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/tensor_slice.h"
 #include "model/encode.h"
 #include "model/tensor_plan.h"
 
@@ -56,6 +57,91 @@ std::vector<float> SmallVector(const ModelConfig& c, const PlannedTensor& p, con
   return x;
 }
 
+// The error for a tensor sized for another number of experts than the
+// config declares (expert_count / num_experts).
+Status ExpertCountError(const FoundTensor& f, const std::string& name, int64_t declared) {
+  return InvalidArgument(f.file + ": tensor '" + name + "' holds " + std::to_string(f.view.shape[0]) +
+                         " experts but the model declares " + std::to_string(declared) + " (expert count)");
+}
+
+std::string ExpertSuffix(int64_t e) { return "[expert " + std::to_string(e) + "]"; }
+
+// The routed experts of MoE layer `l`, from whichever layout the file has
+// (tensor_plan.h). The expert count and widths come from the config; a
+// tensor holding another number of experts is an error naming both.
+Status BindExperts(const ModelConfig& c, int64_t l, const TensorLookup& lookup, MoeWeights* moe) {
+  const int64_t E = c.num_experts, I = c.expert_intermediate;
+  std::string first_missing;
+  for (ExpertLayout layout : {DefaultExpertLayout(c), ExpertLayout::kStacked, ExpertLayout::kMergedGateUp,
+                              ExpertLayout::kPerExpert}) {
+    const std::vector<PlannedTensor> plan = PlanExperts(c, l, layout, c.format);
+    if (plan.empty()) continue;
+    auto probe = lookup(plan.front().gguf_name);
+    if (!probe.ok()) {
+      if (first_missing.empty()) first_missing = probe.status().message();
+      continue;
+    }
+    moe->gate.assign(static_cast<size_t>(E), {});
+    moe->up.assign(static_cast<size_t>(E), {});
+    moe->down.assign(static_cast<size_t>(E), {});
+    for (const PlannedTensor& p : plan) {
+      LINEAGE_ASSIGN_OR_RETURN(FoundTensor f, lookup(p.gguf_name));
+      if (p.expert < 0 && f.view.shape.size() == 3 && f.view.shape[0] != E && f.view.shape[1] == p.gguf_shape[1] &&
+          f.view.shape[2] == p.gguf_shape[2])
+        return ExpertCountError(f, p.gguf_name, E);
+      LINEAGE_ASSIGN_OR_RETURN(TensorView v, Fetch(c, p, lookup));
+      const int64_t rows = p.gguf_shape[p.gguf_shape.size() - 2];
+      for (int64_t e = 0; e < E; ++e) {
+        if (p.expert >= 0 && p.expert != e) continue;
+        const int64_t base = p.expert >= 0 ? 0 : e * rows;
+        switch (p.role) {
+          case Role::kExpGate: moe->gate[e] = RowSlice(v, base, rows, p.expert >= 0 ? "" : ExpertSuffix(e)); break;
+          case Role::kExpUp: moe->up[e] = RowSlice(v, base, rows, p.expert >= 0 ? "" : ExpertSuffix(e)); break;
+          case Role::kExpDown: moe->down[e] = RowSlice(v, base, rows, p.expert >= 0 ? "" : ExpertSuffix(e)); break;
+          case Role::kExpGateUp:  // gate is the first half of each expert's rows, up the second
+            moe->gate[e] = RowSlice(v, base, I, ExpertSuffix(e) + "[gate]");
+            moe->up[e] = RowSlice(v, base + I, I, ExpertSuffix(e) + "[up]");
+            break;
+          default: break;
+        }
+      }
+    }
+    return Status::Ok();
+  }
+  return NotFound(first_missing + " (no routed-expert tensors of MoE layer " + std::to_string(l) + " in any layout)");
+}
+
+// Qwen3-Next's input projections as row blocks (weights.h): q, k, v and z
+// of key group g sit at rows g * (2 d_k + 2 r d_v) of in_proj_qkvz, b and a
+// at rows g * 2r of in_proj_ba (spec §2.1).
+void BuildGdnBlocks(const ModelConfig& c, LinearAttentionWeights* w) {
+  const int64_t Hk = c.lin_num_k_heads, dk = c.lin_k_dim, dv = c.lin_v_dim, r = c.lin_num_v_heads / Hk;
+  const int64_t key_dim = Hk * dk;
+  auto& b = w->in_blocks;
+  if (w->in_proj_qkvz.valid()) {
+    const int64_t group = 2 * dk + 2 * r * dv;
+    for (int64_t g = 0; g < Hk; ++g) {
+      const int64_t base = g * group;
+      b.push_back({RowSlice(w->in_proj_qkvz, base, dk, ""), GdnInput::kQkv, g * dk});
+      b.push_back({RowSlice(w->in_proj_qkvz, base + dk, dk, ""), GdnInput::kQkv, key_dim + g * dk});
+      b.push_back({RowSlice(w->in_proj_qkvz, base + 2 * dk, r * dv, ""), GdnInput::kQkv, 2 * key_dim + g * r * dv});
+      b.push_back({RowSlice(w->in_proj_qkvz, base + 2 * dk + r * dv, r * dv, ""), GdnInput::kZ, g * r * dv});
+    }
+  } else {
+    b.push_back({w->in_proj_qkv, GdnInput::kQkv, 0});
+    b.push_back({w->in_proj_z, GdnInput::kZ, 0});
+  }
+  if (w->in_proj_ba.valid()) {
+    for (int64_t g = 0; g < Hk; ++g) {
+      b.push_back({RowSlice(w->in_proj_ba, g * 2 * r, r, ""), GdnInput::kB, g * r});
+      b.push_back({RowSlice(w->in_proj_ba, g * 2 * r + r, r, ""), GdnInput::kA, g * r});
+    }
+  } else {
+    b.push_back({w->in_proj_b, GdnInput::kB, 0});
+    b.push_back({w->in_proj_a, GdnInput::kA, 0});
+  }
+}
+
 }  // namespace
 
 Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
@@ -63,6 +149,13 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
   w.layers.resize(static_cast<size_t>(c.num_layers));
   for (int64_t l = 0; l < c.num_layers; ++l) w.layers[l].kind = c.layer_kinds[l];
   for (const PlannedTensor& p : PlanTensors(c)) {
+    if (IsExpertRole(p.role)) continue;  // BindExperts, below
+    if (p.role == Role::kRouter) {  // one router row per expert
+      const std::string& name = c.format == FileFormat::kSafetensors ? p.hf_name : p.gguf_name;
+      LINEAGE_ASSIGN_OR_RETURN(FoundTensor f, lookup(name));
+      if (f.view.shape.size() == 2 && f.view.shape[1] == c.hidden && f.view.shape[0] != c.num_experts)
+        return ExpertCountError(f, name, c.num_experts);
+    }
     LINEAGE_ASSIGN_OR_RETURN(TensorView v, Fetch(c, p, lookup));
     std::vector<float> small;
     if (IsSmallRole(p.role)) small = SmallVector(c, p, v);
@@ -91,7 +184,20 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
       case Role::kFfnGate: L->gate_proj = v; break;
       case Role::kFfnUp: L->up_proj = v; break;
       case Role::kFfnDown: L->down_proj = v; break;
+      case Role::kLinQkvz: L->linear.in_proj_qkvz = v; break;
+      case Role::kLinBa: L->linear.in_proj_ba = v; break;
+      case Role::kRouter: L->moe.router = v; break;
+      case Role::kShGate: L->moe.shared_gate = v; break;
+      case Role::kShUp: L->moe.shared_up = v; break;
+      case Role::kShDown: L->moe.shared_down = v; break;
+      case Role::kShGateInp: L->moe.shared_gate_inp = std::move(small); break;
+      case Role::kExpGate: case Role::kExpUp: case Role::kExpDown: case Role::kExpGateUp: break;
     }
+  }
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    LayerWeights& L = w.layers[l];
+    if (c.moe()) LINEAGE_RETURN_IF_ERROR(BindExperts(c, l, lookup, &L.moe));
+    if (L.kind == LayerKind::kLinearAttention && c.arch == Arch::kQwen3Next) BuildGdnBlocks(c, &L.linear);
   }
   if (c.tied_embeddings) w.lm_head = w.embed;
   return w;

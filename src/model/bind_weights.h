@@ -6,6 +6,11 @@
 // Large matrices stay views; small vectors are decoded to fp32 with the HF
 // conventions folded (weights.h): (1 + w) for zero-centred qwen3_5 norms,
 // -exp(A_log) for the GDN decay. GGUF tensors already hold both.
+// MoE layers: the routed experts are found in whichever layout the file has
+// (stacked, merged gate_up, per expert; tensor_plan.h) and sliced per
+// expert; a router or expert tensor sized for another expert count than the
+// config declares is an InvalidArgument naming both counts. Qwen3-Next's
+// fused GDN projections are also cut into row blocks (weights.h).
 #pragma once
 
 #include <functional>

@@ -245,7 +245,7 @@ const char* ChatTemplateFor(Arch arch) {
         {{- '<think>\n\n</think>\n\n' }}
     {%- endif %}
 {%- endif %})TMPL";
-  return arch == Arch::kQwen3_5 ? kQwen35 : kQwen3;
+  return arch == Arch::kQwen3_5 || arch == Arch::kQwen3_5Moe ? kQwen35 : kQwen3;
 }
 
 }  // namespace lineage::model

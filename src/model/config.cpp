@@ -20,6 +20,8 @@ const char* ArchName(Arch a) {
   switch (a) {
     case Arch::kQwen3_5: return "qwen3_5";
     case Arch::kQwen3: return "qwen3";
+    case Arch::kQwen3_5Moe: return "qwen3_5_moe";
+    case Arch::kQwen3Next: return "qwen3_next";
   }
   return "?";
 }
@@ -44,7 +46,14 @@ Status ValidateConfig(const ModelConfig& c) {
   using L = ConfigLimits;
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "num_layers", c.num_layers, 1, L::kMaxLayers));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "hidden", c.hidden, 1, L::kMaxHidden));
-  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "intermediate", c.intermediate, 1, L::kMaxIntermediate));
+  // A MoE model has no dense FFN; its stated width is informative only.
+  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "intermediate", c.intermediate, IsMoeArch(c.arch) ? 0 : 1, L::kMaxIntermediate));
+  if (IsMoeArch(c.arch)) {
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "num_experts", c.num_experts, 1, L::kMaxExperts));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "experts_per_token", c.experts_per_token, 1, c.num_experts));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "expert_intermediate", c.expert_intermediate, 1, L::kMaxIntermediate));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "shared_intermediate", c.shared_intermediate, 1, L::kMaxIntermediate));
+  }
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "vocab", c.vocab, 1, L::kMaxVocab));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "context_length", c.context_length, 0, L::kMaxContext));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "num_heads", c.num_heads, 1, L::kMaxHeads));

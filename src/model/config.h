@@ -11,7 +11,10 @@
 
 namespace lineage::model {
 
-enum class Arch { kQwen3_5, kQwen3 };
+// kQwen3_5Moe and kQwen3Next are the Qwen3.5 hybrid stack with a sparse MoE
+// FFN in every layer (spec §4.3); kQwen3Next also has its own fused GDN
+// input projections (spec §2.1, §5.2).
+enum class Arch { kQwen3_5, kQwen3, kQwen3_5Moe, kQwen3Next };
 enum class LayerKind { kLinearAttention, kFullAttention };
 enum class FileFormat { kSafetensors, kGguf };
 
@@ -51,10 +54,19 @@ struct ModelConfig {
 
   std::vector<LayerKind> layer_kinds;  // size num_layers
 
+  // Sparse MoE FFN (qwen3_5_moe, qwen3_next; zero for dense models): a
+  // softmax router over all experts, the top `experts_per_token` renormalised
+  // to sum to 1, plus a shared expert scaled by sigmoid(x . shared gate).
+  int64_t num_experts = 0;           // E
+  int64_t experts_per_token = 0;     // k
+  int64_t expert_intermediate = 0;   // width of one routed expert's SwiGLU
+  int64_t shared_intermediate = 0;   // width of the shared expert's SwiGLU
+
   // Special token ids from the model's files; -1 when absent.
   int64_t bos_token_id = -1;
   std::vector<int64_t> eos_token_ids;
 
+  bool moe() const { return num_experts > 0; }
   int64_t num_full_layers() const;
   int64_t num_linear_layers() const;
   int64_t conv_dim() const { return 2 * lin_num_k_heads * lin_k_dim + lin_num_v_heads * lin_v_dim; }
@@ -67,7 +79,15 @@ struct ModelConfig {
   }
 };
 
-const char* ArchName(Arch a);  // "qwen3_5", "qwen3"
+const char* ArchName(Arch a);  // "qwen3_5", "qwen3", "qwen3_5_moe", "qwen3_next"
+
+// The Qwen3.5 hybrid stack (GDN + gated attention): every arch but qwen3.
+inline bool IsHybrid(Arch a) { return a != Arch::kQwen3; }
+// Archs whose FFN is the sparse MoE of spec §4.3.
+inline bool IsMoeArch(Arch a) { return a == Arch::kQwen3_5Moe || a == Arch::kQwen3Next; }
+// Archs whose GGUF stores GDN value heads tiled (the Qwen3.5 converter's
+// permutation, spec §2.4); Qwen3-Next keeps them grouped.
+inline bool GgufTilesVHeads(Arch a) { return a == Arch::kQwen3_5 || a == Arch::kQwen3_5Moe; }
 
 // Bounds on what a model file may declare. Far above any real checkpoint,
 // and low enough that a corrupt count fails before anything is allocated and
@@ -76,6 +96,7 @@ struct ConfigLimits {
   static constexpr int64_t kMaxLayers = 4096;
   static constexpr int64_t kMaxHidden = int64_t{1} << 17;
   static constexpr int64_t kMaxIntermediate = int64_t{1} << 20;
+  static constexpr int64_t kMaxExperts = int64_t{1} << 12;
   static constexpr int64_t kMaxVocab = int64_t{1} << 21;
   static constexpr int64_t kMaxHeads = int64_t{1} << 12;
   static constexpr int64_t kMaxHeadDim = int64_t{1} << 12;

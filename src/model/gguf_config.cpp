@@ -8,6 +8,7 @@
 #include <string>
 
 #include "model/shapes.h"
+#include "model/tensor_plan.h"
 
 namespace lineage::model {
 namespace {
@@ -55,13 +56,15 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   c.format = FileFormat::kGguf;
   c.source_path = g.path();
   LINEAGE_ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
-  if (arch == "qwen35") {
-    c.arch = Arch::kQwen3_5;
-  } else if (arch == "qwen3") {
-    c.arch = Arch::kQwen3;
-  } else {
-    return Unsupported(g.path() + ": unknown architecture '" + arch + "' (supported: qwen35, qwen3)");
-  }
+  bool known = false;
+  for (Arch candidate : {Arch::kQwen3_5, Arch::kQwen3, Arch::kQwen3_5Moe, Arch::kQwen3Next})
+    if (arch == GgufArchName(candidate)) {
+      c.arch = candidate;
+      known = true;
+    }
+  if (!known)
+    return Unsupported(g.path() + ": unknown architecture '" + arch +
+                       "' (supported: qwen35, qwen3, qwen35moe, qwen3next)");
   const std::string a = arch + ".";
   LINEAGE_ASSIGN_OR_RETURN(int64_t block_count, ReadInt(g, a + "block_count", 1, L::kMaxLayers));
   // Every block has tensors of its own: a count above the directory's size
@@ -72,7 +75,12 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   LINEAGE_ASSIGN_OR_RETURN(int64_t nextn, ReadInt(g, a + "nextn_predict_layers", 0, block_count - 1, 0));
   c.num_layers = block_count - nextn;
   LINEAGE_ASSIGN_OR_RETURN(c.hidden, ReadInt(g, a + "embedding_length", 1, L::kMaxHidden));
-  LINEAGE_ASSIGN_OR_RETURN(c.intermediate, ReadInt(g, a + "feed_forward_length", 1, L::kMaxIntermediate));
+  // A MoE model has no dense FFN; its feed_forward_length is informative.
+  if (IsMoeArch(c.arch)) {
+    LINEAGE_ASSIGN_OR_RETURN(c.intermediate, ReadInt(g, a + "feed_forward_length", 0, L::kMaxIntermediate, 0));
+  } else {
+    LINEAGE_ASSIGN_OR_RETURN(c.intermediate, ReadInt(g, a + "feed_forward_length", 1, L::kMaxIntermediate));
+  }
   // Absent means "not stated" (0); a stated length must be usable.
   LINEAGE_ASSIGN_OR_RETURN(c.context_length, ReadInt(g, a + "context_length", 1, L::kMaxContext, 0));
   LINEAGE_ASSIGN_OR_RETURN(c.num_heads, ReadInt(g, a + "attention.head_count", 1, L::kMaxHeads));
@@ -93,9 +101,9 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   c.vocab = embd->ne[1];
   c.tied_embeddings = g.FindTensor("output.weight") == nullptr;
 
-  if (c.arch == Arch::kQwen3_5) {
+  if (IsHybrid(c.arch)) {
     c.attn_output_gate = true;
-    c.v_head_order = VHeadOrder::kTiled;
+    c.v_head_order = GgufTilesVHeads(c.arch) ? VHeadOrder::kTiled : VHeadOrder::kGrouped;
     LINEAGE_ASSIGN_OR_RETURN(c.conv_kernel, ReadInt(g, a + "ssm.conv_kernel", 1, L::kMaxConvKernel));
     LINEAGE_ASSIGN_OR_RETURN(c.lin_k_dim, ReadInt(g, a + "ssm.state_size", 1, L::kMaxHeadDim));
     LINEAGE_ASSIGN_OR_RETURN(c.lin_num_k_heads, ReadInt(g, a + "ssm.group_count", 1, L::kMaxHeads));
@@ -109,6 +117,14 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
     c.layer_kinds = LayerKindsFromInterval(c.num_layers, interval);
   } else {
     c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
+  }
+  if (IsMoeArch(c.arch)) {
+    LINEAGE_ASSIGN_OR_RETURN(c.num_experts, ReadInt(g, a + "expert_count", 1, L::kMaxExperts));
+    LINEAGE_ASSIGN_OR_RETURN(c.experts_per_token, ReadInt(g, a + "expert_used_count", 1, c.num_experts));
+    LINEAGE_ASSIGN_OR_RETURN(c.expert_intermediate,
+                             ReadInt(g, a + "expert_feed_forward_length", 1, L::kMaxIntermediate));
+    LINEAGE_ASSIGN_OR_RETURN(c.shared_intermediate,
+                             ReadInt(g, a + "expert_shared_feed_forward_length", 1, L::kMaxIntermediate));
   }
   LINEAGE_ASSIGN_OR_RETURN(c.bos_token_id, ReadInt(g, "tokenizer.ggml.bos_token_id", 0, L::kMaxTokenId, -1));
   for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"}) {

@@ -51,6 +51,19 @@ Reorder ReorderFor(const ModelConfig& c, Role role) {
   }
 }
 
+// Qwen3-Next's converter cuts attn_qkv ([q_all | k_all | v_all], V still
+// grouped) and attn_gate (z) out of HF in_proj_qkvz, whose rows are grouped
+// per key head as [q_g | k_g | v_g (r d_v) | z_g (r d_v)] (spec §2.1, §5.2):
+// the in_proj_qkvz row GGUF row `r` of `role` comes from.
+int64_t QkvzRow(const ModelConfig& c, Role role, int64_t r) {
+  const int64_t dk = c.lin_k_dim, dv = c.lin_v_dim, key_dim = c.lin_num_k_heads * dk;
+  const int64_t ratio = c.lin_num_v_heads / c.lin_num_k_heads, group = 2 * dk + 2 * ratio * dv;
+  if (role == Role::kLinZ) return (r / dv / ratio) * group + 2 * dk + ratio * dv + (r / dv % ratio) * dv + r % dv;
+  if (r < 2 * key_dim) return (r % key_dim / dk) * group + (r < key_dim ? 0 : dk) + r % dk;
+  const int64_t v = r - 2 * key_dim;
+  return (v / dv / ratio) * group + 2 * dk + (v / dv % ratio) * dv + v % dv;
+}
+
 // Streams one converted tensor: each GGUF row is built from the HF row it
 // comes from (as the HF file stores it), reordered, transformed, encoded.
 Status ProduceTensor(const ModelConfig& c, const PlannedTensor& p, uint64_t seed, DType hf_dtype, DType out_dtype,
@@ -59,7 +72,7 @@ Status ProduceTensor(const ModelConfig& c, const PlannedTensor& p, uint64_t seed
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < p.hf_shape.size(); ++i) rows *= p.hf_shape[i];
   VHeadPermutation perm;
-  if (c.arch == Arch::kQwen3_5 && c.lin_num_k_heads > 0) {
+  if (GgufTilesVHeads(c.arch) && c.lin_num_k_heads > 0) {
     perm.num_k_heads = c.lin_num_k_heads;
     perm.ratio = c.lin_num_v_heads / c.lin_num_k_heads;
   }
@@ -68,7 +81,8 @@ Status ProduceTensor(const ModelConfig& c, const PlannedTensor& p, uint64_t seed
   std::vector<float> src(static_cast<size_t>(cols)), row(static_cast<size_t>(cols));
   std::vector<uint8_t> bytes(static_cast<size_t>(RowBytes(out_dtype, cols)));
   for (int64_t r = 0; r < rows; ++r) {
-    const int64_t src_row = re.rows ? perm.Map(r, re.offset, re.head_size) : r;
+    int64_t src_row = re.rows ? perm.Map(r, re.offset, re.head_size) : r;
+    if (c.arch == Arch::kQwen3Next && (p.role == Role::kLinQkv || p.role == Role::kLinZ)) src_row = QkvzRow(c, p.role, r);
     FillRandom(c.arch, p, seed, src_row * cols, cols, src.data());
     RoundTrip(src.data(), cols, source);
     for (int64_t i = 0; i < cols; ++i) row[i] = src[re.cols ? perm.Map(i, re.offset, re.head_size) : i];
@@ -114,14 +128,17 @@ void AddTokenizer(GgufWriter& w, const VocabData& v) {
 
 DType GgufTensorDType(const PlannedTensor& p, DType dtype) {
   const bool is_weight = p.gguf_name.size() > 7 && p.gguf_name.compare(p.gguf_name.size() - 7, 7, ".weight") == 0;
-  if (p.hf_shape.size() <= 1 || IsSmallRole(p.role) || !is_weight) return DType::kF32;
+  // gguf-py keeps the router (ffn_gate_inp) in f32 whatever the file type.
+  if (p.hf_shape.size() <= 1 || IsSmallRole(p.role) || !is_weight || p.role == Role::kRouter) return DType::kF32;
   if (dtype == DType::kQ8_0 && p.hf_shape.back() % 32 != 0) return DType::kF16;
   return dtype;
 }
 
 Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const WriteOptions& o, const std::string& path) {
   ModelConfig c = spec.config;
-  c.format = FileFormat::kSafetensors;  // the plan's HF side is the source of every tensor
+  // The GGUF layout's plan; each tensor's hf_name / hf_shape say which HF
+  // tensor (as the HF file stores it) its values come from.
+  c.format = FileFormat::kGguf;
   const std::string arch = GgufArchName(c.arch);
   const std::string a = arch + ".";
   GgufWriter w;
@@ -133,18 +150,20 @@ Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const Write
   w.AddUint32(a + "block_count", static_cast<uint32_t>(c.num_layers));
   w.AddUint32(a + "context_length", static_cast<uint32_t>(c.context_length));
   w.AddUint32(a + "embedding_length", static_cast<uint32_t>(c.hidden));
-  w.AddUint32(a + "feed_forward_length", static_cast<uint32_t>(c.intermediate));
+  if (c.intermediate > 0) w.AddUint32(a + "feed_forward_length", static_cast<uint32_t>(c.intermediate));
   w.AddUint32(a + "attention.head_count", static_cast<uint32_t>(c.num_heads));
   w.AddUint32(a + "attention.head_count_kv", static_cast<uint32_t>(c.num_kv_heads));
   w.AddFloat32(a + "rope.freq_base", static_cast<float>(c.rope_theta));
   w.AddFloat32(a + "attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_eps));
   w.AddUint32(a + "attention.key_length", static_cast<uint32_t>(c.head_dim));
   w.AddUint32(a + "attention.value_length", static_cast<uint32_t>(c.head_dim));
-  if (c.arch == Arch::kQwen3_5) {
+  if (IsHybrid(c.arch)) {
     w.AddUint32(a + "rope.dimension_count", static_cast<uint32_t>(c.rope_dims));
-    std::vector<int32_t> sections(spec.mrope_sections.begin(), spec.mrope_sections.end());
-    sections.resize(4, 0);
-    w.AddInt32Array(a + "rope.dimension_sections", sections);
+    if (c.arch != Arch::kQwen3Next) {  // M-RoPE is Qwen3.5's; Qwen3-Next is plain NeoX
+      std::vector<int32_t> sections(spec.mrope_sections.begin(), spec.mrope_sections.end());
+      sections.resize(4, 0);
+      w.AddInt32Array(a + "rope.dimension_sections", sections);
+    }
     LINEAGE_ASSIGN_OR_RETURN(int64_t interval, FullAttentionInterval(c));
     w.AddUint32(a + "full_attention_interval", static_cast<uint32_t>(interval));
     w.AddUint32(a + "ssm.conv_kernel", static_cast<uint32_t>(c.conv_kernel));
@@ -152,6 +171,12 @@ Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const Write
     w.AddUint32(a + "ssm.group_count", static_cast<uint32_t>(c.lin_num_k_heads));
     w.AddUint32(a + "ssm.time_step_rank", static_cast<uint32_t>(c.lin_num_v_heads));
     w.AddUint32(a + "ssm.inner_size", static_cast<uint32_t>(c.lin_num_v_heads * c.lin_v_dim));
+  }
+  if (c.moe()) {
+    w.AddUint32(a + "expert_count", static_cast<uint32_t>(c.num_experts));
+    w.AddUint32(a + "expert_used_count", static_cast<uint32_t>(c.experts_per_token));
+    w.AddUint32(a + "expert_feed_forward_length", static_cast<uint32_t>(c.expert_intermediate));
+    w.AddUint32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(c.shared_intermediate));
   }
   AddTokenizer(w, vocab);
 

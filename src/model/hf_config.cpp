@@ -48,9 +48,14 @@ Result<Arch> ReadArch(const JsonField& root, const JsonField& j) {
   if (arch_name == "Qwen3_5ForConditionalGeneration" || arch_name == "Qwen3_5ForCausalLM" ||
       model_type == "qwen3_5" || model_type == "qwen3_5_text")
     return Arch::kQwen3_5;
+  if (arch_name == "Qwen3_5MoeForConditionalGeneration" || arch_name == "Qwen3_5MoeForCausalLM" ||
+      model_type == "qwen3_5_moe" || model_type == "qwen3_5_moe_text")
+    return Arch::kQwen3_5Moe;
+  if (arch_name == "Qwen3NextForCausalLM" || model_type == "qwen3_next") return Arch::kQwen3Next;
   if (arch_name == "Qwen3ForCausalLM" || model_type == "qwen3") return Arch::kQwen3;
   return Unsupported(root.file() + ": unknown architecture '" + (arch_name.empty() ? model_type : arch_name) +
-                     "' (supported: Qwen3_5ForConditionalGeneration, Qwen3_5ForCausalLM, Qwen3ForCausalLM)");
+                     "' (supported: Qwen3_5ForConditionalGeneration, Qwen3_5ForCausalLM, "
+                     "Qwen3_5MoeForConditionalGeneration, Qwen3NextForCausalLM, Qwen3ForCausalLM)");
 }
 
 Status ReadLayerKinds(const JsonField& j, ModelConfig* c) {
@@ -73,6 +78,22 @@ Status ReadLayerKinds(const JsonField& j, ModelConfig* c) {
   });
 }
 
+Status ReadExperts(const JsonField& j, ModelConfig* c) {
+  LINEAGE_ASSIGN_OR_RETURN(c->num_experts, j["num_experts"].Int(1, L::kMaxExperts));
+  LINEAGE_ASSIGN_OR_RETURN(c->experts_per_token, j["num_experts_per_tok"].Int(1, c->num_experts));
+  LINEAGE_ASSIGN_OR_RETURN(c->expert_intermediate, j["moe_intermediate_size"].Int(1, L::kMaxIntermediate));
+  LINEAGE_ASSIGN_OR_RETURN(c->shared_intermediate,
+                           j["shared_expert_intermediate_size"].Int(1, L::kMaxIntermediate));
+  // Every layer is sparse in the released models; other mixes are not.
+  LINEAGE_ASSIGN_OR_RETURN(int64_t sparse_step, j["decoder_sparse_step"].IntOr(1, 0, L::kMaxLayers));
+  const JsonField mlp_only = j["mlp_only_layers"];
+  if (sparse_step != 1 || (mlp_only.present() && (!mlp_only.is_array() || !mlp_only.raw()->empty())))
+    return Unsupported(j.file() + ": dense layers inside a MoE model (decoder_sparse_step, mlp_only_layers)");
+  LINEAGE_ASSIGN_OR_RETURN(bool norm_topk, j["norm_topk_prob"].BoolOr(true));
+  if (!norm_topk) return Unsupported(j.file() + ": norm_topk_prob false (routing weights that do not sum to 1)");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path) {
@@ -89,7 +110,12 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
 
   LINEAGE_ASSIGN_OR_RETURN(c.hidden, j["hidden_size"].Int(1, L::kMaxHidden));
   LINEAGE_ASSIGN_OR_RETURN(c.num_layers, j["num_hidden_layers"].Int(1, L::kMaxLayers));
-  LINEAGE_ASSIGN_OR_RETURN(c.intermediate, j["intermediate_size"].Int(1, L::kMaxIntermediate));
+  // A MoE model has no dense FFN; its intermediate_size is informative.
+  if (IsMoeArch(c.arch)) {
+    LINEAGE_ASSIGN_OR_RETURN(c.intermediate, j["intermediate_size"].IntOr(0, 0, L::kMaxIntermediate));
+  } else {
+    LINEAGE_ASSIGN_OR_RETURN(c.intermediate, j["intermediate_size"].Int(1, L::kMaxIntermediate));
+  }
   LINEAGE_ASSIGN_OR_RETURN(c.vocab, j["vocab_size"].Int(1, L::kMaxVocab));
   // Absent means "not stated" (0); a stated length must be usable.
   LINEAGE_ASSIGN_OR_RETURN(c.context_length, j["max_position_embeddings"].IntOr(0, 1, L::kMaxContext));
@@ -110,7 +136,7 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
   const JsonField& rope_src = rope_parameters.present() ? rope_parameters : j;
   LINEAGE_ASSIGN_OR_RETURN(double theta, j["rope_theta"].PositiveFloatOr(1e4, L::kMaxRopeTheta));
   LINEAGE_ASSIGN_OR_RETURN(c.rope_theta, rope_src["rope_theta"].PositiveFloatOr(theta, L::kMaxRopeTheta));
-  if (c.arch == Arch::kQwen3_5) {
+  if (IsHybrid(c.arch)) {
     LINEAGE_ASSIGN_OR_RETURN(double partial, j["partial_rotary_factor"].PositiveFloatOr(0.25, 1.0));
     LINEAGE_ASSIGN_OR_RETURN(partial, rope_src["partial_rotary_factor"].PositiveFloatOr(partial, 1.0));
     c.rope_dims = static_cast<int64_t>(static_cast<double>(c.head_dim) * partial);
@@ -125,6 +151,7 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
     LINEAGE_ASSIGN_OR_RETURN(c.lin_v_dim, j["linear_value_head_dim"].Int(1, L::kMaxHeadDim));
     LINEAGE_ASSIGN_OR_RETURN(c.conv_kernel, j["linear_conv_kernel_dim"].IntOr(4, 1, L::kMaxConvKernel));
     LINEAGE_RETURN_IF_ERROR(ReadLayerKinds(j, &c));
+    if (IsMoeArch(c.arch)) LINEAGE_RETURN_IF_ERROR(ReadExperts(j, &c));
   } else {
     c.rope_dims = c.head_dim;
     c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
@@ -143,20 +170,23 @@ Status MergeGenerationConfig(const Json& j, const std::string& path, ModelConfig
 
 nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& vocab, DType dtype) {
   const ModelConfig& c = spec.config;
+  const bool hybrid = IsHybrid(c.arch), next = c.arch == Arch::kQwen3Next;
   nlohmann::ordered_json t;
   if (c.arch == Arch::kQwen3) t["architectures"] = {"Qwen3ForCausalLM"};
+  if (next) t["architectures"] = {"Qwen3NextForCausalLM"};
   t["attention_bias"] = false;
   t["attention_dropout"] = 0.0;
-  if (c.arch == Arch::kQwen3_5) t["attn_output_gate"] = c.attn_output_gate;
+  if (hybrid && !next) t["attn_output_gate"] = c.attn_output_gate;
   if (vocab.bos_id >= 0) t["bos_token_id"] = vocab.bos_id;
   t["eos_token_id"] = vocab.eos_id;
-  if (c.arch == Arch::kQwen3_5) t["full_attention_interval"] = 4;
+  if (c.moe()) t["decoder_sparse_step"] = 1;
+  if (hybrid) t["full_attention_interval"] = 4;
   t["head_dim"] = c.head_dim;
   t["hidden_act"] = "silu";
   t["hidden_size"] = c.hidden;
   t["initializer_range"] = 0.02;
-  t["intermediate_size"] = c.intermediate;
-  if (c.arch == Arch::kQwen3_5) {
+  if (c.intermediate > 0) t["intermediate_size"] = c.intermediate;
+  if (hybrid) {
     std::vector<std::string> types;
     for (LayerKind k : c.layer_kinds) types.push_back(k == LayerKind::kFullAttention ? "full_attention" : "linear_attention");
     t["layer_types"] = types;
@@ -168,14 +198,29 @@ nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& voca
     t["mamba_ssm_dtype"] = "float32";
   }
   t["max_position_embeddings"] = c.context_length;
-  t["model_type"] = c.arch == Arch::kQwen3_5 ? "qwen3_5_text" : "qwen3";
-  if (c.arch == Arch::kQwen3_5) t["mtp_num_hidden_layers"] = 0;  // no MTP weights are written
+  if (c.moe()) {
+    t["mlp_only_layers"] = nlohmann::ordered_json::array();
+    t["moe_intermediate_size"] = c.expert_intermediate;
+  }
+  const char* model_type = c.arch == Arch::kQwen3_5 ? "qwen3_5_text" : c.arch == Arch::kQwen3_5Moe ? "qwen3_5_moe_text"
+                           : next ? "qwen3_next" : "qwen3";
+  t["model_type"] = model_type;
+  if (hybrid) t["mtp_num_hidden_layers"] = 0;  // no MTP weights are written
+  if (next) t["norm_topk_prob"] = true;
+  if (c.moe()) {
+    t["num_experts"] = c.num_experts;
+    t["num_experts_per_tok"] = c.experts_per_token;
+  }
   t["num_attention_heads"] = c.num_heads;
   t["num_hidden_layers"] = c.num_layers;
   t["num_key_value_heads"] = c.num_kv_heads;
   t["pad_token_id"] = vocab.pad_id >= 0 ? nlohmann::ordered_json(vocab.pad_id) : nlohmann::ordered_json(nullptr);
   t["rms_norm_eps"] = c.rms_eps;
-  if (c.arch == Arch::kQwen3_5) {
+  if (next) {  // Qwen3-Next keeps rope at the top level (spec §1.1)
+    t["partial_rotary_factor"] = static_cast<double>(c.rope_dims) / static_cast<double>(c.head_dim);
+    t["rope_scaling"] = nullptr;
+    t["rope_theta"] = c.rope_theta;
+  } else if (hybrid) {
     t["rope_parameters"] = {{"mrope_interleaved", true},
                             {"mrope_section", spec.mrope_sections},
                             {"partial_rotary_factor", static_cast<double>(c.rope_dims) / static_cast<double>(c.head_dim)},
@@ -186,16 +231,18 @@ nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& voca
     t["rope_theta"] = c.rope_theta;
     t["sliding_window"] = nullptr;
   }
+  if (c.moe()) t["shared_expert_intermediate_size"] = c.shared_intermediate;
   t["tie_word_embeddings"] = c.tied_embeddings;
   t["torch_dtype"] = TorchDType(dtype);
   t["use_cache"] = true;
   if (c.arch == Arch::kQwen3) t["use_sliding_window"] = false;
   t["vocab_size"] = c.vocab;
-  if (c.arch == Arch::kQwen3) return t;
+  if (c.arch == Arch::kQwen3 || next) return t;
 
+  const bool moe = c.arch == Arch::kQwen3_5Moe;
   nlohmann::ordered_json root;
-  root["architectures"] = {"Qwen3_5ForConditionalGeneration"};
-  root["model_type"] = "qwen3_5";
+  root["architectures"] = {moe ? "Qwen3_5MoeForConditionalGeneration" : "Qwen3_5ForConditionalGeneration"};
+  root["model_type"] = moe ? "qwen3_5_moe" : "qwen3_5";
   root["text_config"] = t;
   root["tie_word_embeddings"] = c.tied_embeddings;
   root["torch_dtype"] = TorchDType(dtype);

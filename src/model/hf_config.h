@@ -1,8 +1,11 @@
 // config.json <-> ModelConfig for Hugging Face checkpoints.
 //
-// Reading accepts the flat form (Qwen3ForCausalLM, Qwen3_5ForCausalLM) and
-// Qwen3.5's nested form (Qwen3_5ForConditionalGeneration with text_config;
-// the top-level tie_word_embeddings wins). layer_types, else
+// Reading accepts the flat form (Qwen3ForCausalLM, Qwen3_5ForCausalLM,
+// Qwen3NextForCausalLM) and Qwen3.5's nested form
+// (Qwen3_5ForConditionalGeneration, Qwen3_5MoeForConditionalGeneration with
+// text_config; the top-level tie_word_embeddings wins). MoE models read
+// num_experts, num_experts_per_tok, moe_intermediate_size and
+// shared_expert_intermediate_size. layer_types, else
 // full_attention_interval (default 4); rope_parameters, else top-level
 // rope_theta / partial_rotary_factor. Every field is read through JsonField:
 // a missing, mistyped or out-of-range one (ConfigLimits) is an error naming

@@ -6,7 +6,7 @@
 //     text_config form), model.safetensors or shards listed in
 //     model.safetensors.index.json, tensors F32/F16/BF16 under the
 //     `model.language_model.` or `model.` prefix; or
-//   - a .gguf file (general.architecture qwen35 or qwen3; tensors
+//   - a .gguf file (general.architecture qwen35, qwen3, qwen35moe or qwen3next; tensors
 //     F32/F16/BF16/Q8_0; block_count includes nextn_predict_layers).
 // Hyper-parameters come from the file, never from the shape table. Errors
 // name the file, the tensor or key, and what is wrong.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <string>
 #include <string_view>
 
 #include "model/bind_weights.h"
@@ -59,22 +60,54 @@ Range RangeFor(Arch arch, const PlannedTensor& p) {
   }
 }
 
+double Uniform(uint64_t key, int64_t index, Range r) {
+  uint64_t bits = SplitMix64(key + static_cast<uint64_t>(index) * 0xd1b54a32d192ed03ull);
+  double u = static_cast<double>(bits >> 11) * 0x1.0p-53;
+  return r.lo + (r.hi - r.lo) * u;
+}
+
+// Routed experts: values keyed by (layer, expert, matrix) and the index
+// inside that expert's matrix, so every layout (tensor_plan.h) of the same
+// model holds the same numbers.
+void FillExperts(const PlannedTensor& p, uint64_t seed, int64_t begin, int64_t n, float* out) {
+  const std::vector<int64_t>& s = p.hf_shape;
+  const int64_t cols = s.back(), rows = s[s.size() - 2];
+  const int64_t per_expert = rows * cols;
+  const Range range = UniformWithStd(1.0 / std::sqrt(static_cast<double>(cols)));
+  int64_t cached_expert = -1;
+  const char* cached_kind = nullptr;
+  uint64_t key = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t idx = begin + i;
+    int64_t e = p.expert >= 0 ? p.expert : idx / per_expert, within = idx % per_expert;
+    const char* kind = p.role == Role::kExpGate ? "gate" : p.role == Role::kExpUp ? "up" : "down";
+    if (p.role == Role::kExpGateUp) {  // [2 I, H]: gate rows, then up rows
+      const int64_t half = rows / 2, row = within / cols;
+      kind = row < half ? "gate" : "up";
+      within = (row % half) * cols + within % cols;
+    }
+    if (e != cached_expert || kind != cached_kind) {  // a new matrix: its key
+      cached_expert = e;
+      cached_kind = kind;
+      key = SplitMix64(seed ^ Fnv1a("layers." + std::to_string(p.layer) + ".experts." + std::to_string(e) + "." + kind));
+    }
+    out[i] = static_cast<float>(Uniform(key, within, range));
+  }
+}
+
 }  // namespace
 
 void FillRandom(Arch arch, const PlannedTensor& p, uint64_t seed, int64_t begin, int64_t n, float* out) {
+  if (IsExpertRole(p.role)) return FillExperts(p, seed, begin, n, out);
   const uint64_t key = SplitMix64(seed ^ Fnv1a(p.hf_name));
   const Range r = RangeFor(arch, p);
-  for (int64_t i = 0; i < n; ++i) {
-    uint64_t bits = SplitMix64(key + static_cast<uint64_t>(begin + i) * 0xd1b54a32d192ed03ull);
-    double u = static_cast<double>(bits >> 11) * 0x1.0p-53;
-    out[i] = static_cast<float>(r.lo + (r.hi - r.lo) * u);
-  }
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(Uniform(key, begin + i, r));
 }
 
 DType HfStoredDType(const PlannedTensor& p, DType dtype) {
   if (p.role == Role::kLinALog) return DType::kF32;
   if (dtype == DType::kQ8_0) {
-    if (IsSmallRole(p.role)) return DType::kF32;
+    if (IsSmallRole(p.role) || p.role == Role::kRouter) return DType::kF32;  // as the GGUF keeps them
     if (p.hf_shape.back() % 32 != 0) return DType::kF16;
   }
   return dtype;
@@ -84,7 +117,7 @@ ModelConfig HfConfigFor(const ModelSpec& spec) {
   ModelConfig c = spec.config;
   c.format = FileFormat::kSafetensors;
   c.v_head_order = VHeadOrder::kGrouped;
-  c.zero_centred_norms = c.arch == Arch::kQwen3_5;
+  c.zero_centred_norms = IsHybrid(c.arch);
   return c;
 }
 

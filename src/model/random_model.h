@@ -11,7 +11,9 @@
 //   - embedding (tied lm_head): std 2/sqrt(H), so logits have std ~2;
 //   - zero-centred norms (HF qwen3_5): w with std 0.1 (scale 1 + w);
 //     plain norms (qwen3, GDN output norm): 1 + (std 0.1);
-//   - conv kernel std 1/sqrt(K); dt_bias in [-1, 1]; A_log in [-0.7, 1.4].
+//   - conv kernel std 1/sqrt(K); dt_bias in [-1, 1]; A_log in [-0.7, 1.4];
+//   - routed experts: keyed by (layer, expert, matrix) rather than by tensor
+//     name, so stacked, merged and per-expert layouts hold the same values.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +32,8 @@ void FillRandom(Arch arch, const PlannedTensor& p, uint64_t seed, int64_t begin,
 
 // The dtype an HF checkpoint of weight type `dtype` stores `p` in: A_log is
 // always f32 (as in the released checkpoints); under q8_0 (in memory only)
-// vectors stay f32 and matrices whose rows are not a multiple of 32 are f16.
+// vectors and the MoE router stay f32 and matrices whose rows are not a
+// multiple of 32 are f16.
 DType HfStoredDType(const PlannedTensor& p, DType dtype);
 
 // An in-memory model (config.format = kSafetensors, grouped V heads) whose

@@ -51,15 +51,55 @@ void L2NormInPlace(double* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
+// Qwen3-Next's fused projections (spec §2.1): the output of in_proj_qkvz,
+// viewed as [H_k, 2 d_k + 2 r d_v], holds per key group g [q_g | k_g | v_g | z_g];
+// the flat q, k, v are concatenated [q_all | k_all | v_all] (V grouped).
+void SplitQkvz(const ModelConfig& c, const Mat& qkvz, Mat* mixed, Mat* z) {
+  const int64_t Hk = c.lin_num_k_heads, dk = c.lin_k_dim, dv = c.lin_v_dim, r = c.lin_num_v_heads / Hk;
+  const int64_t key_dim = Hk * dk, group = 2 * dk + 2 * r * dv;
+  mixed->assign(qkvz.size(), Vec(static_cast<size_t>(c.conv_dim())));
+  z->assign(qkvz.size(), Vec(static_cast<size_t>(c.lin_num_v_heads * dv)));
+  for (size_t t = 0; t < qkvz.size(); ++t)
+    for (int64_t g = 0; g < Hk; ++g) {
+      const double* src = &qkvz[t][g * group];
+      std::copy_n(src, dk, &(*mixed)[t][g * dk]);
+      std::copy_n(src + dk, dk, &(*mixed)[t][key_dim + g * dk]);
+      std::copy_n(src + 2 * dk, r * dv, &(*mixed)[t][2 * key_dim + g * r * dv]);
+      std::copy_n(src + 2 * dk + r * dv, r * dv, &(*z)[t][g * r * dv]);
+    }
+}
+
+// in_proj_ba's output, [H_k, 2r]: per key group g [b_g (r) | a_g (r)].
+void SplitBa(const ModelConfig& c, const Mat& ba, Mat* b, Mat* a) {
+  const int64_t Hk = c.lin_num_k_heads, r = c.lin_num_v_heads / Hk;
+  b->assign(ba.size(), Vec(static_cast<size_t>(c.lin_num_v_heads)));
+  a->assign(ba.size(), Vec(static_cast<size_t>(c.lin_num_v_heads)));
+  for (size_t t = 0; t < ba.size(); ++t)
+    for (int64_t g = 0; g < Hk; ++g)
+      for (int64_t j = 0; j < r; ++j) {
+        (*b)[t][g * r + j] = ba[t][g * 2 * r + j];
+        (*a)[t][g * r + j] = ba[t][g * 2 * r + r + j];
+      }
+}
+
 // Gated DeltaNet over a whole sequence from zero state (spec §2.1–§2.7).
 Mat GatedDeltaNet(const ModelConfig& c, const LinearAttentionWeights& w, const Mat& x) {
   const int64_t T = static_cast<int64_t>(x.size());
   const int64_t Hk = c.lin_num_k_heads, Hv = c.lin_num_v_heads, dk = c.lin_k_dim, dv = c.lin_v_dim;
   const int64_t key_dim = Hk * dk, conv_dim = c.conv_dim(), K = c.conv_kernel, r = Hv / Hk;
-  const Mat mixed = MatMul(w.in_proj_qkv, x);
-  const Mat z = MatMul(w.in_proj_z, x);
-  const Mat b = MatMul(w.in_proj_b, x);
-  const Mat a = MatMul(w.in_proj_a, x);
+  Mat mixed, z, b, a;
+  if (w.in_proj_qkvz.valid()) {
+    SplitQkvz(c, MatMul(w.in_proj_qkvz, x), &mixed, &z);
+  } else {
+    mixed = MatMul(w.in_proj_qkv, x);
+    z = MatMul(w.in_proj_z, x);
+  }
+  if (w.in_proj_ba.valid()) {
+    SplitBa(c, MatMul(w.in_proj_ba, x), &b, &a);
+  } else {
+    b = MatMul(w.in_proj_b, x);
+    a = MatMul(w.in_proj_a, x);
+  }
 
   // Causal depthwise conv over the raw projections, then SiLU (§2.2).
   Mat y(static_cast<size_t>(T), Vec(static_cast<size_t>(conv_dim)));
@@ -169,12 +209,43 @@ Mat Attention(const ModelConfig& c, const FullAttentionWeights& w, const Mat& x)
   return MatMul(w.o_proj, out);
 }
 
-Mat SwiGlu(const LayerWeights& w, const Mat& x) {
-  Mat g = MatMul(w.gate_proj, x);
-  const Mat u = MatMul(w.up_proj, x);
+Mat SwiGlu(const TensorView& gate, const TensorView& up, const TensorView& down, const Mat& x) {
+  Mat g = MatMul(gate, x);
+  const Mat u = MatMul(up, x);
   for (size_t t = 0; t < g.size(); ++t)
     for (size_t i = 0; i < g[t].size(); ++i) g[t][i] = Silu(g[t][i]) * u[t][i];
-  return MatMul(w.down_proj, g);
+  return MatMul(down, g);
+}
+
+// Sparse MoE FFN (spec §4.3), token by token: softmax over all router
+// logits, the top k (ties to the lower expert id) renormalised to sum to 1,
+// plus the shared expert scaled by sigmoid(x . shared_gate_inp).
+Mat Moe(const ModelConfig& c, const MoeWeights& w, const Mat& x, std::vector<std::vector<int64_t>>* chosen_out) {
+  const int64_t E = c.num_experts, k = c.experts_per_token;
+  const Mat logits = MatMul(w.router, x);
+  Mat out = SwiGlu(w.shared_gate, w.shared_up, w.shared_down, x);
+  for (size_t t = 0; t < x.size(); ++t) {
+    double s = 0;
+    for (size_t i = 0; i < x[t].size(); ++i) s += static_cast<double>(w.shared_gate_inp[i]) * x[t][i];
+    for (double& o : out[t]) o *= Sigmoid(s);
+    const double mx = *std::max_element(logits[t].begin(), logits[t].end());
+    Vec p(static_cast<size_t>(E));
+    double sum = 0;
+    for (int64_t e = 0; e < E; ++e) sum += (p[e] = std::exp(logits[t][e] - mx));
+    for (double& v : p) v /= sum;
+    std::vector<int64_t> order(static_cast<size_t>(E));
+    for (int64_t e = 0; e < E; ++e) order[e] = e;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return p[a] > p[b]; });
+    double chosen = 0;
+    for (int64_t j = 0; j < k; ++j) chosen += p[order[j]];
+    if (chosen_out) chosen_out->emplace_back(order.begin(), order.begin() + k);
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t e = order[j];
+      const Vec y = SwiGlu(w.gate[e], w.up[e], w.down[e], Mat{x[t]})[0];
+      for (size_t i = 0; i < y.size(); ++i) out[t][i] += p[e] / chosen * y[i];
+    }
+  }
+  return out;
 }
 
 void AddInPlace(Mat& h, const Mat& d) {
@@ -209,12 +280,18 @@ Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
     DecodeToFloat(w.embed, static_cast<int64_t>(tokens[t]) * H, H, row.data());
     std::copy(row.begin(), row.end(), h[t].begin());
   }
-  if (trace) trace->layer_rms.clear();
+  if (trace) {
+    trace->layer_rms.clear();
+    trace->experts.clear();
+  }
   for (const LayerWeights& L : w.layers) {
     const Mat x = NormRows(h, L.input_norm, c.rms_eps);
     AddInPlace(h, L.kind == LayerKind::kLinearAttention ? GatedDeltaNet(c, L.linear, x)
                                                         : Attention(c, L.full, x));
-    AddInPlace(h, SwiGlu(L, NormRows(h, L.post_norm, c.rms_eps)));
+    const Mat xn = NormRows(h, L.post_norm, c.rms_eps);
+    std::vector<std::vector<int64_t>>* chosen = nullptr;
+    if (trace && c.moe()) chosen = &trace->experts.emplace_back();
+    AddInPlace(h, c.moe() ? Moe(c, L.moe, xn, chosen) : SwiGlu(L.gate_proj, L.up_proj, L.down_proj, xn));
     if (trace) trace->layer_rms.push_back(MaxRms(h));
   }
   return MatMul(w.lm_head, NormRows(h, w.final_norm, c.rms_eps));

@@ -5,7 +5,8 @@
 // Double precision throughout, no SIMD, none of the shared kernels: weights
 // are read with DecodeToFloat only. Gated DeltaNet runs the token-by-token
 // recurrence (spec §2.5), attention is causal softmax over all previous
-// positions (§3, §11), norms as in §4. Slow by design: use tiny shapes.
+// positions (§3, §11), norms as in §4, the MoE FFN token by token (§4.3).
+// Slow by design: use tiny shapes.
 // Thread-safe (reads the model only).
 #pragma once
 
@@ -20,6 +21,9 @@ namespace lineage::model {
 struct ReferenceTrace {
   // RMS of the residual stream after layer l, the maximum over positions.
   std::vector<double> layer_rms;
+  // MoE models: the experts each position chose, [layer][position][k] in
+  // order of decreasing router probability.
+  std::vector<std::vector<std::vector<int64_t>>> experts;
 };
 
 // Logits [T][V] of every position of `tokens`, starting from an empty state.

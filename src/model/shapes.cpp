@@ -26,6 +26,81 @@ ModelConfig Qwen3Base() {
   return c;
 }
 
+// The attention and GDN dimensions the MoE models share (spec §1.2).
+void MoeTrunk(ModelConfig& c) {
+  c.hidden = 2048;
+  c.num_heads = 16;
+  c.num_kv_heads = 2;
+  c.head_dim = 256;
+  c.rope_dims = 64;
+  c.lin_num_k_heads = 16;
+  c.lin_num_v_heads = 32;
+  c.lin_k_dim = 128;
+  c.lin_v_dim = 128;
+  c.expert_intermediate = 512;
+  c.shared_intermediate = 512;
+}
+
+// The tiny hybrid trunk every tiny shape but qwen3's shares (shapes.h).
+void TinyHybridTrunk(ModelConfig& c) {
+  c.hidden = 128;
+  c.num_layers = 8;
+  c.vocab = 1024;
+  c.num_heads = 4;
+  c.num_kv_heads = 2;
+  c.head_dim = 64;
+  c.rope_dims = 16;
+  c.lin_num_k_heads = 2;
+  c.lin_num_v_heads = 4;
+  c.lin_k_dim = 32;
+  c.lin_v_dim = 32;
+}
+
+// The tiny shape of both MoE archs: the tiny trunk, 8 experts of 64.
+void TinyMoe(ModelConfig& c) {
+  TinyHybridTrunk(c);
+  c.num_experts = 8;
+  c.expert_intermediate = 64;
+  c.shared_intermediate = 96;
+}
+
+Result<ModelSpec> LookupMoeShape(Arch arch, std::string_view shape) {
+  ModelSpec s;
+  s.shape = std::string(shape);
+  ModelConfig& c = s.config;
+  c = Qwen35Base();
+  c.arch = arch;
+  c.tied_embeddings = false;
+  s.mrope_sections = {11, 11, 10};
+  const bool next = arch == Arch::kQwen3Next;
+  const char* real = next ? "qwen3-next-80b-a3b" : "qwen3.5-35b-a3b";
+  if (shape == "tiny") {
+    TinyMoe(c);
+    c.experts_per_token = next ? 3 : 2;
+    c.intermediate = next ? 256 : 0;
+    s.mrope_sections = {3, 3, 2};
+  } else if (shape == real) {
+    MoeTrunk(c);
+    if (next) {
+      c.num_layers = 48;
+      c.vocab = 151936;
+      c.intermediate = 5120;  // in config.json, unused: every layer is MoE
+      c.num_experts = 512;
+      c.experts_per_token = 10;
+    } else {
+      c.num_layers = 40;
+      c.vocab = 248320;
+      c.num_experts = 256;
+      c.experts_per_token = 8;
+    }
+  } else {
+    return NotFound("unknown shape '" + std::string(shape) + "' for " + ArchName(arch) + " (known: tiny, " + real +
+                    ")");
+  }
+  c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
+  return s;
+}
+
 }  // namespace
 
 std::vector<LayerKind> LayerKindsFromInterval(int64_t num_layers, int64_t interval) {
@@ -36,35 +111,52 @@ std::vector<LayerKind> LayerKindsFromInterval(int64_t num_layers, int64_t interv
 }
 
 std::vector<std::string> ShapeNames(Arch arch) {
-  if (arch == Arch::kQwen3_5) return {"tiny", "qwen3.5-0.8b"};
-  return {"tiny", "qwen3-0.6b"};
+  switch (arch) {
+    case Arch::kQwen3_5: return {"tiny", "qwen3.5-0.8b"};
+    case Arch::kQwen3: return {"tiny", "qwen3-0.6b"};
+    case Arch::kQwen3_5Moe: return {"tiny", "qwen3.5-35b-a3b"};
+    case Arch::kQwen3Next: return {"tiny", "qwen3-next-80b-a3b"};
+  }
+  return {};
 }
 
 Result<Arch> ParseArch(std::string_view name) {
   if (name == "qwen3_5") return Arch::kQwen3_5;
   if (name == "qwen3") return Arch::kQwen3;
-  return InvalidArgument("unknown architecture '" + std::string(name) + "' (known: qwen3_5, qwen3)");
+  if (name == "qwen3_5_moe") return Arch::kQwen3_5Moe;
+  if (name == "qwen3_next") return Arch::kQwen3Next;
+  return InvalidArgument("unknown architecture '" + std::string(name) +
+                         "' (known: qwen3_5, qwen3, qwen3_5_moe, qwen3_next)");
+}
+
+Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
+  ModelConfig& c = spec.config;
+  if (num_layers <= 0 || num_layers > c.num_layers)
+    return InvalidArgument("--layers " + std::to_string(num_layers) + " is outside [1, " +
+                           std::to_string(c.num_layers) + "] for shape " + spec.shape);
+  c.num_layers = num_layers;
+  c.layer_kinds.resize(static_cast<size_t>(num_layers));
+  if (IsHybrid(c.arch) && c.num_full_layers() == 0)
+    return InvalidArgument("--layers " + std::to_string(num_layers) +
+                           " leaves no full-attention layer (the first is layer 4)");
+  spec.shape += "-" + std::to_string(num_layers) + "l";
+  return spec;
 }
 
 Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_override) {
+  if (IsMoeArch(arch)) {
+    LINEAGE_ASSIGN_OR_RETURN(ModelSpec moe, LookupMoeShape(arch, shape));
+    if (vocab_override > 0) moe.config.vocab = vocab_override;
+    return moe;
+  }
   ModelSpec s;
   s.shape = std::string(shape);
   ModelConfig& c = s.config;
   if (arch == Arch::kQwen3_5) {
     c = Qwen35Base();
     if (shape == "tiny") {
-      c.hidden = 128;
-      c.num_layers = 8;
+      TinyHybridTrunk(c);
       c.intermediate = 256;
-      c.vocab = 1024;
-      c.num_heads = 4;
-      c.num_kv_heads = 2;
-      c.head_dim = 64;
-      c.rope_dims = 16;
-      c.lin_num_k_heads = 2;
-      c.lin_num_v_heads = 4;
-      c.lin_k_dim = 32;
-      c.lin_v_dim = 32;
       s.mrope_sections = {3, 3, 2};
     } else if (shape == "qwen3.5-0.8b") {
       c.hidden = 1024;

@@ -8,6 +8,10 @@
 //   intermediate 256, vocab 1024.
 // tiny / qwen3: hidden 128, 4 layers, 4 / 2 heads of 32 dims,
 //   intermediate 256, vocab 1024.
+// tiny / qwen3_5_moe and qwen3_next: the tiny qwen3_5 trunk, untied, with a
+//   MoE FFN of 8 experts of width 64 (top-2 / top-3) and a shared expert of
+//   width 96. The real qwen3.5-35b-a3b and qwen3-next-80b-a3b shapes follow
+//   spec §1.2.
 //
 // A ModelSpec is a plain value; `config` is complete except for the file
 // fields (format, source_path, v_head_order, zero_centred_norms), which
@@ -40,7 +44,12 @@ std::vector<std::string> ShapeNames(Arch arch);
 // arch/shape pair (qwen3-0.6b is qwen3 only, qwen3.5-0.8b qwen3_5 only).
 Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_override = 0);
 
-// Parses "qwen3_5" / "qwen3".
+// `spec` cut to its first `num_layers` layers (a real shape that fits a
+// small machine); the shape name gets a "-<N>l" suffix. InvalidArgument when
+// N is out of range or leaves a hybrid model without an attention layer.
+Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers);
+
+// Parses "qwen3_5" / "qwen3" / "qwen3_5_moe" / "qwen3_next".
 Result<Arch> ParseArch(std::string_view name);
 
 // Layer kinds from `full_attention_interval`: layer i is full iff (i + 1) % interval == 0.

@@ -8,7 +8,7 @@ struct Planner {
   std::vector<PlannedTensor> out;
 
   std::string HfPrefix() const {
-    return c.arch == Arch::kQwen3_5 ? "model.language_model." : "model.";
+    return c.arch == Arch::kQwen3_5 || c.arch == Arch::kQwen3_5Moe ? "model.language_model." : "model.";
   }
 
   void Add(Role role, int64_t layer, const std::string& hf_suffix, std::vector<int64_t> hf_shape,
@@ -24,6 +24,13 @@ struct Planner {
     t.gguf_shape = std::move(gguf_shape);
     out.push_back(std::move(t));
   }
+  // A tensor of one layout only: both names and shapes are that layout's.
+  void AddOwn(Role role, int64_t layer, int64_t expert, const std::string& suffix, std::vector<int64_t> shape) {
+    Add(role, layer, suffix, shape, suffix, shape);
+    out.back().expert = expert;
+    if (c.format == FileFormat::kGguf) out.back().hf_name = out.back().gguf_name;
+    else out.back().gguf_name = out.back().hf_name;
+  }
   // Same shape in both layouts.
   void Add(Role role, int64_t layer, const std::string& hf_suffix, const std::string& gguf_suffix,
            std::vector<int64_t> shape) {
@@ -37,7 +44,7 @@ std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
   Planner p{c, {}};
   const int64_t H = c.hidden, I = c.intermediate, V = c.vocab;
   const int64_t hd = c.head_dim;
-  const bool qwen35 = c.arch == Arch::kQwen3_5;
+  const bool qwen35 = IsHybrid(c.arch);
   p.Add(Role::kEmbed, -1, "embed_tokens.weight", "token_embd.weight", {V, H});
   for (int64_t l = 0; l < c.num_layers; ++l) {
     p.Add(Role::kInputNorm, l, "input_layernorm.weight", "attn_norm.weight", {H});
@@ -46,10 +53,21 @@ std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
       const int64_t value_dim = c.lin_num_v_heads * c.lin_v_dim;
       const int64_t conv_dim = 2 * key_dim + value_dim;
       const int64_t Hv = c.lin_num_v_heads, K = c.conv_kernel;
-      p.Add(Role::kLinQkv, l, "linear_attn.in_proj_qkv.weight", "attn_qkv.weight", {conv_dim, H});
-      p.Add(Role::kLinZ, l, "linear_attn.in_proj_z.weight", "attn_gate.weight", {value_dim, H});
-      p.Add(Role::kLinB, l, "linear_attn.in_proj_b.weight", "ssm_beta.weight", {Hv, H});
-      p.Add(Role::kLinA, l, "linear_attn.in_proj_a.weight", "ssm_alpha.weight", {Hv, H});
+      if (c.arch != Arch::kQwen3Next) {
+        p.Add(Role::kLinQkv, l, "linear_attn.in_proj_qkv.weight", "attn_qkv.weight", {conv_dim, H});
+        p.Add(Role::kLinZ, l, "linear_attn.in_proj_z.weight", "attn_gate.weight", {value_dim, H});
+        p.Add(Role::kLinB, l, "linear_attn.in_proj_b.weight", "ssm_beta.weight", {Hv, H});
+        p.Add(Role::kLinA, l, "linear_attn.in_proj_a.weight", "ssm_alpha.weight", {Hv, H});
+      } else if (c.format == FileFormat::kSafetensors) {
+        p.Add(Role::kLinQkvz, l, "linear_attn.in_proj_qkvz.weight", "-", {conv_dim + value_dim, H});
+        p.Add(Role::kLinBa, l, "linear_attn.in_proj_ba.weight", "ssm_ba.weight", {2 * Hv, H});
+      } else {
+        // The converter un-interleaves qkvz into attn_qkv and attn_gate (both
+        // cut from the HF in_proj_qkvz) and keeps ba grouped (spec §5.2).
+        p.Add(Role::kLinQkv, l, "linear_attn.in_proj_qkvz.weight", {conv_dim, H}, "attn_qkv.weight", {conv_dim, H});
+        p.Add(Role::kLinZ, l, "linear_attn.in_proj_qkvz.weight", {value_dim, H}, "attn_gate.weight", {value_dim, H});
+        p.Add(Role::kLinBa, l, "linear_attn.in_proj_ba.weight", "ssm_ba.weight", {2 * Hv, H});
+      }
       p.Add(Role::kLinConv, l, "linear_attn.conv1d.weight", {conv_dim, 1, K}, "ssm_conv1d.weight",
             {conv_dim, K});
       p.Add(Role::kLinDtBias, l, "linear_attn.dt_bias", "ssm_dt.bias", {Hv});
@@ -69,6 +87,16 @@ std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
     // to FFN_NORM for qwen3 (spec §5.2, §11).
     p.Add(Role::kPostNorm, l, "post_attention_layernorm.weight",
           qwen35 ? "post_attention_norm.weight" : "ffn_norm.weight", {H});
+    if (c.moe()) {
+      const int64_t E = c.num_experts, Is = c.shared_intermediate;
+      p.Add(Role::kRouter, l, "mlp.gate.weight", "ffn_gate_inp.weight", {E, H});
+      for (PlannedTensor& t : PlanExperts(c, l, DefaultExpertLayout(c), c.format)) p.out.push_back(std::move(t));
+      p.Add(Role::kShGate, l, "mlp.shared_expert.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
+      p.Add(Role::kShUp, l, "mlp.shared_expert.up_proj.weight", "ffn_up_shexp.weight", {Is, H});
+      p.Add(Role::kShDown, l, "mlp.shared_expert.down_proj.weight", "ffn_down_shexp.weight", {H, Is});
+      p.Add(Role::kShGateInp, l, "mlp.shared_expert_gate.weight", {1, H}, "ffn_gate_inp_shexp.weight", {H});
+      continue;
+    }
     p.Add(Role::kFfnGate, l, "mlp.gate_proj.weight", "ffn_gate.weight", {I, H});
     p.Add(Role::kFfnUp, l, "mlp.up_proj.weight", "ffn_up.weight", {I, H});
     p.Add(Role::kFfnDown, l, "mlp.down_proj.weight", "ffn_down.weight", {H, I});
@@ -78,8 +106,53 @@ std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
   return std::move(p.out);
 }
 
+ExpertLayout DefaultExpertLayout(const ModelConfig& c) {
+  if (c.format == FileFormat::kGguf) return ExpertLayout::kStacked;
+  return c.arch == Arch::kQwen3Next ? ExpertLayout::kPerExpert : ExpertLayout::kMergedGateUp;
+}
+
+std::vector<PlannedTensor> PlanExperts(const ModelConfig& base, int64_t l, ExpertLayout layout, FileFormat format) {
+  ModelConfig c = base;
+  c.format = format;
+  Planner p{c, {}};
+  const int64_t E = c.num_experts, I = c.expert_intermediate, H = c.hidden;
+  const bool gguf = format == FileFormat::kGguf;
+  switch (layout) {
+    case ExpertLayout::kStacked:
+      if (gguf) {
+        p.AddOwn(Role::kExpGate, l, -1, "ffn_gate_exps.weight", {E, I, H});
+        p.AddOwn(Role::kExpUp, l, -1, "ffn_up_exps.weight", {E, I, H});
+        p.AddOwn(Role::kExpDown, l, -1, "ffn_down_exps.weight", {E, H, I});
+      } else {  // no HF checkpoint stacks gate and up apart; accepted all the same
+        p.AddOwn(Role::kExpGate, l, -1, "mlp.experts.gate_proj", {E, I, H});
+        p.AddOwn(Role::kExpUp, l, -1, "mlp.experts.up_proj", {E, I, H});
+        p.AddOwn(Role::kExpDown, l, -1, "mlp.experts.down_proj", {E, H, I});
+      }
+      break;
+    case ExpertLayout::kMergedGateUp:
+      p.AddOwn(Role::kExpGateUp, l, -1, gguf ? "ffn_gate_up_exps.weight" : "mlp.experts.gate_up_proj", {E, 2 * I, H});
+      p.AddOwn(Role::kExpDown, l, -1, gguf ? "ffn_down_exps.weight" : "mlp.experts.down_proj", {E, H, I});
+      break;
+    case ExpertLayout::kPerExpert:
+      if (gguf) break;  // GGUF always stacks experts
+      for (int64_t e = 0; e < E; ++e) {
+        const std::string x = "mlp.experts." + std::to_string(e) + ".";
+        p.AddOwn(Role::kExpGate, l, e, x + "gate_proj.weight", {I, H});
+        p.AddOwn(Role::kExpUp, l, e, x + "up_proj.weight", {I, H});
+        p.AddOwn(Role::kExpDown, l, e, x + "down_proj.weight", {H, I});
+      }
+      break;
+  }
+  return std::move(p.out);
+}
+
+bool IsExpertRole(Role r) {
+  return r == Role::kExpGate || r == Role::kExpUp || r == Role::kExpDown || r == Role::kExpGateUp;
+}
+
 bool IsSmallRole(Role r) {
   switch (r) {
+    case Role::kShGateInp:
     case Role::kFinalNorm: case Role::kInputNorm: case Role::kPostNorm:
     case Role::kLinConv: case Role::kLinDtBias: case Role::kLinALog: case Role::kLinNorm:
     case Role::kAttnQNorm: case Role::kAttnKNorm:
@@ -90,7 +163,7 @@ bool IsSmallRole(Role r) {
 }
 
 bool IsZeroCentredNorm(Role r, Arch arch) {
-  if (arch != Arch::kQwen3_5) return false;
+  if (!IsHybrid(arch)) return false;
   switch (r) {
     case Role::kFinalNorm: case Role::kInputNorm: case Role::kPostNorm:
     case Role::kAttnQNorm: case Role::kAttnKNorm:
@@ -100,6 +173,14 @@ bool IsZeroCentredNorm(Role r, Arch arch) {
   }
 }
 
-const char* GgufArchName(Arch a) { return a == Arch::kQwen3_5 ? "qwen35" : "qwen3"; }
+const char* GgufArchName(Arch a) {
+  switch (a) {
+    case Arch::kQwen3_5: return "qwen35";
+    case Arch::kQwen3: return "qwen3";
+    case Arch::kQwen3_5Moe: return "qwen35moe";
+    case Arch::kQwen3Next: return "qwen3next";
+  }
+  return "?";
+}
 
 }  // namespace lineage::model

@@ -26,11 +26,24 @@ enum class Role {
   // Attention (both archs).
   kAttnQ, kAttnK, kAttnV, kAttnO, kAttnQNorm, kAttnKNorm,
   kFfnGate, kFfnUp, kFfnDown,
+  // Qwen3-Next fused GDN input projections (spec §2.1): HF in_proj_qkvz,
+  // and in_proj_ba (GGUF ssm_ba), both grouped per key head.
+  kLinQkvz, kLinBa,
+  // Sparse MoE (spec §4.3). Routed experts come in one of three layouts:
+  // 3-D [E, rows, cols] per matrix (kExpGate / kExpUp / kExpDown), 3-D with
+  // gate and up merged [E, 2 I, H] (kExpGateUp), or one 2-D tensor per
+  // expert (kExpGate / kExpUp / kExpDown with `expert` >= 0).
+  kRouter, kExpGate, kExpUp, kExpDown, kExpGateUp,
+  kShGate, kShUp, kShDown, kShGateInp,
 };
+
+// How the routed experts of a MoE layer are stored.
+enum class ExpertLayout { kStacked, kMergedGateUp, kPerExpert };
 
 struct PlannedTensor {
   Role role = Role::kEmbed;
   int64_t layer = -1;                  // -1 for model-level tensors
+  int64_t expert = -1;                 // the routed expert of a per-expert tensor, else -1
   std::string hf_name;
   std::vector<int64_t> hf_shape;       // PyTorch order, as in a safetensors file
   std::string gguf_name;
@@ -41,7 +54,25 @@ struct PlannedTensor {
 // layers in order, final norm, lm_head when untied).
 // REQUIRES: `c` is within ConfigLimits (the loaders run ValidateConfig
 // first), so that no shape product here can overflow.
+//
+// Most tensors have one counterpart in each layout. Where the two layouts
+// cut the same weights differently (MoE experts; Qwen3-Next's GDN input
+// projections) the plan lists the tensors of c.format's layout, and for
+// those both names and shapes are that layout's; `hf_name` of a Qwen3-Next
+// GGUF attn_qkv / attn_gate names the HF in_proj_qkvz it is cut from.
+// MoE layouts written: HF qwen3_5_moe kMergedGateUp, HF qwen3_next
+// kPerExpert, GGUF kStacked.
 std::vector<PlannedTensor> PlanTensors(const ModelConfig& c);
+
+// The routed-expert tensors of MoE layer `layer` in `layout`, named for
+// `format`. The binder tries each layout in turn.
+std::vector<PlannedTensor> PlanExperts(const ModelConfig& c, int64_t layer, ExpertLayout layout, FileFormat format);
+
+// The layout PlanTensors uses for c's experts.
+ExpertLayout DefaultExpertLayout(const ModelConfig& c);
+
+// True for the routed-expert roles (kExpGate .. kExpGateUp).
+bool IsExpertRole(Role r);
 
 // True for roles stored as a small fp32 vector in Weights (norms, conv, A, dt).
 bool IsSmallRole(Role r);
@@ -49,7 +80,7 @@ bool IsSmallRole(Role r);
 // the GDN output norm is plain (spec §4.1).
 bool IsZeroCentredNorm(Role r, Arch arch);
 
-// The GGUF architecture string ("qwen35", "qwen3").
+// The GGUF architecture string ("qwen35", "qwen3", "qwen35moe", "qwen3next").
 const char* GgufArchName(Arch a);
 
 }  // namespace lineage::model

@@ -22,11 +22,31 @@
 
 namespace lineage::model {
 
+// Which GDN input projection output a block of fused weight rows feeds.
+enum class GdnInput { kQkv, kZ, kB, kA };
+
+// A run of consecutive rows of a fused projection whose outputs are columns
+// [col, col + w.rows()) of one GDN input.
+struct GdnInputBlock {
+  TensorView w;                   // [rows, H], a row slice of the fused tensor
+  GdnInput input = GdnInput::kQkv;
+  int64_t col = 0;
+};
+
 struct LinearAttentionWeights {   // Gated DeltaNet, spec §2
+  // Separate projections (qwen3_5, qwen3_5_moe; the GGUF attn_qkv and
+  // attn_gate of qwen3_next). Invalid views where the file fuses them.
   TensorView in_proj_qkv;         // [conv_dim, H]: rows [q (H_k d_k) | k (H_k d_k) | v (H_v d_v)]
   TensorView in_proj_z;           // [H_v d_v, H]
   TensorView in_proj_b;           // [H_v, H]
   TensorView in_proj_a;           // [H_v, H]
+  // Qwen3-Next's fused projections, grouped per key head g (spec §2.1):
+  TensorView in_proj_qkvz;        // HF: [2 key_dim + 2 value_dim, H], per g [q_g | k_g | v_g (r d_v) | z_g (r d_v)]
+  TensorView in_proj_ba;          // [2 H_v, H], per g [b_g (r) | a_g (r)]
+  // When not empty: every input projection as row blocks (the separate
+  // views whole, the fused ones cut per group), so the forward pass runs
+  // one list of Gemms whatever the file fused.
+  std::vector<GdnInputBlock> in_blocks;
   std::vector<float> conv;        // [conv_dim, K]
   std::vector<float> dt_bias;     // [H_v]
   std::vector<float> ssm_a;       // [H_v], = -exp(A_log)
@@ -43,15 +63,29 @@ struct FullAttentionWeights {     // spec §3 (qwen3_5) and §11 (qwen3)
   std::vector<float> k_norm;      // [hd], effective scale
 };
 
+// Sparse MoE FFN (spec §4.3), every routed expert a SwiGLU of width I_e.
+// Per-expert views are slices of the file's tensors, whatever their layout.
+struct MoeWeights {
+  TensorView router;                   // [E, H]
+  std::vector<TensorView> gate;        // E x [I_e, H]
+  std::vector<TensorView> up;          // E x [I_e, H]
+  std::vector<TensorView> down;        // E x [H, I_e]
+  TensorView shared_gate;              // [I_s, H]
+  TensorView shared_up;                // [I_s, H]
+  TensorView shared_down;              // [H, I_s]
+  std::vector<float> shared_gate_inp;  // [H]: the shared expert's scale is sigmoid(x . this)
+};
+
 struct LayerWeights {
   LayerKind kind = LayerKind::kFullAttention;
   std::vector<float> input_norm;  // [H], effective scale
   std::vector<float> post_norm;   // [H], effective scale (post_attention_layernorm)
   LinearAttentionWeights linear;  // valid when kind == kLinearAttention
   FullAttentionWeights full;      // valid when kind == kFullAttention
-  TensorView gate_proj;           // [I, H]
+  TensorView gate_proj;           // [I, H]   (dense FFN; invalid for MoE models)
   TensorView up_proj;             // [I, H]
   TensorView down_proj;           // [H, I]
+  MoeWeights moe;                 // valid when config.moe()
 };
 
 struct Weights {

@@ -84,11 +84,14 @@ std::unique_ptr<cache::disk::FileDiskTier> OpenTier(const std::string& dir,
   return t.ok() ? std::move(*t) : nullptr;
 }
 
-TEST(DiskRestore, ANewRunRestoresFromDiskWithTheLogitsOfAColdPrefill) {
-  auto model = testing::TinyModel(model::Arch::kQwen3_5);
+// Dense and MoE hybrids: the cache and its files never look inside the FFN.
+class DiskRestoreArch : public ::testing::TestWithParam<model::Arch> {};
+
+TEST_P(DiskRestoreArch, ANewRunRestoresFromDiskWithTheLogitsOfAColdPrefill) {
+  auto model = testing::TinyModel(GetParam());
   auto engine = testing::MakeEngine(model);
   auto codec = EngineDiskCodec::For(*engine);
-  const std::string dir = FreshDir("restart");
+  const std::string dir = FreshDir(std::string("restart_") + model::ArchName(GetParam()));
   const auto vocab = engine->config().vocab;
   const std::vector<int32_t> turn1 = testing::Tokens(150, vocab, 1);
   std::vector<int32_t> turn2 = turn1;
@@ -154,6 +157,10 @@ TEST(DiskRestore, ANewRunRestoresFromDiskWithTheLogitsOfAColdPrefill) {
   EXPECT_EQ(tier->Stats().entries, 1);
 }
 
+INSTANTIATE_TEST_SUITE_P(Archs, DiskRestoreArch,
+                         ::testing::Values(model::Arch::kQwen3_5, model::Arch::kQwen3_5Moe, model::Arch::kQwen3Next),
+                         [](const auto& info) { return std::string(model::ArchName(info.param)); });
+
 TEST(DiskRestore, Bf16KvPagesRoundTripAndAreForeignToAnF32Engine) {
   auto model = testing::TinyModel(model::Arch::kQwen3_5);
   auto engine = testing::MakeEngine(model, 2, 16, DType::kBF16);
@@ -196,6 +203,11 @@ TEST(DiskRestore, FingerprintsTellModelsApart) {
   EXPECT_EQ(ModelFingerprint(*a), ModelFingerprint(*a2));
   EXPECT_NE(ModelFingerprint(*a), ModelFingerprint(*b)) << "same shape, other weights";
   EXPECT_NE(ModelFingerprint(*a), ModelFingerprint(*c));
+  // MoE models: the same trunk with other expert weights is another model.
+  auto m = testing::TinyModel(model::Arch::kQwen3_5Moe, DType::kF32, 11);
+  auto m2 = testing::TinyModel(model::Arch::kQwen3_5Moe, DType::kF32, 12);
+  EXPECT_NE(ModelFingerprint(*m), ModelFingerprint(*a));
+  EXPECT_NE(ModelFingerprint(*m), ModelFingerprint(*m2));
 }
 
 TEST(DiskRestore, AnotherModelsEntriesAreNeverServed) {

@@ -6,10 +6,12 @@
 
 #include <cstring>
 
+#include "gguf_copy.h"
 #include "model/gguf_file.h"
 #include "model/gguf_writer.h"
 #include "model/load_model.h"
 #include "model/reference_forward.h"
+#include "model/tensor_plan.h"
 #include "test_util.h"
 
 namespace lineage::model {
@@ -17,41 +19,14 @@ namespace {
 
 // Re-emits every key and tensor of `g`, then adds the MTP block (blk.<layers>).
 Status CopyWithMtpBlock(const GgufFile& g, const std::string& out, int64_t layers) {
+  LINEAGE_ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
   GgufWriter w;
-  for (const auto& [key, v] : g.metadata()) {
-    if (key == "qwen35.block_count") {
-      w.AddUint32(key, static_cast<uint32_t>(layers + 1));
-      continue;
-    }
-    switch (v.type) {
-      case GgufType::kUint32: w.AddUint32(key, static_cast<uint32_t>(v.as_uint)); break;
-      case GgufType::kInt32: w.AddInt32(key, static_cast<int32_t>(v.as_int)); break;
-      case GgufType::kFloat32: w.AddFloat32(key, static_cast<float>(v.as_double)); break;
-      case GgufType::kBool: w.AddBool(key, v.as_bool); break;
-      case GgufType::kString: w.AddString(key, std::string(v.as_string)); break;
-      case GgufType::kArray:
-        if (v.elem_type == GgufType::kString) {
-          w.AddStringArray(key, *g.GetStringArray(key));
-        } else if (v.elem_type == GgufType::kInt32) {
-          const std::vector<int64_t> values = *g.GetIntArray(key);
-          std::vector<int32_t> x(values.begin(), values.end());
-          w.AddInt32Array(key, x);
-        } else {
-          return Internal("unexpected array type in " + key);
-        }
-        break;
-      default:
-        return Internal("unexpected value type in " + key);
-    }
-  }
-  w.AddUint32("qwen35.nextn_predict_layers", 1);
-  for (const GgufTensorInfo& t : g.tensors()) {
-    auto view = g.Tensor(t.name);
-    if (!view.ok()) return view.status();
-    const TensorView v = *view;
-    w.AddTensor(t.name, t.ne, t.ggml_type, static_cast<uint64_t>(t.nbytes),
-                [v](FileSink& sink) { return sink.Write(v.data, static_cast<size_t>(v.nbytes)); });
-  }
+  LINEAGE_RETURN_IF_ERROR(testing_util::CopyGgufMetadata(g, w, [&](const std::string& key) {
+    return key == arch + ".block_count";
+  }));
+  w.AddUint32(arch + ".block_count", static_cast<uint32_t>(layers + 1));
+  w.AddUint32(arch + ".nextn_predict_layers", 1);
+  LINEAGE_RETURN_IF_ERROR(testing_util::CopyGgufTensors(g, w));
   const std::string blk = "blk." + std::to_string(layers) + ".";
   const int64_t H = 128;
   std::vector<float> ones(static_cast<size_t>(2 * H * H), 1.0f);
@@ -68,11 +43,15 @@ Status CopyWithMtpBlock(const GgufFile& g, const std::string& out, int64_t layer
   return w.WriteFile(out);
 }
 
-TEST(GgufMtp, NextnBlockIsNotPartOfTheTrunk) {
-  auto spec = LookupShape(Arch::kQwen3_5, "tiny");
+// Dense qwen35 and the MoE archs, whose converters append the block the same way.
+class GgufMtp : public ::testing::TestWithParam<Arch> {};
+
+TEST_P(GgufMtp, NextnBlockIsNotPartOfTheTrunk) {
+  auto spec = LookupShape(GetParam(), "tiny");
   ASSERT_TRUE(spec.ok());
-  std::string plain = testing_util::Write(*spec, FileFormat::kGguf, DType::kF32, 6, "plain.gguf");
-  std::string mtp = testing_util::TempPath("mtp.gguf");
+  const std::string arch = GgufArchName(GetParam());
+  std::string plain = testing_util::Write(*spec, FileFormat::kGguf, DType::kF32, 6, arch + "_plain.gguf");
+  std::string mtp = testing_util::TempPath(arch + "_mtp.gguf");
   {
     auto g = GgufFile::Open(plain);
     ASSERT_TRUE(g.ok());
@@ -81,7 +60,7 @@ TEST(GgufMtp, NextnBlockIsNotPartOfTheTrunk) {
   }
   auto g = GgufFile::Open(mtp);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
-  EXPECT_EQ(*g->GetInt("qwen35.block_count"), 9);
+  EXPECT_EQ(*g->GetInt(arch + ".block_count"), 9);
   auto a = LoadModel(plain);
   auto b = LoadModel(mtp);
   ASSERT_TRUE(a.ok() && b.ok()) << b.status().ToString();
@@ -90,6 +69,9 @@ TEST(GgufMtp, NextnBlockIsNotPartOfTheTrunk) {
   const auto tokens = testing_util::SomeTokens(4, 1024);
   EXPECT_EQ(*ReferenceForward(**a, tokens), *ReferenceForward(**b, tokens));
 }
+
+INSTANTIATE_TEST_SUITE_P(Archs, GgufMtp, ::testing::Values(Arch::kQwen3_5, Arch::kQwen3_5Moe, Arch::kQwen3Next),
+                         [](const auto& info) { return std::string(ArchName(info.param)); });
 
 }  // namespace
 }  // namespace lineage::model

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/chat_templates.h"
+#include "model/gguf_file.h"
 #include "model/load_model.h"
 #include "model/random_model.h"
 #include "model/reference_forward.h"
@@ -97,6 +98,37 @@ TEST(Mkmodel, Qwen3DirectoryIsFlat) {
   EXPECT_EQ(nlohmann::json::parse(Slurp(dir + "/tokenizer_config.json"))["chat_template"], ChatTemplateFor(Arch::kQwen3));
 }
 
+TEST(Mkmodel, WritesMoeModelsCutToNLayers) {
+  const std::string gguf = testing_util::TempPath("mk_moe.gguf");
+  ASSERT_EQ(Mkmodel("--arch qwen3_5_moe --shape tiny --layers 4 --format gguf --dtype q8_0 --out " + gguf), 0);
+  auto g = GgufFile::Open(gguf);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(*g->GetString("general.architecture"), "qwen35moe");
+  EXPECT_EQ(*g->GetInt("qwen35moe.block_count"), 4);
+  EXPECT_EQ(*g->GetInt("qwen35moe.expert_count"), 8);
+  EXPECT_EQ(*g->GetInt("qwen35moe.expert_used_count"), 2);
+  ASSERT_NE(g->FindTensor("blk.3.ffn_down_exps.weight"), nullptr);
+  EXPECT_EQ(g->FindTensor("blk.3.ffn_gate_inp.weight")->ggml_type, 0u) << "the router stays f32";
+  auto m = LoadModel(gguf);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ((*m)->config.num_layers, 4);
+
+  const std::string dir = testing_util::TempPath("mk_next_hf");
+  fs::remove_all(dir);
+  ASSERT_EQ(Mkmodel("--arch qwen3_next --shape tiny --format safetensors --dtype bf16 --out " + dir), 0);
+  auto config = nlohmann::json::parse(Slurp(dir + "/config.json"));
+  EXPECT_EQ(config["architectures"][0], "Qwen3NextForCausalLM");
+  EXPECT_EQ(config["num_experts"], 8);
+  const std::string st = Slurp(dir + "/model.safetensors");
+  EXPECT_NE(st.find("\"model.layers.0.linear_attn.in_proj_qkvz.weight\""), std::string::npos);
+  EXPECT_NE(st.find("\"model.layers.0.mlp.experts.7.down_proj.weight\""), std::string::npos);
+  EXPECT_TRUE(LoadModel(dir).ok());
+
+  EXPECT_NE(Mkmodel("--arch qwen3_5_moe --shape qwen3.5-35b-a3b --layers 2 --format gguf --out " + gguf + "2"), 0)
+      << "two layers leave no attention layer";
+  EXPECT_NE(Mkmodel("--arch qwen3_5_moe --shape qwen3-next-80b-a3b --format gguf --out " + gguf + "3"), 0);
+}
+
 TEST(Mkmodel, RefusesQ8ForSafetensorsAndUnknownShapes) {
   std::string dir = testing_util::TempPath("mk_bad");
   EXPECT_NE(Mkmodel("--arch qwen3_5 --shape tiny --format safetensors --dtype q8_0 --out " + dir), 0);
@@ -115,9 +147,12 @@ TEST(ChatTemplates, EmbeddedTextsAreThePublishedOnes) {
 
 // The real dimensions (cut to their first 4 layers and a small vocabulary to
 // stay fast) keep activations O(1) with the chosen scales.
-void ExpectRealDimensionsSane(Arch arch, const char* shape) {
+// `experts` > 0 keeps only that many routed experts (the widths, k and the
+// trunk stay real; the count only sets how many router rows there are).
+void ExpectRealDimensionsSane(Arch arch, const char* shape, int64_t experts = 0) {
   auto spec = LookupShape(arch, shape, 2048);
   ASSERT_TRUE(spec.ok());
+  if (experts > 0) spec->config.num_experts = experts;
   spec->config.num_layers = 4;
   spec->config.layer_kinds.resize(4);
   auto m = MakeRandomModel(*spec, DType::kBF16, 1);
@@ -139,6 +174,12 @@ void ExpectRealDimensionsSane(Arch arch, const char* shape) {
 
 TEST(RandomModel, RealQwen35DimensionsStaySane) { ExpectRealDimensionsSane(Arch::kQwen3_5, "qwen3.5-0.8b"); }
 TEST(RandomModel, RealQwen3DimensionsStaySane) { ExpectRealDimensionsSane(Arch::kQwen3, "qwen3-0.6b"); }
+TEST(RandomModel, RealQwen35MoeDimensionsStaySane) {
+  ExpectRealDimensionsSane(Arch::kQwen3_5Moe, "qwen3.5-35b-a3b", 10);
+}
+TEST(RandomModel, RealQwen3NextDimensionsStaySane) {
+  ExpectRealDimensionsSane(Arch::kQwen3Next, "qwen3-next-80b-a3b", 12);
+}
 
 }  // namespace
 }  // namespace lineage::model

@@ -35,7 +35,8 @@ inline std::string TempPath(const std::string& name) {
 }
 
 inline VocabData VocabFor(const ModelSpec& spec, uint64_t seed) {
-  auto flavour = spec.config.arch == Arch::kQwen3_5 ? text::VocabFlavour::kQwen35 : text::VocabFlavour::kQwen3;
+  const bool qwen35 = spec.config.arch == Arch::kQwen3_5 || spec.config.arch == Arch::kQwen3_5Moe;
+  auto flavour = qwen35 ? text::VocabFlavour::kQwen35 : text::VocabFlavour::kQwen3;
   VocabData v = text::MakeSyntheticVocab(spec.config.vocab, flavour, seed);
   v.chat_template = ChatTemplateFor(spec.config.arch);
   return v;

@@ -1,0 +1,160 @@
+// Sparse MoE feed-forward (spec §4.3) for every row of a batch:
+//   p     = softmax(router xn)              over all E experts
+//   top-k of p, renormalised to sum to 1    (ties to the lower expert id)
+//   out   = sigmoid(xn . shared_gate_inp) * Shared(xn) + sum_k w_k Expert_k(xn)
+//
+// Rows are grouped by expert (a counting sort of the routes), so an
+// expert's weights are read once per step for all the rows routed to it,
+// and an expert no row chose is not touched. Prefill chunks and batched
+// decode of sequences that chose different experts take the same path.
+// Work is two pool passes: gate|up of every active expert and of the shared
+// expert, cut into row blocks of about equal bytes; then down the same way.
+// Every block is one kernels::Gemm on its own thread (pool = null).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/kernels.h"
+#include "core/tensor_slice.h"
+#include "engine/layers.h"
+
+namespace lineage::engine {
+namespace {
+
+// One Gemm of a row block of a weight: Y[:, r0 .. r0 + n) = X W[r0 .. r0 + n)^T.
+struct GemmBlock {
+  const TensorView* w;
+  int64_t r0, n;
+  const float* x;
+  int64_t ldx;
+  float* y;
+  int64_t ldy;
+  int64_t tokens;
+};
+
+// Cuts rows [0, rows) of `w` into blocks of `block_rows` and appends them.
+void AddBlocks(const TensorView* w, int64_t block_rows, const float* x, int64_t ldx, float* y, int64_t ldy,
+               int64_t tokens, std::vector<GemmBlock>* out) {
+  const int64_t rows = w->rows();
+  for (int64_t r0 = 0; r0 < rows; r0 += block_rows)
+    out->push_back({w, r0, std::min(block_rows, rows - r0), x, ldx, y, ldy, tokens});
+}
+
+void RunBlocks(const std::vector<GemmBlock>& blocks, ThreadPool* pool) {
+  auto run = [&](int64_t b0, int64_t b1, int) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const GemmBlock& g = blocks[b];
+      const TensorView slice = RowSlice(*g.w, g.r0, g.n);
+      kernels::Gemm(slice, g.x, g.ldx, g.y + g.r0, g.ldy, g.tokens, nullptr);
+    }
+  };
+  if (pool == nullptr) {
+    run(0, static_cast<int64_t>(blocks.size()), 0);
+  } else {
+    pool->parallel_for(static_cast<int64_t>(blocks.size()), run);
+  }
+}
+
+// Rows per block: small enough that every thread gets several blocks of the
+// pass, large enough (>= 16 rows) that a block amortises its call.
+int64_t BlockRows(int64_t total_rows, int threads) {
+  const int64_t target_blocks = 8 * std::max(1, threads);
+  return std::max<int64_t>(16, (total_rows + target_blocks - 1) / target_blocks);
+}
+
+}  // namespace
+
+void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const float* xn, float* out) {
+  const model::ModelConfig& c = ctx.config;
+  const int64_t R = ctx.batch.num_rows, H = c.hidden, E = c.num_experts, k = c.experts_per_token;
+  const int64_t Ie = c.expert_intermediate, Is = c.shared_intermediate;
+  MoeScratch& m = ctx.ws.moe;
+  const int threads = ctx.pool ? ctx.pool->size() : 1;
+
+  // Routing.
+  float* logits = m.logits.data();  // [R, E]
+  kernels::Gemm(w.router, xn, H, logits, E, R, ctx.pool);
+  std::fill(m.count.begin(), m.count.end(), 0);
+  for (int64_t r = 0; r < R; ++r) {
+    float* p = logits + r * E;
+    kernels::Softmax(p, E);
+    int32_t* chosen = m.route_expert.data() + r * k;
+    float* weight = m.route_weight.data() + r * k;
+    float sum = 0;
+    for (int64_t j = 0; j < k; ++j) {  // k is small: repeated argmax, lowest id on ties
+      int64_t best = -1;
+      for (int64_t e = 0; e < E; ++e) {
+        if (p[e] < 0) continue;  // taken
+        if (best < 0 || p[e] > p[best]) best = e;
+      }
+      chosen[j] = static_cast<int32_t>(best);
+      weight[j] = p[best];
+      sum += p[best];
+      p[best] = -1.0f;
+      ++m.count[best];
+    }
+    for (int64_t j = 0; j < k; ++j) weight[j] /= sum;
+  }
+
+  // Group routes by expert: expert e owns slots [offset[e], offset[e] + count[e]).
+  int64_t next = 0;
+  for (int64_t e = 0; e < E; ++e) {
+    m.offset[e] = next;
+    next += m.count[e];
+  }
+  std::vector<int64_t>& fill = m.cursor;
+  std::copy(m.offset.begin(), m.offset.end(), fill.begin());
+  float* xs = m.xs.data();  // [R k, H] gathered inputs, slot order
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t slot = fill[m.route_expert[r * k + j]]++;
+      m.slot_of_route[r * k + j] = slot;
+      std::memcpy(xs + slot * H, xn + r * H, static_cast<size_t>(H) * 4);
+    }
+
+  // Pass 1: gate and up of the shared expert and of every routed expert chosen.
+  float* gate = m.gate.data();  // [R k, Ie] routed | [R, Is] shared after them
+  float* up = m.up.data();
+  float* sh_gate = gate + R * k * Ie;
+  float* sh_up = up + R * k * Ie;
+  thread_local std::vector<GemmBlock> blocks;
+  blocks.clear();
+  int64_t active_rows = Is;
+  for (int64_t e = 0; e < E; ++e) active_rows += m.count[e] > 0 ? Ie : 0;
+  const int64_t rows1 = BlockRows(2 * active_rows, threads);
+  AddBlocks(&w.shared_gate, rows1, xn, H, sh_gate, Is, R, &blocks);
+  AddBlocks(&w.shared_up, rows1, xn, H, sh_up, Is, R, &blocks);
+  for (int64_t e = 0; e < E; ++e) {
+    if (m.count[e] == 0) continue;
+    const float* x = xs + m.offset[e] * H;
+    AddBlocks(&w.gate[e], rows1, x, H, gate + m.offset[e] * Ie, Ie, m.count[e], &blocks);
+    AddBlocks(&w.up[e], rows1, x, H, up + m.offset[e] * Ie, Ie, m.count[e], &blocks);
+  }
+  RunBlocks(blocks, ctx.pool);
+  kernels::SiluMul(gate, up, gate, R * k * Ie);
+  kernels::SiluMul(sh_gate, sh_up, sh_gate, R * Is);
+
+  // Pass 2: down projections; the shared expert writes `out` directly.
+  float* ys = m.ys.data();  // [R k, H], slot order
+  blocks.clear();
+  int64_t active = 1;
+  for (int64_t e = 0; e < E; ++e) active += m.count[e] > 0;
+  const int64_t rows2 = BlockRows(active * H, threads);
+  AddBlocks(&w.shared_down, rows2, sh_gate, Is, out, H, R, &blocks);
+  for (int64_t e = 0; e < E; ++e) {
+    if (m.count[e] == 0) continue;
+    AddBlocks(&w.down[e], rows2, gate + m.offset[e] * Ie, Ie, ys + m.offset[e] * H, H, m.count[e], &blocks);
+  }
+  RunBlocks(blocks, ctx.pool);
+
+  // Combine: out = sigmoid(xn . shared_gate_inp) out + sum_k w_k ys[slot].
+  for (int64_t r = 0; r < R; ++r) {
+    float* o = out + r * H;
+    const float s = kernels::Dot(xn + r * H, w.shared_gate_inp.data(), H);
+    kernels::Scale(o, 1.0f / (1.0f + std::exp(-s)), H);
+    for (int64_t j = 0; j < k; ++j)
+      kernels::Axpy(m.route_weight[r * k + j], ys + m.slot_of_route[r * k + j] * H, o, H);
+  }
+}
+
+}  // namespace lineage::engine
