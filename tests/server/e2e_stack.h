@@ -8,16 +8,40 @@
 #include <httplib.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "model/chat_templates.h"
 #include "model/load_model.h"
+#include "model/shapes.h"
+#include "model/write_model.h"
 #include "server/engine_backend.h"
 #include "server/http_server.h"
+#include "text/synthetic_vocab.h"
 
 namespace lineage::server::testing {
+
+// Writes the random-weight tiny Qwen3.5 (GGUF, f32, seed 1) with a synthetic
+// vocabulary and the real Qwen3.5 chat template as dir/tiny.gguf.
+inline std::string WriteTinyQwen35(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "tiny.gguf").string();
+  auto spec = model::LookupShape(model::Arch::kQwen3_5, "tiny");
+  EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+  if (!spec.ok()) return path;
+  model::VocabData vocab = text::MakeSyntheticVocab(spec->config.vocab, text::VocabFlavour::kQwen35, 1);
+  vocab.chat_template = model::ChatTemplateFor(model::Arch::kQwen3_5);
+  model::WriteOptions o;
+  o.format = model::FileFormat::kGguf;
+  o.dtype = DType::kF32;
+  o.seed = 1;
+  Status st = model::WriteModel(*spec, vocab, o, path);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return path;
+}
 
 struct Stack {
   std::unique_ptr<EngineBackend> backend;

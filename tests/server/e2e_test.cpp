@@ -33,17 +33,7 @@ class EndToEnd : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = std::filesystem::temp_directory_path() / ("lineage_e2e_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / "tiny.gguf").string();
-    auto spec = model::LookupShape(model::Arch::kQwen3_5, "tiny");
-    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
-    model::VocabData vocab = text::MakeSyntheticVocab(spec->config.vocab, text::VocabFlavour::kQwen35, 1);
-    vocab.chat_template = model::ChatTemplateFor(model::Arch::kQwen3_5);
-    model::WriteOptions o;
-    o.format = model::FileFormat::kGguf;
-    o.dtype = DType::kF32;
-    o.seed = 1;
-    ASSERT_TRUE(model::WriteModel(*spec, vocab, o, path_).ok());
+    path_ = testing::WriteTinyQwen35(dir_);
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
 
