@@ -71,9 +71,10 @@ inline std::unique_ptr<Stack> StartStack(const std::string& model_path, const En
 }
 
 // The response body as JSON; a status other than 200 fails the test unless
-// `status` asks for it.
+// `status` asks for it. The timeout is generous: a 46k-token prefill on a
+// loaded machine takes minutes.
 inline nlohmann::ordered_json PostJson(Stack& s, const std::string& path, const nlohmann::ordered_json& body,
-                                       int* status = nullptr, int timeout_s = 60) {
+                                       int* status = nullptr, int timeout_s = 300) {
   httplib::Client c("127.0.0.1", s.http->port());
   c.set_read_timeout(timeout_s, 0);
   auto res = c.Post(path.c_str(), body.dump(), "application/json");

@@ -24,6 +24,7 @@ const r1 = await openai.responses.create(params);
 assert.equal(r1.object, 'response');
 assert.ok(r1.id.startsWith('resp_'));
 assert.equal(typeof r1.usage.input_tokens_details.cached_tokens, 'number');
+console.log(`cached1=${r1.usage.input_tokens_details.cached_tokens}`);
 assert.ok(r1.output.length > 0);
 if (fake) {
   assert.equal(r1.status, 'completed');
