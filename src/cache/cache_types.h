@@ -37,6 +37,9 @@ enum class PointKind : uint8_t {
   kPrefix,      // attention-only layouts: any prefix of an entry (KV truncated)
 };
 const char* PointKindName(PointKind kind);
+// A restore point's kind as logs show it: the end of a pinned anchor entry
+// (kEntryEnd of an anchor) reads "anchor", as that is what it is.
+const char* RestoreKindName(PointKind kind, bool anchor_entry);
 
 enum class Tier : uint8_t { kNone, kRam, kDisk };
 const char* TierName(Tier tier);

@@ -18,6 +18,10 @@ const char* PointKindName(PointKind kind) {
   return "?";
 }
 
+const char* RestoreKindName(PointKind kind, bool anchor_entry) {
+  return anchor_entry && kind == PointKind::kEntryEnd ? PointKindName(PointKind::kAnchor) : PointKindName(kind);
+}
+
 const char* TierName(Tier tier) {
   switch (tier) {
     case Tier::kNone: return "none";
@@ -34,7 +38,7 @@ void Put(std::ostream& os, const PointRef& p) {
     os << "cold";
     return;
   }
-  os << p.length << " (" << PointKindName(p.kind) << " of entry " << p.entry << ", " << TierName(p.tier) << ")";
+  os << p.length << " (" << RestoreKindName(p.kind, p.anchor) << " of entry " << p.entry << ", " << TierName(p.tier) << ")";
 }
 
 }  // namespace

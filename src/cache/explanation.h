@@ -18,6 +18,7 @@ struct PointRef {
   int64_t length = 0;
   PointKind kind = PointKind::kEntryEnd;
   Tier tier = Tier::kNone;
+  bool anchor = false;  // the entry is a pinned anchor
 };
 
 struct PlannedCapture {

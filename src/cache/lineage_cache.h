@@ -95,11 +95,9 @@ struct RestorePoint {
   KvPtr kv;                  // rows [0, r), sharing the entry's pages
   RecurrentPtr state;        // at r; null for attention-only layouts
   bool anchor = false;       // the entry is a pinned anchor (its end is the anchor point)
-  PointRef ref() const { return {entry, length, kind, tier}; }
-  // The kind as users see it: an anchor entry's own end reads "anchor".
-  const char* KindName() const {
-    return anchor && kind == PointKind::kEntryEnd ? PointKindName(PointKind::kAnchor) : PointKindName(kind);
-  }
+  PointRef ref() const { return {entry, length, kind, tier, anchor}; }
+  // The kind as users see it (RestoreKindName).
+  const char* KindName() const { return RestoreKindName(kind, anchor); }
 };
 
 struct LookupResult {

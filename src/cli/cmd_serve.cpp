@@ -48,6 +48,8 @@ struct ServeArgs {
   double body_timeout_s = 120;
   int max_connections = 0;
   int max_connections_per_client = 0;
+  int64_t n_predict = -1;
+  bool keep_billing_header = false;
 };
 
 Result<std::string> ReadWholeFile(const std::string& path) {
@@ -173,9 +175,15 @@ Status Run(const ServeArgs& a) {
   bo.cache.ram_budget_bytes = a.cache_ram_mib < 0 ? (int64_t{1} << 62) : a.cache_ram_mib << 20;
   bo.cache_dir = a.cache_dir;
   bo.cache_reuse_min_tokens = cache_reuse;
+  bo.max_predict_tokens = a.n_predict;
+  bo.prompt.keep_billing_header = a.keep_billing_header;
   if (a.cache_disk_max_mib > 0) bo.cache_disk_max_bytes = a.cache_disk_max_mib << 20;
   LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<server::EngineBackend> backend,
                            server::EngineBackend::Create(m, tokenizer, std::move(chat_template), bo));
+  if (a.ctx_size > backend->context_tokens())
+    std::fprintf(stderr, "serve: --ctx-size %lld is above the model's context of %lld tokens; using %lld\n",
+                 static_cast<long long>(a.ctx_size), static_cast<long long>(backend->context_tokens()),
+                 static_cast<long long>(backend->context_tokens()));
 
   server::ServerOptions so;
   so.host = a.host;
@@ -195,11 +203,12 @@ Status Run(const ServeArgs& a) {
   LINEAGE_RETURN_IF_ERROR(http.Bind());
   std::fprintf(stderr,
                "serve: %s ready in %.2f s on http://%s:%d (context %lld tokens, %d parallel, cache %s, %lld MiB RAM, "
-               "disk %s)\n",
+               "disk %s%s)\n",
                bo.model_id.c_str(), SecondsSince(t0), a.host.c_str(), http.port(),
                static_cast<long long>(backend->context_tokens()), bo.scheduler.max_live,
                a.no_lineage ? "exact (lineage off)" : "lineage", static_cast<long long>(a.cache_ram_mib),
-               a.cache_dir.empty() ? "off" : a.cache_dir.c_str());
+               a.cache_dir.empty() ? "off" : a.cache_dir.c_str(),
+               a.n_predict >= 0 ? (", at most " + std::to_string(a.n_predict) + " tokens per reply").c_str() : "");
   waiter.Serving(&http);
   http.Serve();
   // Stopped by a signal, or the listener failed: release the waiter.
@@ -212,10 +221,26 @@ Register reg{{"serve", "Serve a model over HTTP (OpenAI and Anthropic APIs)", []
                 sub.add_option("-m,--model", a->model, "model file (.gguf) or Hugging Face directory")->required();
                 sub.add_option("-a,--alias", a->alias, "model name reported by the API (default: file name)");
                 sub.add_option("--host", a->host, "address to bind")->capture_default_str();
-                sub.add_option("--port", a->port, "port to listen on (0: any free port)")->capture_default_str();
-                sub.add_option("-t,--threads", a->threads, "compute threads (0: all cores)")->capture_default_str();
-                sub.add_option("-c,--ctx-size", a->ctx_size, "tokens per sequence (0: the model's)")->capture_default_str();
-                sub.add_option("--parallel", a->parallel, "sequences decoded together")->capture_default_str();
+                sub.add_option("--port", a->port, "port to listen on, 1..65535 (0: any free port)")
+                    ->check(CLI::Range(0, 65535))
+                    ->capture_default_str();
+                sub.add_option("-t,--threads", a->threads, "compute threads (0: all cores)")
+                    ->check(CLI::Range(0, 1 << 16))
+                    ->capture_default_str();
+                sub.add_option("-c,--ctx-size", a->ctx_size,
+                               "tokens per sequence (0: the model's; above the model's: clamped, with a warning)")
+                    ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+                    ->capture_default_str();
+                sub.add_option("-n,--n-predict", a->n_predict,
+                               "most tokens generated per request, whatever it asks for (-1: no server limit)")
+                    ->check(CLI::Range(int64_t{-1}, int64_t{1} << 30))
+                    ->capture_default_str();
+                sub.add_option("--parallel", a->parallel, "sequences decoded together")
+                    ->check(CLI::Range(1, 1 << 16))
+                    ->capture_default_str();
+                sub.add_flag("--keep-billing-header", a->keep_billing_header,
+                             "render Claude Code's x-anthropic-billing-header system block (stripped by default: it "
+                             "changes every session and would defeat the system-prompt cache)");
                 sub.add_option("--cache-ram", a->cache_ram_mib, "prompt-cache RAM budget in MiB (-1: no limit)")
                     ->capture_default_str();
                 sub.add_option("--cache-dir", a->cache_dir, "directory of the disk tier");

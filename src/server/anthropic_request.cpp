@@ -1,5 +1,7 @@
 #include "server/anthropic_request.h"
 
+#include <string_view>
+
 #include "server/json_fields.h"
 #include "server/request_common.h"
 
@@ -38,6 +40,30 @@ Status TextOf(const json& v, const std::string& path, std::string* out) {
     if (type != "text") return Unsupported("'" + bpath + "': blocks of type '" + type + "' are not supported here");
     return AppendText(b, "text", bpath, out);
   });
+}
+
+constexpr std::string_view kBillingHeader = "x-anthropic-billing-header:";
+
+bool IsBillingHeader(std::string_view text) { return text.substr(0, kBillingHeader.size()) == kBillingHeader; }
+
+// The `system` field's text, with a leading billing-header block (or, in a
+// string, a leading billing-header line) moved to *billing_header.
+Status SystemText(const json& v, std::string* out, std::string* billing_header) {
+  if (v.is_string() && IsBillingHeader(v.get_ref<const std::string&>())) {
+    const std::string& s = v.get_ref<const std::string&>();
+    size_t eol = s.find('\n');
+    size_t cut = eol == std::string::npos ? s.size() : eol + 1;
+    *billing_header = s.substr(0, cut);
+    *out = s.substr(cut);
+    return Status::Ok();
+  }
+  if (v.is_array() && !v.empty() && v[0].is_object() && v[0].value("type", "") == "text" &&
+      v[0].contains("text") && v[0]["text"].is_string() && IsBillingHeader(v[0]["text"].get_ref<const std::string&>())) {
+    *billing_header = v[0]["text"].get<std::string>();
+    json rest(v.begin() + 1, v.end());
+    return TextOf(rest, "system", out);
+  }
+  return TextOf(v, "system", out);
 }
 
 Status ParseUserTurn(const json& content, const std::string& path, json* out_messages) {
@@ -166,8 +192,8 @@ Result<ApiRequest> ParseMessages(json body) {
   LINEAGE_RETURN_IF_ERROR(GetInt(body, "max_tokens", "", &req.sampling.max_tokens, 1, kMaxTokensLimit));
   if (Has(body, "system")) {
     std::string system;
-    LINEAGE_RETURN_IF_ERROR(TextOf(body.at("system"), "system", &system));
-    req.messages.push_back({{"role", "system"}, {"content", system}});
+    LINEAGE_RETURN_IF_ERROR(SystemText(body.at("system"), &system, &req.billing_header));
+    if (!system.empty() || req.billing_header.empty()) req.messages.push_back({{"role", "system"}, {"content", system}});
   }
   if (!Has(body, "messages")) return InvalidArgument("missing required field 'messages'");
   const json& messages = body.at("messages");
@@ -178,7 +204,15 @@ Result<ApiRequest> ParseMessages(json body) {
     if (!m.contains("content")) return InvalidArgument("missing required field '" + path + ".content'");
     if (role == "user") return ParseUserTurn(m.at("content"), path + ".content", &req.messages);
     if (role == "assistant") return ParseAssistantTurn(m.at("content"), path + ".content", &req.messages);
-    return InvalidArgument("'" + path + ".role' has unknown value '" + role + "' (expected user or assistant)");
+    if (role == "system") {
+      // Claude Code's mid-conversation system messages (beta
+      // mid-conversation-system-2026-04-07); the prompt builder places them.
+      std::string text;
+      LINEAGE_RETURN_IF_ERROR(TextOf(m.at("content"), path + ".content", &text));
+      req.messages.push_back({{"role", "system"}, {"content", text}});
+      return Status::Ok();
+    }
+    return InvalidArgument("'" + path + ".role' has unknown value '" + role + "' (expected user, assistant or system)");
   }));
   LINEAGE_RETURN_IF_ERROR(ParseTools(body, &req));
   LINEAGE_RETURN_IF_ERROR(ParseToolChoice(body, &req));

@@ -2,7 +2,10 @@
 // (api_request.h). Pure function: no I/O, no state.
 //
 // The translation into the HF chat-template shape:
-//   - `system` (a string or text blocks) becomes a leading system message;
+//   - `system` (a string or text blocks) becomes a leading system message,
+//     except a first block starting "x-anthropic-billing-header:", which
+//     goes to ApiRequest::billing_header;
+//   - messages with role "system" (mid-conversation) stay system messages;
 //   - user tool_result blocks become "tool" messages (in block order, before
 //     the user's own text of the same turn, which is how OpenAI clients and
 //     chat templates order them);

@@ -1,10 +1,12 @@
-// ApiRequest: one generation request from any of the three HTTP APIs
-// (OpenAI chat completions, OpenAI completions, Anthropic messages), in the
+// ApiRequest: one generation request from any of the HTTP APIs (OpenAI chat
+// completions, completions and responses, Anthropic messages), in the
 // one shape the rest of the server and the backend understand.
 //
 // Invariants after a successful parse (openai_request.h, anthropic_request.h):
 //   - chat requests: `messages` is a non-empty JSON array in the Hugging Face
-//     chat-template shape: {"role": system|user|assistant|tool, "content":
+//     chat-template shape (system messages may come anywhere; the prompt
+//     builder folds them where the template wants them only first):
+//     {"role": system|user|assistant|tool, "content":
 //     string, optional "tool_calls": [{"id", "type": "function", "function":
 //     {"name", "arguments": object}}], optional "reasoning_content": string,
 //     optional "tool_call_id": string}. Content is always a string.
@@ -23,7 +25,7 @@
 
 namespace lineage::server {
 
-enum class ApiKind { kOpenAiChat, kOpenAiCompletion, kAnthropicMessages };
+enum class ApiKind { kOpenAiChat, kOpenAiCompletion, kAnthropicMessages, kOpenAiResponses };
 
 enum class ToolChoice { kAuto, kNone, kRequired, kNamed };
 
@@ -52,6 +54,10 @@ struct ApiRequest {
   bool include_usage = false;     // OpenAI stream_options.include_usage
   // Extra variables for the chat template (e.g. enable_thinking); an object.
   nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
+  // A leading Anthropic system block starting "x-anthropic-billing-header:",
+  // taken out of the system text by the parser (Claude Code puts a per-session
+  // hash in it); PromptBuilderOptions decide whether it is rendered.
+  std::string billing_header;
 
   bool is_chat() const { return api != ApiKind::kOpenAiCompletion; }
   // Whether tool calls in the output are parsed into structured calls.

@@ -52,6 +52,7 @@ struct RequestReport {
   int64_t first_token_us = -1;        // from submit; -1 when no token came
   int64_t total_us = 0;
   std::string cache_detail;           // the cache's own account of lookup and commit
+  std::string notes;                  // what the server changed in the request ("billing_header=stripped")
 };
 
 // One item pulled from a stream: text, or the end with its report.

@@ -1,10 +1,16 @@
 #include "server/engine_backend.h"
 
+#include <algorithm>
 #include <random>
 
 #include "engine/disk_codec.h"
 
 namespace lineage::server {
+
+int64_t CappedMaxTokens(int64_t requested, int64_t cap) {
+  if (cap < 0) return requested;
+  return requested < 0 ? cap : std::min(requested, cap);
+}
 
 Result<std::unique_ptr<EngineBackend>> EngineBackend::Create(std::shared_ptr<const model::Model> model,
                                                              text::Tokenizer tokenizer,
@@ -26,7 +32,7 @@ Result<std::unique_ptr<EngineBackend>> EngineBackend::Create(std::shared_ptr<con
     if (!tier.ok()) return tier.status().With("disk tier " + options.cache_dir);
     disk = std::move(*tier);
   }
-  auto builder = std::make_unique<PromptBuilder>(tokenizer, std::move(chat_template));
+  auto builder = std::make_unique<PromptBuilder>(tokenizer, std::move(chat_template), options.prompt);
   return std::unique_ptr<EngineBackend>(new EngineBackend(std::move(options), std::move(engine), std::move(disk),
                                                           std::move(builder), std::move(tokenizer)));
 }
@@ -68,7 +74,9 @@ Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
   job.sampling.top_k = request.sampling.top_k;
   job.sampling.top_p = request.sampling.top_p;
   job.sampling.seed = request.sampling.seed ? *request.sampling.seed : std::random_device{}();
-  job.max_tokens = request.sampling.max_tokens;
+  job.max_tokens = CappedMaxTokens(request.sampling.max_tokens, options_.max_predict_tokens);
+  if (!request.billing_header.empty())
+    job.notes = options_.prompt.keep_billing_header ? "billing_header=kept" : "billing_header=stripped";
   LINEAGE_ASSIGN_OR_RETURN(job.grammar, ToolGrammarForRequest(request, prompt.text, prompt.reasoning_open));
   job.stream = std::make_shared<GenerationStream>();
   Submission sub{job.stream, m, prompt.reasoning_open};

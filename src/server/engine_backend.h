@@ -33,10 +33,17 @@ struct EngineBackendOptions {
   // run of the same model are served after a restart.
   std::string cache_dir;
   int64_t cache_disk_max_bytes = int64_t{1} << 40;
+  PromptBuilderOptions prompt;
+  // Upper bound on every request's generated tokens (--n-predict); -1: none
+  // (a request's own max_tokens, else the context, is the limit).
+  int64_t max_predict_tokens = -1;
   // Chunk reuse (server/chunk_reuse.h): minimum run in tokens, 0 = off.
   // Attention-only models only: Create refuses it for a hybrid model.
   int64_t cache_reuse_min_tokens = 0;
 };
+
+// A request's max_tokens (-1: none) under the server's cap (-1: none).
+int64_t CappedMaxTokens(int64_t requested, int64_t cap);
 
 class EngineBackend : public Backend {
  public:

@@ -1,9 +1,14 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <optional>
 
@@ -15,6 +20,7 @@
 #include "server/openai_request.h"
 #include "server/request_log.h"
 #include "server/response_driver.h"
+#include "server/responses_request.h"
 
 namespace lineage::server {
 namespace {
@@ -77,6 +83,41 @@ std::string ErrorMessageOf(const std::string& body) {
 }
 
 double MillisSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// Only SO_REUSEADDR (a restart may bind while old connections linger in
+// TIME_WAIT). httplib's default adds SO_REUSEPORT, with which a second
+// server binds a busy port and the kernel splits the traffic between them.
+void ExclusiveSocketOptions(socket_t sock) {
+  int yes = 1;
+  setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+}
+
+// Why host:port cannot be bound: the errno of one more attempt, as httplib
+// does not keep it.
+std::string BindError(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0)
+    return gai_strerror(rc);
+  std::string why = "unknown error";
+  for (addrinfo* a = found; a; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    ExclusiveSocketOptions(fd);
+    int rc = ::bind(fd, a->ai_addr, a->ai_addrlen);
+    int err = errno;
+    ::close(fd);
+    if (rc == 0) continue;
+    why = std::strerror(err);
+    if (err == EADDRINUSE) why += " (another server is listening on that port)";
+    break;
+  }
+  freeaddrinfo(found);
+  return why;
+}
 
 }  // namespace
 
@@ -145,6 +186,7 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
   impl_ = std::make_unique<Impl>(limits, options_.max_in_flight);
   GuardedListener& http = impl_->http;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http.set_socket_options(ExclusiveSocketOptions);
   http.set_payload_max_length(options_.max_body_bytes);
   http.set_write_timeout(600, 0);
 
@@ -326,17 +368,21 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
   http.Post("/v1/chat/completions", generation_route(&ParseOpenAiChatRequest, ApiFlavor::kOpenAi));
   http.Post("/v1/completions", generation_route(&ParseOpenAiCompletionRequest, ApiFlavor::kOpenAi));
   http.Post("/v1/messages", generation_route(&ParseAnthropicMessagesRequest, ApiFlavor::kAnthropic));
+  http.Post("/v1/responses", generation_route(&ParseOpenAiResponsesRequest, ApiFlavor::kOpenAi));
 }
 
 HttpServer::~HttpServer() { Stop(); }
 
 Status HttpServer::Bind() {
+  if (options_.port < 0 || options_.port > 65535)
+    return InvalidArgument("port " + std::to_string(options_.port) + " is out of range (1..65535, or 0 for any free port)");
   if (options_.port == 0) {
     port_ = impl_->http.bind_to_any_port(options_.host.c_str());
     if (port_ <= 0) return IoError("cannot bind " + options_.host);
   } else {
     if (!impl_->http.bind_to_port(options_.host.c_str(), options_.port))
-      return IoError("cannot bind " + options_.host + ":" + std::to_string(options_.port));
+      return IoError("cannot bind " + options_.host + ":" + std::to_string(options_.port) + ": " +
+                     BindError(options_.host, options_.port));
     port_ = options_.port;
   }
   return Status::Ok();

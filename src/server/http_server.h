@@ -1,8 +1,8 @@
 // HttpServer: the HTTP front of lineage (DESIGN.md §6) over a Backend.
 //
 // Routes: POST /v1/chat/completions, /v1/completions, /v1/messages,
-// /v1/messages/count_tokens; GET /v1/models, /health, /metrics,
-// /v1/cache/stats.
+// /v1/messages/count_tokens, /v1/responses; GET /v1/models, /health,
+// /metrics, /v1/cache/stats.
 // - Every route but /health requires the API key when one is set, as
 //   "Authorization: Bearer KEY" or "x-api-key: KEY".
 // - Bodies are read by the routes themselves, whatever their content type
@@ -50,7 +50,7 @@ namespace lineage::server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;                       // 0 picks a free port
+  int port = 8080;                       // 1..65535; 0 picks a free port
   std::string api_key;                   // empty: no authentication
   size_t max_body_bytes = 16u << 20;     // a 256k-token context with its tools fits several times over
   int max_in_flight = 64;                // generations running or queued
@@ -72,7 +72,9 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds the socket (port() is then known) without serving yet.
+  // Binds the socket (port() is then known) without serving yet. A port
+  // out of range is kInvalidArgument; a port another process listens on is
+  // kIoError naming the cause (the socket is exclusive: no SO_REUSEPORT).
   Status Bind();
   // Serves until Stop(); returns when the listener closes.
   void Serve();

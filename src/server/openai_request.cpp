@@ -11,26 +11,7 @@ using json = nlohmann::ordered_json;
 // OpenAI content: a string, null, or an array of parts {"type": "text", "text"}.
 // Templates get the parts joined into one string.
 Status ContentToString(const json& content, const std::string& path, std::string* out) {
-  out->clear();
-  if (content.is_null()) return Status::Ok();
-  if (content.is_string()) {
-    *out = content.get<std::string>();
-    return Status::Ok();
-  }
-  if (!content.is_array()) return TypeError(path, "a string or an array of content parts", content);
-  return ForEachObject(content, path, [&](const json& part, const std::string& part_path) {
-    std::string type;
-    LINEAGE_RETURN_IF_ERROR(GetString(part, "type", part_path, &type, true));
-    if (type == "text") {
-      std::string text;
-      LINEAGE_RETURN_IF_ERROR(GetString(part, "text", part_path, &text, true));
-      *out += text;
-      return Status::Ok();
-    }
-    if (type == "image_url" || type == "input_audio" || type == "file")
-      return Unsupported("'" + part_path + "': content parts of type '" + type + "' are not supported");
-    return InvalidArgument("'" + part_path + ".type' has unknown value '" + type + "'");
-  });
+  return JoinTextParts(content, path, {"text"}, out);
 }
 
 Status ParseToolCalls(const json& calls, const std::string& path, json* out) {
@@ -106,30 +87,14 @@ Status ParseTools(const json& body, ApiRequest* req) {
     if (!Has(t, "function")) return InvalidArgument("missing required field '" + path + ".function'");
     const json& f = t.at("function");
     if (!f.is_object()) return TypeError(path + ".function", "an object", f);
-    std::string name, description;
-    LINEAGE_RETURN_IF_ERROR(GetString(f, "name", path + ".function", &name, true));
-    LINEAGE_RETURN_IF_ERROR(GetString(f, "description", path + ".function", &description));
-    json parameters = json::object();
-    if (Has(f, "parameters")) {
-      parameters = f.at("parameters");
-      if (!parameters.is_object()) return TypeError(path + ".function.parameters", "an object", parameters);
-    }
-    req->tools.push_back(MakeTool(name, description, Has(f, "description"), std::move(parameters)));
-    return Status::Ok();
+    return AddFunctionTool(f, path + ".function", req);
   });
 }
 
 Status ParseToolChoice(const json& body, ApiRequest* req) {
   if (!Has(body, "tool_choice")) return Status::Ok();
   const json& tc = body.at("tool_choice");
-  if (tc.is_string()) {
-    std::string s = tc.get<std::string>();
-    if (s == "auto") req->tool_choice = ToolChoice::kAuto;
-    else if (s == "none") req->tool_choice = ToolChoice::kNone;
-    else if (s == "required") req->tool_choice = ToolChoice::kRequired;
-    else return InvalidArgument("'tool_choice' has unknown value '" + s + "'");
-    return Status::Ok();
-  }
+  if (tc.is_string()) return SetToolChoice(tc.get<std::string>(), req);
   if (!tc.is_object()) return TypeError("tool_choice", "a string or an object", tc);
   if (!Has(tc, "function") || !tc.at("function").is_object())
     return InvalidArgument("'tool_choice' object needs a 'function' object");

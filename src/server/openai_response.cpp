@@ -142,6 +142,7 @@ class OpenAiFormatter : public ResponseFormatter {
 }  // namespace
 
 std::unique_ptr<ResponseFormatter> MakeOpenAiFormatter(const ApiRequest& request, const std::string& model) {
+  if (request.api == ApiKind::kOpenAiResponses) return MakeResponsesFormatter(request, model);
   return std::make_unique<OpenAiFormatter>(request, model);
 }
 

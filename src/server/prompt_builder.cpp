@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "server/system_messages.h"
+
 namespace lineage::server {
 
 namespace {
@@ -20,8 +22,23 @@ int64_t CommonPrefixTokens(const std::vector<int32_t>& a, const std::vector<int3
   return static_cast<int64_t>(i);
 }
 
-PromptBuilder::PromptBuilder(text::Tokenizer tokenizer, std::optional<ChatTemplate> chat_template)
-    : tokenizer_(std::move(tokenizer)), template_(std::move(chat_template)) {}
+PromptBuilder::PromptBuilder(text::Tokenizer tokenizer, std::optional<ChatTemplate> chat_template,
+                             PromptBuilderOptions options)
+    : tokenizer_(std::move(tokenizer)), template_(std::move(chat_template)), options_(options) {
+  fold_system_ = template_ && !TemplateTakesMidSystem(*template_);
+}
+
+nlohmann::ordered_json PromptBuilder::TemplateMessages(const ApiRequest& request) const {
+  nlohmann::ordered_json messages = request.messages;
+  if (options_.keep_billing_header && !request.billing_header.empty()) {
+    // Back where the client put it: the first text of the system prompt.
+    if (!messages.empty() && messages[0].value("role", "") == "system" && messages[0]["content"].is_string())
+      messages[0]["content"] = request.billing_header + messages[0]["content"].get<std::string>();
+    else
+      messages.insert(messages.begin(), nlohmann::ordered_json{{"role", "system"}, {"content", request.billing_header}});
+  }
+  return fold_system_ ? FoldSystemMessages(messages) : messages;
+}
 
 size_t PromptBuilder::anchor_memo_size() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -61,7 +78,7 @@ Result<BuiltPrompt> PromptBuilder::Build(const ApiRequest& request, int64_t max_
   }
   if (!template_) return InvalidArgument("the model has no chat template; use /v1/completions or --chat-template-file");
   ChatRequest chat;
-  chat.messages = request.messages;
+  chat.messages = TemplateMessages(request);
   chat.tools = request.tools.empty() ? nlohmann::ordered_json() : request.tools;
   chat.extra = request.template_kwargs;
   chat.add_generation_prompt = true;
@@ -81,9 +98,9 @@ Result<BuiltPrompt> PromptBuilder::Build(const ApiRequest& request, int64_t max_
   if (out.history_end_tokens >= static_cast<int64_t>(out.tokens.size())) out.history_end_tokens = 0;
   out.reasoning_open = EndsInsideThink(out.text);
 
-  bool has_system = !request.messages.empty() && request.messages[0].value("role", "") == "system";
+  bool has_system = !chat.messages.empty() && chat.messages[0].value("role", "") == "system";
   if (has_system || !request.tools.empty()) {
-    Result<PrefixText> prefix = template_->RenderPrefix(request.messages, chat.tools);
+    Result<PrefixText> prefix = template_->RenderPrefix(chat.messages, chat.tools);
     if (prefix.ok() && prefix->shared_chars > 0) {
       std::vector<int32_t> anchor = AnchorTokens(prefix->text.substr(0, prefix->shared_chars));
       int64_t shared = CommonPrefixTokens(anchor, out.tokens);

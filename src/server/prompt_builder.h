@@ -14,6 +14,11 @@
 // Also reports whether the prompt ends inside <think> (thinking templates),
 // so the output parser starts in reasoning mode.
 //
+// Before rendering, system messages the template does not take
+// mid-conversation are folded into their neighbours (system_messages.h),
+// and a request's Anthropic billing header (ApiRequest::billing_header) is
+// put back in front of the system text only when the options keep it.
+//
 // Thread-safety: Build() may run on many connection threads at once; the
 // anchor memo is guarded by a mutex. Tokenizer and ChatTemplate are
 // immutable and shared.
@@ -42,10 +47,22 @@ struct BuiltPrompt {
   std::string text;                // the rendered prompt (chat) or the raw prompt
 };
 
+struct PromptBuilderOptions {
+  // Render the x-anthropic-billing-header system block (--keep-billing-header).
+  // Off by default: its hash changes with every session's first prompt and
+  // would end the shared system + tools prefix at its first byte.
+  bool keep_billing_header = false;
+};
+
 class PromptBuilder {
  public:
   // `chat_template` absent: chat requests fail with kInvalidArgument.
-  PromptBuilder(text::Tokenizer tokenizer, std::optional<ChatTemplate> chat_template);
+  PromptBuilder(text::Tokenizer tokenizer, std::optional<ChatTemplate> chat_template,
+                PromptBuilderOptions options = {});
+
+  // The messages as the template will see them (folded system messages,
+  // billing header kept or not).
+  nlohmann::ordered_json TemplateMessages(const ApiRequest& request) const;
 
   // Template errors are kInvalidArgument (a 400: the request cannot be rendered).
   // A prompt of more than max_tokens is kOutOfRange, found while tokenizing:
@@ -60,6 +77,8 @@ class PromptBuilder {
 
   text::Tokenizer tokenizer_;
   std::optional<ChatTemplate> template_;
+  PromptBuilderOptions options_;
+  bool fold_system_ = false;  // the template refuses system messages after the first
   // A small LRU of anchor texts and their tokens: agents repeat one system
   // prompt on every request, and it can be 30k tokens long.
   static constexpr size_t kAnchorMemoEntries = 32;

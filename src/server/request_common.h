@@ -3,7 +3,9 @@
 // chat-template shapes for tools and tool calls (api_request.h).
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +23,20 @@ Status ParseSampling(const nlohmann::ordered_json& body, SamplingParams* out);
 // {"type": "function", "function": {"name", ["description"], "parameters"}}.
 nlohmann::ordered_json MakeTool(const std::string& name, const std::string& description, bool has_description,
                         nlohmann::ordered_json parameters);
+
+// An OpenAI function definition {name, [description], [parameters]} at
+// `path` (chat completions nest it under "function", the Responses API does
+// not), appended to req->tools in MakeTool's shape.
+Status AddFunctionTool(const nlohmann::ordered_json& f, const std::string& path, ApiRequest* req);
+
+// Content as a string, null (""), or an array of parts {"type", "text"}
+// whose type is one of `text_types`, joined into one string. Image, audio
+// and file parts are kUnsupported; other types kInvalidArgument.
+Status JoinTextParts(const nlohmann::ordered_json& content, const std::string& path,
+                     std::initializer_list<std::string_view> text_types, std::string* out);
+
+// OpenAI's tool_choice strings: "auto", "none", "required".
+Status SetToolChoice(const std::string& value, ApiRequest* req);
 
 // {"id", "type": "function", "function": {"name", "arguments": object}}.
 nlohmann::ordered_json MakeToolCall(const std::string& id, const std::string& name, nlohmann::ordered_json arguments);

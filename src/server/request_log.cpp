@@ -30,6 +30,7 @@ std::string FormatRequestLog(int64_t request_id, const std::string& method, cons
                 ms(r.prefill_us).c_str(), ms(r.commit_us).c_str(), ms(r.first_token_us).c_str(),
                 ms(r.total_us).c_str());
   std::string line = buf;
+  if (!r.notes.empty()) line += " " + r.notes;
   if (!r.cache_detail.empty()) line += " cache=[" + r.cache_detail + "]";
   return line;
 }

@@ -3,7 +3,7 @@
 //
 //   req=7 POST /v1/chat/completions 200 prompt=5120 cached=4096 restore=checkpoint/ram
 //   closest=- captures=1 out=32 finish=stop admit_ms=0.4 prefill_ms=310.2 commit_ms=0.3
-//   ttft_ms=330.0 total_ms=1210.5
+//   ttft_ms=330.0 total_ms=1210.5 billing_header=stripped cache=[...]
 //
 // (one line; wrapped here). Pure function; the caller serialises writes.
 #pragma once

@@ -43,7 +43,10 @@ class ResponseFormatter {
   virtual std::string StreamError(const std::string& message) = 0;
 };
 
+// OpenAI chat completions and completions; Responses API requests
+// (ApiKind::kOpenAiResponses) get MakeResponsesFormatter's.
 std::unique_ptr<ResponseFormatter> MakeOpenAiFormatter(const ApiRequest& request, const std::string& model);
+std::unique_ptr<ResponseFormatter> MakeResponsesFormatter(const ApiRequest& request, const std::string& model);
 std::unique_ptr<ResponseFormatter> MakeAnthropicFormatter(const ApiRequest& request, const std::string& model);
 
 // "data: <json>\n\n", with "event: <name>\n" first when a name is given.

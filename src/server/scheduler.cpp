@@ -1,6 +1,7 @@
 #include "server/scheduler.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace lineage::server {
 
@@ -25,6 +26,8 @@ struct Scheduler::Live {
   bool done = false;
   RequestReport report;
   std::vector<float> logits;  // of the last prefill chunk
+  Clock::time_point admitted = Clock::now();
+  Clock::time_point last_progress_log = admitted;
 
   Live(Job j, engine::Sequence s, cache::LookupResult lr)
       : job(std::move(j)), seq(std::move(s)), lookup(std::move(lr)), sampler(job.sampling) {}
@@ -65,6 +68,7 @@ Status Scheduler::Enqueue(Job job) {
 void Scheduler::Admit(Job job) {
   RequestReport report;
   report.prompt_tokens = static_cast<int64_t>(job.prompt.size());
+  report.notes = job.notes;
   if (job.stream->cancelled()) {
     job.stream->Close(FinishReason::kCancelled, report);
     return;
@@ -134,13 +138,29 @@ void Scheduler::PrefillOne() {
       l.captured.push_back({c.num_tokens, planned->kind, std::move(c.recurrent)});
     }
     l.job.stream->Prefilled(end);
-    if (end < m) return;
+    if (end < m) return LogPrefillProgress(l);
     // Prompt end: commit, then the first token.
     CommitPrompt(l, m);
     l.decoding = true;
     TakeToken(l, result.logits);
     return;
   }
+}
+
+void Scheduler::LogPrefillProgress(Live& l) {
+  if (options_.prefill_log_interval.count() <= 0) return;
+  auto now = Clock::now();
+  if (now - l.last_progress_log < options_.prefill_log_interval) return;
+  l.last_progress_log = now;
+  int64_t done = l.seq.num_tokens(), total = l.prompt_tokens(), restored = l.report.cached_tokens;
+  double seconds = std::max(1e-6, Us(l.admitted, now) * 1e-6);
+  double tokens_per_s = static_cast<double>(done - restored) / seconds;
+  char line[256];
+  std::snprintf(line, sizeof line, "prefill %lld/%lld tokens (%.0f%%) at %.1f tokens/s, %.0f s left, %lld restored",
+                static_cast<long long>(done), static_cast<long long>(total), 100.0 * done / std::max<int64_t>(1, total),
+                tokens_per_s, tokens_per_s > 0 ? (total - done) / tokens_per_s : 0.0, static_cast<long long>(restored));
+  if (options_.log) options_.log(line);
+  else std::fprintf(stderr, "%s\n", line);
 }
 
 Result<int32_t> Scheduler::Sample(Live& l, std::span<const float> logits) {

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <string>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -50,6 +51,11 @@ struct SchedulerOptions {
   int64_t prefill_chunk_tokens = 256; // per loop turn: bounds the stall of decoding sequences
   bool extend_after_generation = true;
   TraceLog* trace_log = nullptr;      // borrowed; every finished request is appended
+  // A prefill still running after this long logs a progress line (tokens
+  // done / total, tokens/s) and again after each further interval; 0: never.
+  std::chrono::milliseconds prefill_log_interval{5000};
+  // Where the progress lines go (tests); null: stderr.
+  std::function<void(const std::string&)> log;
   // Chunk reuse (--cache-reuse, set by EngineBackend): called after admission,
   // before any prefill; may append rows for prompt[seq.num_tokens(), ...) to
   // `seq` and returns how many it appended. The prefill starts after them.
@@ -61,6 +67,7 @@ struct Job {
   cache::LookupHints hints;
   engine::SamplingParams sampling;
   int64_t max_tokens = -1;  // -1: until the context is full
+  std::string notes;        // copied into the report (RequestReport::notes)
   // The reply's grammar (tool_choice required or named); null: unconstrained.
   std::shared_ptr<const ToolGrammar> grammar;
   std::shared_ptr<GenerationStream> stream;
@@ -88,6 +95,8 @@ class Scheduler {
   void Admit(Job job);
   void PrefillOne();
   void DecodeAll();
+  // Logs the progress of a long prefill (SchedulerOptions::prefill_log_interval).
+  void LogPrefillProgress(Live& live);
   // Samples from `logits`, emits the token or ends the sequence.
   void TakeToken(Live& live, std::span<const float> logits);
   // Commits the sequence holding the first `num_tokens` prompt tokens.

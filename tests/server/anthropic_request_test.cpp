@@ -71,6 +71,44 @@ TEST(AnthropicRequest, SystemAsStringAndNamedToolChoice) {
   EXPECT_EQ(r->template_kwargs["enable_thinking"], false);
 }
 
+TEST(AnthropicRequest, MidConversationSystemMessagesAreKept) {
+  // Claude Code's beta mid-conversation-system-2026-04-07 (issue 13's reproduction).
+  auto r = ParseAnthropicMessagesRequest(
+      R"({"model": "x", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"},
+          {"role": "system", "content": "note"}, {"role": "system", "content": [{"type": "text", "text": "more"}]}]})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  json want = json::array({{{"role", "user"}, {"content", "hi"}},
+                           {{"role", "system"}, {"content", "note"}},
+                           {{"role", "system"}, {"content", "more"}}});
+  EXPECT_EQ(r->messages, want);
+}
+
+TEST(AnthropicRequest, ALeadingBillingHeaderBlockIsTakenOutOfTheSystemText) {
+  auto r = ParseAnthropicMessagesRequest(
+      R"({"max_tokens": 8, "messages": [{"role": "user", "content": "hi"}], "system": [
+          {"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.197.abc; cc_entrypoint=cli; cch=12345;"},
+          {"type": "text", "text": "You are Claude Code."}, {"type": "text", "text": " Be brief."}]})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->billing_header, "x-anthropic-billing-header: cc_version=2.1.197.abc; cc_entrypoint=cli; cch=12345;");
+  EXPECT_EQ(r->messages[0], json({{"role", "system"}, {"content", "You are Claude Code. Be brief."}}));
+
+  // Only the leading block: the same text later is the client's own.
+  auto later = ParseAnthropicMessagesRequest(
+      R"({"max_tokens": 8, "messages": [{"role": "user", "content": "hi"}], "system": [
+          {"type": "text", "text": "S. "}, {"type": "text", "text": "x-anthropic-billing-header: a"}]})");
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->billing_header, "");
+  EXPECT_EQ(later->messages[0]["content"], "S. x-anthropic-billing-header: a");
+
+  // A system prompt that is only the header: no system message.
+  auto only = ParseAnthropicMessagesRequest(
+      R"({"max_tokens": 8, "messages": [{"role": "user", "content": "hi"}],
+          "system": [{"type": "text", "text": "x-anthropic-billing-header: a"}]})");
+  ASSERT_TRUE(only.ok());
+  EXPECT_EQ(only->messages.size(), 1u);
+  EXPECT_EQ(only->messages[0]["role"], "user");
+}
+
 TEST(AnthropicRequest, BadInputNamesTheField) {
   struct Case {
     const char* body;
@@ -78,7 +116,8 @@ TEST(AnthropicRequest, BadInputNamesTheField) {
   } cases[] = {
       {R"({"messages": [{"role": "user", "content": "u"}]})", "max_tokens"},
       {R"({"max_tokens": 5})", "messages"},
-      {R"({"max_tokens": 5, "messages": [{"role": "system", "content": "u"}]})", "system"},
+      {R"({"max_tokens": 5, "messages": [{"role": "wizard", "content": "u"}]})", "wizard"},
+      {R"({"max_tokens": 5, "messages": [{"role": "system", "content": [{"type": "image"}]}]})", "image"},
       {R"({"max_tokens": 5, "messages": [{"role": "user"}]})", "content"},
       {R"({"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image"}]}]})", "image"},
       {R"({"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "tool_result"}]}]})", "tool_use_id"},

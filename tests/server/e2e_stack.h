@@ -8,6 +8,7 @@
 #include <httplib.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,16 @@ inline Status WriteTinyModel(model::Arch arch, const std::string& path, uint64_t
   o.dtype = DType::kF32;
   o.seed = seed;
   return model::WriteModel(spec, vocab, o, path);
+}
+
+// Writes the random-weight tiny Qwen3.5 (GGUF, f32, seed 1) with a synthetic
+// vocabulary and the real Qwen3.5 chat template as dir/tiny.gguf.
+inline std::string WriteTinyQwen35(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "tiny.gguf").string();
+  Status st = WriteTinyModel(model::Arch::kQwen3_5, path, 1);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return path;
 }
 
 struct Stack {
@@ -65,9 +76,10 @@ inline std::unique_ptr<Stack> StartStack(const std::string& model_path, const En
 }
 
 // The response body as JSON; a status other than 200 fails the test unless
-// `status` asks for it.
+// `status` asks for it. The timeout is generous: a 46k-token prefill on a
+// loaded machine takes minutes.
 inline nlohmann::ordered_json PostJson(Stack& s, const std::string& path, const nlohmann::ordered_json& body,
-                                       int* status = nullptr, int timeout_s = 60) {
+                                       int* status = nullptr, int timeout_s = 300) {
   httplib::Client c("127.0.0.1", s.http->port());
   c.set_read_timeout(timeout_s, 0);
   auto res = c.Post(path.c_str(), body.dump(), "application/json");

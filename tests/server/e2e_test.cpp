@@ -33,10 +33,7 @@ class EndToEnd : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = std::filesystem::temp_directory_path() / ("lineage_e2e_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / "tiny.gguf").string();
-    Status st = testing::WriteTinyModel(model::Arch::kQwen3_5, path_, 1);
-    ASSERT_TRUE(st.ok()) << st.ToString();
+    path_ = testing::WriteTinyQwen35(dir_);
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
 

@@ -24,7 +24,8 @@ inline int RunShell(const std::string& cmd, std::string* output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// The directory holding client.mjs and its node_modules, or "" with `why`.
+// The directory holding the client scripts (*.mjs) and their node_modules,
+// or "" with `why`.
 inline std::string PrepareNodeClients(std::string* why) {
   namespace fs = std::filesystem;
   fs::path src = fs::path(LINEAGE_SOURCE_DIR) / "tests/server/e2e";
@@ -40,7 +41,8 @@ inline std::string PrepareNodeClients(std::string* why) {
     }
   } unlock{lock_fd};
   fs::copy_file(src / "package.json", dir / "package.json", fs::copy_options::overwrite_existing);
-  fs::copy_file(src / "client.mjs", dir / "client.mjs", fs::copy_options::overwrite_existing);
+  for (const auto& f : fs::directory_iterator(src))
+    if (f.path().extension() == ".mjs") fs::copy_file(f.path(), dir / f.path().filename(), fs::copy_options::overwrite_existing);
   if (fs::exists(dir / "node_modules/openai") && fs::exists(dir / "node_modules/@anthropic-ai/sdk")) return dir.string();
   std::string out;
   if (RunShell("command -v node && command -v npm", &out) != 0) {

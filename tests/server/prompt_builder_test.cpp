@@ -6,7 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "server/anthropic_request.h"
 #include "server/prompt_builder.h"
+#include "server/responses_request.h"
 #include "text/synthetic_vocab.h"
 
 namespace lineage::server {
@@ -41,6 +43,30 @@ class PromptBuilderTest : public ::testing::Test {
   }
 
   std::vector<int32_t> Encode(const std::string& s) { return tokenizer_.Encode(s, {.parse_special = true}); }
+
+  // Turn N+1's prompt keeps turn N's up to N's history end, token for token
+  // (the rest of N is the generation prompt, which N+1 renders as the reply).
+  void ExpectExtends(const ApiRequest& n, const ApiRequest& next) {
+    auto p = builder_->Build(n);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    auto q = builder_->Build(next);
+    ASSERT_TRUE(q.ok()) << q.status().ToString();
+    ASSERT_GT(p->history_end_tokens, 0);
+    EXPECT_GE(CommonPrefixTokens(p->tokens, q->tokens), p->history_end_tokens) << p->text << "\n----\n" << q->text;
+  }
+
+  static std::string Fixture(const std::string& name) {
+    std::ifstream in(std::string(LINEAGE_SOURCE_DIR) + "/tests/server/fixtures/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  std::unique_ptr<PromptBuilder> Builder(PromptBuilderOptions o) {
+    auto t = ChatTemplate::Create(source_, "", "<|im_end|>");
+    EXPECT_TRUE(t.ok());
+    return std::make_unique<PromptBuilder>(tokenizer_, std::move(t).value(), o);
+  }
 
   std::string source_;
   text::Tokenizer tokenizer_;
@@ -134,6 +160,110 @@ TEST_F(PromptBuilderTest, TokenizingStopsPastTheLimit) {
   std::vector<int32_t> cut = tokenizer_.Encode(words, {.parse_special = true, .max_tokens = 100});
   EXPECT_GT(cut.size(), 100u);
   EXPECT_LT(cut.size(), 120u);
+}
+
+json User(const std::string& text) { return {{"role", "user"}, {"content", text}}; }
+json Assistant(const std::string& text) { return {{"role", "assistant"}, {"content", text}}; }
+json SystemNote(const std::string& text) { return {{"role", "system"}, {"content", text}}; }
+
+TEST_F(PromptBuilderTest, MidConversationSystemMessagesRenderAndLaterTurnsExtendEarlierOnes) {
+  // The template raises "System message must be at the beginning" for these.
+  json turn1 = json::array({System(), User("hi"), SystemNote("note: be brief")});
+  json turn2 = turn1;
+  turn2.push_back(Assistant("Hello."));
+  turn2.push_back(SystemNote("note: the user changed directory"));
+  turn2.push_back(User("list files"));
+  json turn3 = turn2;
+  turn3.push_back(Assistant("a.txt"));
+  turn3.push_back(User("thanks"));
+  auto p1 = builder_->Build(Chat(turn1));
+  ASSERT_TRUE(p1.ok()) << p1.status().ToString();
+  EXPECT_NE(p1->text.find("note: be brief"), std::string::npos);
+  ExpectExtends(Chat(turn1), Chat(turn2));
+  ExpectExtends(Chat(turn2), Chat(turn3));
+  auto p3 = builder_->Build(Chat(turn3));
+  ASSERT_TRUE(p3.ok());
+  // Folded into the user turn before it; after an assistant turn, a user turn
+  // of its own; as Claude Code folds them (a system-reminder block).
+  EXPECT_NE(p3->text.find("hi\n<system-reminder>\nnote: be brief\n</system-reminder><|im_end|>"), std::string::npos)
+      << p3->text;
+  EXPECT_NE(p3->text.find("<|im_start|>user\n<system-reminder>\nnote: the user changed directory\n</system-reminder>"
+                          "<|im_end|>"),
+            std::string::npos)
+      << p3->text;
+  // The anchor (system + tools) is unchanged by the notes.
+  auto plain = builder_->Build(Chat(json::array({System(), User("hi")})));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(p3->anchor_tokens, plain->anchor_tokens);
+}
+
+TEST_F(PromptBuilderTest, AFoldedSystemMessageRendersLikeClaudeCodesOwnFold) {
+  // Claude Code re-sends a conversation whose system message it could not
+  // send as a user turn with the message as a system-reminder text block.
+  json as_system = json::array({System(), User("What is in README.md?"), SystemNote("Agent types: claude.")});
+  json as_block = json::array(
+      {System(), User("What is in README.md?\n<system-reminder>\nAgent types: claude.\n</system-reminder>\n")});
+  auto a = builder_->Build(Chat(as_system));
+  auto b = builder_->Build(Chat(as_block));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->text, b->text);
+}
+
+TEST_F(PromptBuilderTest, LeadingSystemMessagesAreJoined) {
+  // Codex: instructions, then a developer message.
+  auto p = builder_->Build(Chat(json::array({System(), SystemNote("sandbox: read-only"), User("hi")})));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_NE(p->text.find("You are terse.\n\nsandbox: read-only<|im_end|>"), std::string::npos) << p->text;
+}
+
+TEST_F(PromptBuilderTest, ClaudeCodeFixtureWithAMidConversationSystemMessageRenders) {
+  auto r1 = ParseAnthropicMessagesRequest(Fixture("claude_code_session1.json"));
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  auto p1 = builder_->Build(*r1);
+  ASSERT_TRUE(p1.ok()) << p1.status().ToString();
+  EXPECT_EQ(p1->text.find("x-anthropic-billing-header"), std::string::npos);
+  EXPECT_NE(p1->text.find("switched the output style"), std::string::npos);
+  // The next turn of that session: the reply and a new user message.
+  json body = json::parse(Fixture("claude_code_session1.json"));
+  body["messages"].push_back({{"role", "assistant"}, {"content", {{{"type", "text"}, {"text", "src/ has main.cpp."}}}}});
+  body["messages"].push_back({{"role", "user"}, {"content", "and tests/?"}});
+  auto r2 = ParseAnthropicMessagesRequest(body.dump());
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  ExpectExtends(*r1, *r2);
+}
+
+TEST_F(PromptBuilderTest, BillingHeaderIsStrippedSoTwoSessionsShareTheWholeSystemAndTools) {
+  auto s1 = ParseAnthropicMessagesRequest(Fixture("claude_code_session1.json"));
+  auto s2 = ParseAnthropicMessagesRequest(Fixture("claude_code_session2.json"));
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  auto p1 = builder_->Build(*s1);
+  auto p2 = builder_->Build(*s2);
+  ASSERT_TRUE(p1.ok() && p2.ok());
+  ASSERT_GT(p1->anchor_tokens, 0);
+  EXPECT_EQ(p1->anchor_tokens, p2->anchor_tokens);
+  EXPECT_GE(CommonPrefixTokens(p1->tokens, p2->tokens), p1->anchor_tokens);
+  size_t system_end = p1->text.find("<|im_end|>");
+  EXPECT_GE(p1->anchor_tokens, static_cast<int64_t>(Encode(p1->text.substr(0, system_end)).size()) - 2);
+
+  // Kept on request: rendered where the client put it, and the sessions part early.
+  auto keep = Builder({.keep_billing_header = true});
+  auto k1 = keep->Build(*s1);
+  auto k2 = keep->Build(*s2);
+  ASSERT_TRUE(k1.ok() && k2.ok());
+  EXPECT_NE(k1->text.find("x-anthropic-billing-header: cc_version=2.1.197.a1f"), std::string::npos);
+  EXPECT_LT(CommonPrefixTokens(k1->tokens, k2->tokens), p1->anchor_tokens);
+}
+
+TEST_F(PromptBuilderTest, CodexTurnsRenderAndTheSecondExtendsTheFirst) {
+  auto t1 = ParseOpenAiResponsesRequest(Fixture("codex_turn1.json"));
+  auto t2 = ParseOpenAiResponsesRequest(Fixture("codex_turn2.json"));
+  ASSERT_TRUE(t1.ok()) << t1.status().ToString();
+  ASSERT_TRUE(t2.ok()) << t2.status().ToString();
+  auto p2 = builder_->Build(*t2);
+  ASSERT_TRUE(p2.ok()) << p2.status().ToString();
+  EXPECT_NE(p2->text.find("<tool_response>"), std::string::npos);
+  EXPECT_NE(p2->text.find("<function=shell>"), std::string::npos);
+  ExpectExtends(*t1, *t2);
 }
 
 }  // namespace

@@ -78,6 +78,6 @@ if (fake) {
 // Errors come back as the SDKs' typed errors.
 await assert.rejects(openai.chat.completions.create({ model: 'm', messages: [{ role: 'wizard', content: 'x' }] }),
   (e) => e.status === 400);
-await assert.rejects(anthropic.messages.create({ model: 'm', max_tokens: 4, messages: [{ role: 'system', content: 'x' }] }),
+await assert.rejects(anthropic.messages.create({ model: 'm', max_tokens: 4, messages: [{ role: 'wizard', content: 'x' }] }),
   (e) => e.status === 400 && e.error?.error?.type === 'invalid_request_error');
 console.log('ok');
