@@ -317,7 +317,9 @@ TEST(DiskHostileFiles, ASparse2GiBEntryFileIsRejectedAtStartUpWithoutBeingRead) 
   const int64_t before = env.bytes();
   const int64_t before_kib = MaxRssKib();
   for (const StoredEntryInfo& e : tier->List()) {
-    if (e.tokens.size() == 30) EXPECT_EQ(tier->Load(e.id, 30).status().code(), StatusCode::kCorrupt);
+    if (e.tokens.size() == 30) {
+      EXPECT_EQ(tier->Load(e.id, 30).status().code(), StatusCode::kCorrupt);
+    }
   }
   EXPECT_LT(env.bytes() - before, 4096);
   EXPECT_LT(MaxRssKib() - before_kib, 32 * 1024);
