@@ -65,7 +65,10 @@ inline float H(uint16_t h) { return _cvtsh_ss(h); }
 }  // namespace unpack_detail
 
 // REQUIRES: t is quantized (IsQuantized(t)); src points at one block.
-inline void UnpackBlock(DType t, const uint8_t* src, Unpacked* u) {
+// A template so that a decoder's loop over blocks has the type's layout
+// folded in (the switch below is on a constant).
+template <DType t>
+inline __attribute__((always_inline)) void UnpackBlock(const uint8_t* src, Unpacked* u) {
   using namespace unpack_detail;
   u->has_bias = false;
   switch (t) {
