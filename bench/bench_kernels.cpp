@@ -2,6 +2,7 @@
 // machine's copy bandwidth and FMA peak, plus thread-pool dispatch latency.
 //
 // Usage: bench_kernels [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--json]
+//                      [--dtypes f32,bf16,q8_0,q4_k,...] (default f32,bf16,q8_0)
 // GB/s counts weight bytes read (decode streams every weight from DRAM each
 // token); GFLOP/s counts 2 flop per multiply-add. See Run() for how runs are
 // kept short. The bounds (copy bandwidth, FMA peak) are the best of four
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "core/kernels.h"
+#include "core/quant_blocks.h"
 #include "core/roofline.h"
 #include "bench_machine.h"
 
@@ -62,8 +64,10 @@ std::vector<uint8_t> FillWeights(DType dt, int64_t rows, int64_t cols) {
     for (size_t i = 0; i + 3 < w.size(); i += 4) w[i + 3] = (w[i + 3] & 0x80) | 0x3c;
   } else if (dt == DType::kBF16) {
     for (size_t i = 0; i + 1 < w.size(); i += 2) w[i + 1] = (w[i + 1] & 0x80) | 0x3c;
-  } else if (dt == DType::kQ8_0) {
-    for (size_t b = 0; b < w.size(); b += 34) w[b] = 0x00, w[b + 1] = 0x20;  // scale 2^-7
+  } else if (IsQuantized(dt)) {  // every fp16 scale and min 2^-7
+    const int64_t bb = Info(dt).block_bytes;
+    for (size_t b = 0; b < w.size(); b += static_cast<size_t>(bb))
+      for (const quant::HalfField& f : quant::HalfFields(dt)) w[b + f.offset] = 0x00, w[b + f.offset + 1] = 0x20;
   }
   return w;
 }
@@ -160,6 +164,7 @@ std::pair<double, double> DispatchLatencyUs(ThreadPool& pool) {
 int main(int argc, char** argv) {
   int threads = 2, sweeps = 3;
   bool quick = false, json = false;
+  std::vector<DType> dtypes = {DType::kF32, DType::kBF16, DType::kQ8_0};
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--threads") && has_value) {
@@ -175,10 +180,23 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
       sweeps = 1;
+    } else if (!std::strcmp(argv[i], "--dtypes") && has_value) {
+      dtypes.clear();
+      std::string list = argv[++i];
+      for (size_t a = 0; a <= list.size();) {
+        const size_t b = std::min(list.find(',', a), list.size());
+        const auto dt = ParseDType(list.substr(a, b - a));
+        if (!dt) {
+          std::fprintf(stderr, "unknown dtype '%s'\n", list.substr(a, b - a).c_str());
+          return 2;
+        }
+        dtypes.push_back(*dt);
+        a = b + 1;
+      }
     } else if (!std::strcmp(argv[i], "--json")) {
       json = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--json]\n",
+      std::fprintf(stderr, "usage: %s [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--json] [--dtypes A,B]\n",
                    argv[0]);
       return 2;
     }
@@ -213,7 +231,7 @@ int main(int argc, char** argv) {
   // The machine may be shared: the whole sweep runs `sweeps` times, each
   // figure is the best over the sweeps, and the bounds are measured again
   // after each sweep (the ratios use the best seen).
-  for (DType dt : {DType::kF32, DType::kBF16, DType::kQ8_0})
+  for (DType dt : dtypes)
     for (const Shape& s : kShapes)
       for (int64_t T : {1, 512}) rows.push_back({dt, &s, T, {1e30, 0, 0}});
   for (int sweep = 0; sweep < sweeps; ++sweep) {

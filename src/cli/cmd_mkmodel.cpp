@@ -43,9 +43,17 @@ int Run(const MkmodelArgs& a) {
   if (a.format == "safetensors") o.format = model::FileFormat::kSafetensors;
   else if (a.format == "gguf") o.format = model::FileFormat::kGguf;
   else return fail(InvalidArgument("unknown format '" + a.format + "' (use safetensors or gguf)"));
+  // q8_0 is both a dtype and a preset with the same result (every matrix
+  // Q8_0); it keeps the dtype path.
   auto dtype = ParseDType(a.dtype);
-  if (!dtype) return fail(InvalidArgument("unknown dtype '" + a.dtype + "' (use f32, bf16, f16, q8_0)"));
-  o.dtype = *dtype;
+  if (dtype && (!IsQuantized(*dtype) || *dtype == DType::kQ8_0)) {
+    o.dtype = *dtype;
+  } else if ((o.preset = model::ParseQuantPreset(a.dtype))) {
+    o.dtype = DType::kF32;
+  } else {
+    return fail(InvalidArgument("unknown dtype '" + a.dtype + "' (use f32, bf16, f16, or for gguf q8_0, q4_0, " +
+                                "q4_k_m, q5_k_m, q6_k, iq4_xs)"));
+  }
   o.seed = a.seed;
   o.shard_bytes = a.shard_mb << 20;
   const bool qwen35_vocab = *arch == model::Arch::kQwen3_5 || *arch == model::Arch::kQwen3_5Moe;
@@ -70,7 +78,7 @@ Register reg{{"mkmodel", "Write a random-weight model in a real checkpoint layou
                     ->capture_default_str();
                 sub.add_option("--format", args->format, "safetensors (a directory) or gguf (a file)")
                     ->capture_default_str();
-                sub.add_option("--dtype", args->dtype, "f32, f16, bf16, or q8_0 (gguf only)")->capture_default_str();
+                sub.add_option("--dtype", args->dtype, "f32, f16, bf16, or (gguf only) q8_0, q4_0, q4_k_m, q5_k_m, q6_k, iq4_xs")->capture_default_str();
                 sub.add_option("--seed", args->seed, "random seed")->capture_default_str();
                 sub.add_option("--out", args->out, "output directory or .gguf file")->required();
                 sub.add_option("--vocab", args->vocab, "vocabulary size (default: the shape's)");

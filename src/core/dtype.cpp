@@ -6,16 +6,20 @@
 namespace lineage {
 
 const DTypeInfo& Info(DType t) {
-  static const DTypeInfo kInfo[] = {
-      {"f32", 1, 4},        {"f16", 1, 2},         {"bf16", 1, 2},
-      {"q8_0", 32, 2 + 32}, {"q4_k", 256, 144},    {"q6_k", 256, 210},
+  // Sizes are pinned against the block structs in core/quant_blocks.h.
+  static const DTypeInfo kInfo[kNumDTypes] = {
+      {"f32", 1, 4},         {"f16", 1, 2},        {"bf16", 1, 2},
+      {"q8_0", 32, 34},      {"q4_k", 256, 144},   {"q6_k", 256, 210},
+      {"q4_0", 32, 18},      {"q4_1", 32, 20},     {"q5_0", 32, 22},
+      {"q5_1", 32, 24},      {"q2_k", 256, 84},    {"q3_k", 256, 110},
+      {"q5_k", 256, 176},    {"iq4_nl", 32, 18},   {"iq4_xs", 256, 136},
   };
   return kInfo[static_cast<int>(t)];
 }
 
 std::optional<DType> ParseDType(std::string_view name) {
-  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K})
-    if (Info(t).name == name) return t;
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (Info(static_cast<DType>(i)).name == name) return static_cast<DType>(i);
   return std::nullopt;
 }
 

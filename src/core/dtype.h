@@ -1,9 +1,11 @@
 // Element types of stored weights and their block layouts.
 //
-// Quantized types are stored in blocks along a row (the input dimension):
-// a row of n elements of Q8_0 is n/32 blocks of {fp16 scale, 32 x int8}.
-// Q4_K and Q6_K are reserved for a later loader (GGML's 256-element
-// super-blocks); the enum and the size table already account for them.
+// Quantized types are GGML's block formats, stored in blocks along a row (the
+// input dimension): a row of n elements of Q8_0 is n/32 blocks of {fp16
+// scale, 32 x int8}; the K-quants and IQ4_XS use 256-element super-blocks.
+// Every layout is written down in docs/model-files.md ("Block types") and
+// pinned in core/quant_blocks.h; core/dequant.h decodes them.
+// The enum's values are stable (new types are appended): they are stored.
 #pragma once
 
 #include <cstddef>
@@ -13,7 +15,14 @@
 
 namespace lineage {
 
-enum class DType : uint8_t { kF32, kF16, kBF16, kQ8_0, kQ4_K, kQ6_K };
+enum class DType : uint8_t {
+  kF32, kF16, kBF16, kQ8_0, kQ4_K, kQ6_K,
+  kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ2_K, kQ3_K, kQ5_K, kIQ4_NL, kIQ4_XS,
+};
+inline constexpr int kNumDTypes = 15;
+
+// True for the block-quantized types (everything but F32, F16, BF16).
+inline bool IsQuantized(DType t) { return t != DType::kF32 && t != DType::kF16 && t != DType::kBF16; }
 
 struct DTypeInfo {
   std::string_view name;     // "f32", "bf16", "q8_0", ...
@@ -29,7 +38,7 @@ inline int64_t RowBytes(DType t, int64_t n) {
   return n / i.block_elements * i.block_bytes;
 }
 
-std::optional<DType> ParseDType(std::string_view name);  // "f32", "bf16", "q8_0", ...
+std::optional<DType> ParseDType(std::string_view name);  // "f32", "bf16", "q8_0", "q4_k", ...
 
 // Scalar conversions, exact per IEEE (round-to-nearest-even for narrowing).
 float HalfToFloat(uint16_t h);

@@ -121,12 +121,6 @@ void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ld
           ThreadPool* pool) {
   const int64_t rows = W.rows(), cols = W.cols();
   if (rows <= 0 || T <= 0) return;
-  if (W.dtype != DType::kF32 && W.dtype != DType::kF16 && W.dtype != DType::kBF16 && W.dtype != DType::kQ8_0) {
-    assert(false && "Gemm: unsupported weight dtype");
-    for (int64_t t = 0; t < T; ++t)  // visible, never silently stale
-      std::fill(Y + t * ldy, Y + t * ldy + rows, std::numeric_limits<float>::quiet_NaN());
-    return;
-  }
   if (T < TileMinTokens(W.dtype)) {
     const GemmTarget target{&W, Y, ldy};
     GemmMulti(std::span(&target, 1), X, ldx, T, pool);

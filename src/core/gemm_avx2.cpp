@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/gemm_internal.h"
+#include "core/quant_unpack.h"
 #include "core/simd_avx2.h"
 
 namespace lineage::kernels::avx2 {
@@ -47,6 +48,7 @@ static void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
 }
 
 #define LINEAGE_ROW_TOKENS_6 0
+#include "core/quant_decode.inc"
 #include "core/gemm_rows.inc"
 #undef LINEAGE_ROW_TOKENS_6
 #include "core/gemm_tiles.inc"

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/gemm_internal.h"
+#include "core/quant_unpack.h"
 #include "core/simd_avx512.h"
 
 namespace lineage::kernels::avx512 {
@@ -18,6 +19,7 @@ LINEAGE_SIMD_ATTR void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_
                                   const QuantizedActivations& qx, float* Y, int64_t ldy, int64_t T);
 
 #define LINEAGE_ROW_TOKENS_6 1
+#include "core/quant_decode.inc"
 #include "core/gemm_rows.inc"
 #undef LINEAGE_ROW_TOKENS_6
 #include "core/gemm_tiles.inc"

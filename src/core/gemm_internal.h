@@ -83,6 +83,8 @@ struct PackedQ8Activations {
   A void PackTokenTile(const float* X, int64_t ldx, int64_t nt, int64_t cols, float* tile);     \
   /* Row `row` of W decoded to fp32: out[W.cols()]. */                                        \
   A void DecodeRowF32(const TensorView& W, int64_t row, float* out);                          \
+  /* num_blocks blocks of quantized t at src decoded to fp32 (= quant::DequantizeBlocks). */  \
+  A void DecodeBlocks(DType t, const uint8_t* src, int64_t num_blocks, float* out);           \
   A int64_t TileRows();                                                                         \
   /* Y for rows [row_begin, row_end) (a multiple of TileRows() apart, except at the end). */    \
   A void GemmTiles(const TensorView& W, int64_t row_begin, int64_t row_end,                    \

@@ -31,8 +31,6 @@ struct Chunk {
   int64_t target, row_begin, row_end;
 };
 
-bool Supported(DType d) { return d == DType::kF32 || d == DType::kF16 || d == DType::kBF16 || d == DType::kQ8_0; }
-
 }  // namespace
 
 void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx, int64_t T, ThreadPool* pool) {
@@ -57,7 +55,7 @@ void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx,
   for (size_t i = 0; i < targets.size(); ++i) {
     const TensorView& w = *targets[i].w;
     if (w.rows() <= 0) continue;
-    if (!Supported(w.dtype) || T >= TileMinTokens(w.dtype)) {  // Gemm tiles it (or reports the dtype)
+    if (T >= TileMinTokens(w.dtype)) {  // Gemm tiles it
       Gemm(w, X, ldx, targets[i].y, targets[i].ldy, T, pool);
       continue;
     }

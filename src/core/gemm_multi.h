@@ -25,7 +25,7 @@
 namespace lineage::kernels {
 
 struct GemmTarget {
-  const TensorView* w;  // [out, in]: F32, F16, BF16 or Q8_0 (as kernels::Gemm)
+  const TensorView* w;  // [out, in]: any DType (as kernels::Gemm)
   float* y;             // [T, ldy], ldy >= w->rows()
   int64_t ldy;
 };

@@ -37,13 +37,11 @@ Result<TensorView> Fetch(const ModelConfig& c, const PlannedTensor& p, const Ten
   if (!ShapeMatches(p.role, f.view.shape, want))
     return InvalidArgument(f.file + ": tensor '" + name + "' has shape " + ShapeString(f.view.shape) +
                            ", expected " + ShapeString(want));
-  switch (f.view.dtype) {
-    case DType::kF32: case DType::kF16: case DType::kBF16: case DType::kQ8_0:
-      break;
-    default:
-      return Unsupported(f.file + ": tensor '" + name + "' has dtype " +
-                         std::string(Info(f.view.dtype).name) + " (supported: f32, f16, bf16, q8_0)");
-  }
+  // Every DType has kernels (core/kernels.h); a file's unknown GGML type
+  // ids were refused by the lookup, naming the tensor and the type.
+  if (f.view.cols() % Info(f.view.dtype).block_elements != 0)
+    return InvalidArgument(f.file + ": tensor '" + name + "' rows of " + std::to_string(f.view.cols()) +
+                           " are not whole " + std::string(Info(f.view.dtype).name) + " blocks");
   return f.view;
 }
 

@@ -2,7 +2,7 @@
 //
 // Every tensor of PlanTensors(config) is looked up by its name in the file's
 // layout (HF names when config.format is kSafetensors, GGUF names
-// otherwise), its shape is checked, and its dtype must be F32/F16/BF16/Q8_0.
+// otherwise), its shape is checked; any DType is accepted (all have kernels).
 // Large matrices stay views; small vectors are decoded to fp32 with the HF
 // conventions folded (weights.h): (1 + w) for zero-centred qwen3_5 norms,
 // -exp(A_log) for the GDN decay. GGUF tensors already hold both.

@@ -1,5 +1,7 @@
 #include "model/encode.h"
 
+#include "model/quantize_blocks.h"
+
 #include <cassert>
 #include <cmath>
 #include <cstring>
@@ -37,9 +39,9 @@ void EncodeRow(const float* in, int64_t n, DType dtype, uint8_t* out) {
         for (int j = 0; j < 32; ++j) block[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(std::roundf(x[j] * id)));
       }
       return;
-    case DType::kQ4_K:
-    case DType::kQ6_K:
-      assert(false && "no encoder for k-quants");
+    default:
+      assert(CanQuantize(dtype) && "EncodeRow: no encoder for this dtype");
+      QuantizeRow(dtype, in, n, out);
       return;
   }
 }

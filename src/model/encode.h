@@ -15,7 +15,8 @@
 namespace lineage::model {
 
 // Encodes n values (n a multiple of the dtype's block size) into `out`,
-// which has RowBytes(dtype, n) bytes. Q4_K / Q6_K are not encodable.
+// which has RowBytes(dtype, n) bytes: F32, F16, BF16, Q8_0 and the block
+// types of CanQuantize (model/quantize_blocks.h).
 void EncodeRow(const float* in, int64_t n, DType dtype, uint8_t* out);
 
 // Rounds values through `dtype` and back (what a reader will see).

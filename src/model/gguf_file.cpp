@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <optional>
 
@@ -91,27 +92,31 @@ size_t GgufScalarSize(GgufType t) {
   }
 }
 
+namespace {
+// GGML type id <-> DType, one table for both directions.
+struct GgmlPair {
+  GgmlType ggml;
+  DType dtype;
+};
+constexpr GgmlPair kGgmlPairs[] = {
+    {GgmlType::kF32, DType::kF32},       {GgmlType::kF16, DType::kF16},     {GgmlType::kBF16, DType::kBF16},
+    {GgmlType::kQ4_0, DType::kQ4_0},     {GgmlType::kQ4_1, DType::kQ4_1},   {GgmlType::kQ5_0, DType::kQ5_0},
+    {GgmlType::kQ5_1, DType::kQ5_1},     {GgmlType::kQ8_0, DType::kQ8_0},   {GgmlType::kQ2_K, DType::kQ2_K},
+    {GgmlType::kQ3_K, DType::kQ3_K},     {GgmlType::kQ4_K, DType::kQ4_K},   {GgmlType::kQ5_K, DType::kQ5_K},
+    {GgmlType::kQ6_K, DType::kQ6_K},     {GgmlType::kIQ4_NL, DType::kIQ4_NL}, {GgmlType::kIQ4_XS, DType::kIQ4_XS},
+};
+static_assert(std::size(kGgmlPairs) == kNumDTypes, "every DType has a GGML id");
+}  // namespace
+
 std::optional<DType> DTypeFromGgml(uint32_t t) {
-  switch (static_cast<GgmlType>(t)) {
-    case GgmlType::kF32: return DType::kF32;
-    case GgmlType::kF16: return DType::kF16;
-    case GgmlType::kBF16: return DType::kBF16;
-    case GgmlType::kQ8_0: return DType::kQ8_0;
-    case GgmlType::kQ4_K: return DType::kQ4_K;
-    case GgmlType::kQ6_K: return DType::kQ6_K;
-  }
+  for (const GgmlPair& p : kGgmlPairs)
+    if (static_cast<uint32_t>(p.ggml) == t) return p.dtype;
   return std::nullopt;
 }
 
 uint32_t GgmlFromDType(DType t) {
-  switch (t) {
-    case DType::kF32: return 0;
-    case DType::kF16: return 1;
-    case DType::kBF16: return 30;
-    case DType::kQ8_0: return 8;
-    case DType::kQ4_K: return 12;
-    case DType::kQ6_K: return 14;
-  }
+  for (const GgmlPair& p : kGgmlPairs)
+    if (p.dtype == t) return static_cast<uint32_t>(p.ggml);
   return 0;
 }
 
@@ -239,6 +244,22 @@ Result<GgufFile> GgufFile::Open(const std::string& path) {
                      std::to_string(g.data_offset_) + ", but the file has " + std::to_string(size) +
                      " (truncated file?)");
   }
+  // GGUF stores no byte sizes: a type or shape that does not match the bytes
+  // the writer laid out shows as a tensor running into the next one.
+  std::vector<const GgufTensorInfo*> by_offset;
+  for (const GgufTensorInfo& t : g.tensors_)
+    if (t.nbytes >= 0) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->offset < b->offset; });
+  for (size_t i = 0; i + 1 < by_offset.size(); ++i) {
+    const GgufTensorInfo& t = *by_offset[i];
+    const GgufTensorInfo& next = *by_offset[i + 1];
+    if (t.offset + static_cast<uint64_t>(t.nbytes) > next.offset)
+      return Corrupt(path + ": tensor '" + t.name + "' (" + GgmlTypeName(t.ggml_type) + ", " +
+                     std::to_string(t.nbytes) + " bytes for its shape) overlaps tensor '" + next.name +
+                     "' at data offset " + std::to_string(next.offset) +
+                     ": its type or shape does not match its bytes");
+  }
   return g;
 }
 
@@ -343,7 +364,9 @@ Result<TensorView> GgufFile::Tensor(std::string_view name) const {
   auto dt = DTypeFromGgml(t->ggml_type);
   if (!dt)
     return Unsupported(path() + ": tensor '" + t->name + "' has type " + GgmlTypeName(t->ggml_type) +
-                       " (supported: F32, F16, BF16, Q8_0)");
+                       " (id " + std::to_string(t->ggml_type) +
+                       "; supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, "
+                       "Q5_K, Q6_K, IQ4_NL, IQ4_XS)");
   TensorView v;
   v.name = t->name;
   v.dtype = *dt;

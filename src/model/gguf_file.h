@@ -30,8 +30,12 @@ enum class GgufType : uint32_t {
   kBool = 7, kString = 8, kArray = 9, kUint64 = 10, kInt64 = 11, kFloat64 = 12,
 };
 
-// GGML tensor type ids as stored in the file.
-enum class GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16 = 30 };
+// GGML tensor type ids as stored in the file (the ones Lineage reads; see
+// docs/model-files.md, "Block types").
+enum class GgmlType : uint32_t {
+  kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8, kQ2_K = 10,
+  kQ3_K = 11, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kIQ4_NL = 20, kIQ4_XS = 23, kBF16 = 30,
+};
 
 struct GgufValue {
   GgufType type = GgufType::kUint8;
@@ -97,7 +101,8 @@ class GgufFile {
 
 // Size in bytes of one element of a scalar GGUF type; 0 for string/array.
 size_t GgufScalarSize(GgufType t);
-// Maps a GGML type id to ours; nullopt when unsupported.
+// Maps a GGML type id to ours; nullopt when unsupported (the tensor is then
+// refused by name when bound; see GgufFile::Tensor).
 std::optional<DType> DTypeFromGgml(uint32_t ggml_type);
 uint32_t GgmlFromDType(DType t);
 std::string GgmlTypeName(uint32_t ggml_type);

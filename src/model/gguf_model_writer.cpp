@@ -146,7 +146,7 @@ Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const Write
   w.AddString("general.type", "model");
   w.AddString("general.name", "Lineage random " + spec.shape);
   w.AddUint32("general.quantization_version", 2);
-  w.AddUint32("general.file_type", FileType(o.dtype));
+  w.AddUint32("general.file_type", o.preset ? QuantPresetFileType(*o.preset) : FileType(o.dtype));
   w.AddUint32(a + "block_count", static_cast<uint32_t>(c.num_layers));
   w.AddUint32(a + "context_length", static_cast<uint32_t>(c.context_length));
   w.AddUint32(a + "embedding_length", static_cast<uint32_t>(c.hidden));
@@ -181,10 +181,10 @@ Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const Write
   AddTokenizer(w, vocab);
 
   // The converter reads an HF checkpoint of the requested float type; for
-  // q8_0 it quantizes from f32 weights.
-  const DType hf_dtype = o.dtype == DType::kQ8_0 ? DType::kF32 : o.dtype;
+  // q8_0 and the quantization presets it quantizes from f32 weights.
+  const DType hf_dtype = o.preset || IsQuantized(o.dtype) ? DType::kF32 : o.dtype;
   for (const PlannedTensor& p : PlanTensors(c)) {
-    const DType out = GgufTensorDType(p, o.dtype);
+    const DType out = o.preset ? PresetTensorType(*o.preset, c, p) : GgufTensorDType(p, o.dtype);
     std::vector<int64_t> ne(p.gguf_shape.rbegin(), p.gguf_shape.rend());
     int64_t numel = 1;
     for (int64_t d : ne) numel *= d;

@@ -55,6 +55,10 @@ Status WriteModel(const ModelSpec& spec, const VocabData& vocab, const WriteOpti
   if (static_cast<int64_t>(vocab.tokens.size()) != spec.config.vocab)
     return InvalidArgument("vocabulary has " + std::to_string(vocab.tokens.size()) + " tokens but the shape needs " +
                            std::to_string(spec.config.vocab));
+  if (o.preset && o.format != FileFormat::kGguf)
+    return InvalidArgument("dtype " + std::string(QuantPresetName(*o.preset)) +
+                           " is only available for the gguf format (safetensors holds f32, f16, bf16)");
+  if (o.preset) return WriteGgufModel(spec, vocab, o, out_path);
   switch (o.dtype) {
     case DType::kF32: case DType::kF16: case DType::kBF16: break;
     case DType::kQ8_0:

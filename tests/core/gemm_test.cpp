@@ -23,7 +23,14 @@ struct GemmCase {
   int64_t rows, cols, T, ldx_pad, ldy_pad;
 };
 
-void CheckGemm(const GemmCase& c, ThreadPool* pool) {
+// `cols` rounded up to whole blocks of `dt` (96 becomes 256 for the K-quants).
+int64_t WholeBlocks(DType dt, int64_t cols) {
+  const int64_t b = Info(dt).block_elements;
+  return (cols + b - 1) / b * b;
+}
+
+void CheckGemm(GemmCase c, ThreadPool* pool) {
+  c.cols = WholeBlocks(c.dtype, c.cols);
   auto w = RandomWeights(c.dtype, c.rows, c.cols, 17 + static_cast<uint32_t>(c.rows));
   const int64_t ldx = c.cols + c.ldx_pad, ldy = c.rows + c.ldy_pad;
   std::vector<float> x = RandomActivations(c.T * ldx, 5 + static_cast<uint32_t>(c.T));
@@ -51,7 +58,7 @@ TEST_P(GemmTest, MatchesNaiveOnOddShapes) {
   for (int64_t T : {1, 3, 5, 7, 11, 12, 17, 23, 24, 64, 70})
     for (int64_t rows : {1, 15, 33, 100})
       CheckGemm({dt, rows, 96, T, T % 2 ? 5 : 0, T % 3 ? 3 : 0}, &pool);
-  if (dt == DType::kQ8_0) return;  // Q8_0 rows are whole blocks of 32
+  if (IsQuantized(dt)) return;  // block rows are whole blocks
   for (int64_t T : {1, 5, 30})  // columns that leave a tail after the vector loops
     for (int64_t cols : {7, 100})
       CheckGemm({dt, 37, cols, T, 1, 0}, &pool);
@@ -72,15 +79,18 @@ TEST_P(GemmTest, WithoutPoolMatchesPool) {
 INSTANTIATE_TEST_SUITE_P(
     AllPaths, GemmTest,
     ::testing::Combine(::testing::Values(Isa::kAvx2, Isa::kAvx512),
-                       ::testing::Values(DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0)),
+                       ::testing::Values(DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0,
+                                         DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kQ2_K,
+                                         DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS)),
     [](const auto& info) {
       return std::string(IsaName(std::get<0>(info.param))) + "_" +
              std::string(Info(std::get<1>(info.param)).name);
     });
 
 TEST(EmbeddingRow, MatchesDecodeForEveryDtype) {
-  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0}) {
-    for (int64_t cols : {128, 96 + (dt == DType::kQ8_0 ? 0 : 7)}) {  // 103: a scalar tail
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const DType dt = static_cast<DType>(i);
+    for (int64_t cols : {WholeBlocks(dt, 128), WholeBlocks(dt, 96) + (IsQuantized(dt) ? 0 : 7)}) {  // 103: a scalar tail
       auto table = RandomWeights(dt, 40, cols, 3);
       std::vector<float> got(cols), want(cols);
       for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {

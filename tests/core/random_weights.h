@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/quant_blocks.h"
 #include "core/tensor_view.h"
 
 namespace lineage::testing {
@@ -19,7 +20,8 @@ struct OwnedTensor {
 };
 
 // A [rows, cols] tensor of `dtype` with values spread over about [-1, 1].
-// Q8_0 blocks get a random fp16 scale and random int8 values in [-127, 127].
+// Q8_0 blocks get a random fp16 scale and random int8 values in [-127, 127];
+// the other block types random bytes with ordinary fp16 scales and mins.
 inline OwnedTensor RandomWeights(DType dtype, int64_t rows, int64_t cols, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
@@ -50,8 +52,20 @@ inline OwnedTensor RandomWeights(DType dtype, int64_t rows, int64_t cols, uint32
       }
       break;
     }
-    default:
+    default: {  // the other block types: random codes and scale bytes, sane fp16 fields
+      std::uniform_int_distribution<int> byte(0, 255);
+      for (auto& b : t.bytes) b = static_cast<uint8_t>(byte(rng));
+      const DTypeInfo& info = Info(dtype);
+      const int64_t range = info.block_elements == 32 ? 16 : 16 * 32;  // codes x sub-block scales
+      for (int64_t b = 0; b < n / info.block_elements; ++b) {
+        for (const quant::HalfField& f : quant::HalfFields(dtype)) {
+          const float v = f.is_min ? 0.05f * uni(rng) : (0.5f + 0.5f * std::fabs(uni(rng))) / static_cast<float>(range);
+          const uint16_t h = FloatToHalf(v);
+          std::memcpy(p + b * info.block_bytes + f.offset, &h, 2);
+        }
+      }
       break;
+    }
   }
   t.view = TensorView{"random", dtype, {rows, cols}, t.bytes.data(), static_cast<int64_t>(t.bytes.size())};
   return t;

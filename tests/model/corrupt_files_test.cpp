@@ -48,9 +48,27 @@ TEST(CorruptGguf, UnsupportedTensorType) {
   std::string p = FreshGguf("type.gguf");
   Bytes b = ReadBytes(p);
   // attn_gate {128, 128}: after name, n_dims (4) and two ne (16) comes the u32 ggml type.
-  PatchTensorEntry<uint32_t>(b, "blk.0.attn_gate.weight", 4 + 16, 2);  // Q4_0
+  PatchTensorEntry<uint32_t>(b, "blk.0.attn_gate.weight", 4 + 16, 16);  // IQ2_XXS: a GGML type we do not read
   WriteBytes(p, b);
-  ExpectError(p, {p, "'blk.0.attn_gate.weight'", "Q4_0"});
+  ExpectError(p, {p, "'blk.0.attn_gate.weight'", "IQ2_XXS"});
+}
+
+TEST(CorruptGguf, TensorTypeIdOutOfRange) {
+  std::string p = FreshGguf("type_range.gguf");
+  Bytes b = ReadBytes(p);
+  PatchTensorEntry<uint32_t>(b, "blk.0.attn_gate.weight", 4 + 16, 0xdeadu);
+  WriteBytes(p, b);
+  ExpectError(p, {p, "'blk.0.attn_gate.weight'", "type " + std::to_string(0xdeadu)});
+}
+
+TEST(CorruptGguf, TensorTypeDisagreesWithItsBytes) {
+  std::string p = FreshGguf("type_size.gguf");
+  Bytes b = ReadBytes(p);
+  // BF16 bytes declared F32: the tensor would need twice its bytes and runs
+  // into the next tensor's.
+  PatchTensorEntry<uint32_t>(b, "blk.0.attn_gate.weight", 4 + 16, 0);
+  WriteBytes(p, b);
+  ExpectError(p, {p, "'blk.0.attn_gate.weight'", "overlaps", "does not match its bytes"});
 }
 
 TEST(CorruptGguf, TruncatedData) {

@@ -1,0 +1,99 @@
+// Every tensor of every llama.cpp-written file in ../shared/data/models
+// (dense and MoE, every block type llama-quantize wrote) dequantizes, read in
+// place from the mapped file, to the oracle's first 16 values bit for bit and
+// to its sum and sum of squares (computed by the oracle in double).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/gguf_file.h"
+
+namespace lineage::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ModelsDir() { return std::string(LINEAGE_SHARED_DATA) + "/models"; }
+
+std::vector<std::string> OracleFiles() {
+  std::vector<std::string> names;
+  if (!fs::exists(ModelsDir())) return names;
+  for (const auto& e : fs::directory_iterator(ModelsDir())) {
+    const std::string n = e.path().filename().string();
+    const std::string suffix = ".dequant.json";
+    if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      names.push_back(n.substr(0, n.size() - suffix.size()));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+class QuantOracle : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(QuantOracle, EveryTensorDequantizesToTheOracle) {
+  const std::string base = ModelsDir() + "/" + GetParam();
+  std::ifstream in(base + ".dequant.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json oracle = nlohmann::json::parse(in);
+  auto file = GgufFile::Open(base + ".gguf");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  std::set<std::string> types;
+  size_t checked = 0;
+  for (const auto& t : oracle["tensors"]) {
+    const std::string name = t["name"];
+    auto view = file->Tensor(name);
+    ASSERT_TRUE(view.ok()) << view.status().ToString();
+    const GgufTensorInfo* info = file->FindTensor(name);
+    EXPECT_EQ(GgmlTypeName(info->ggml_type), t["type"].get<std::string>()) << name;
+    EXPECT_EQ(info->ne, t["ne"].get<std::vector<int64_t>>()) << name;
+    types.insert(t["type"].get<std::string>());
+    const int64_t n = view->numel();
+    ASSERT_EQ(n, t["n"].get<int64_t>()) << name;
+    std::vector<float> values(static_cast<size_t>(n));
+    DecodeToFloat(*view, 0, n, values.data());
+    const auto& first16 = t["first16"];
+    for (size_t i = 0; i < first16.size(); ++i)
+      EXPECT_EQ(Bits(values[i]), Bits(static_cast<float>(first16[i].get<double>())))
+          << name << " [" << i << "]: " << values[i] << " vs " << first16[i].get<double>();
+    double sum = 0, sum_sq = 0;
+    for (float v : values) {
+      sum += v;
+      sum_sq += static_cast<double>(v) * v;
+    }
+    const double want_sum = t["sum"], want_sq = t["sum_sq"];
+    // The sum can cancel to near zero: relative to the sum of magnitudes.
+    EXPECT_NEAR(sum, want_sum, 1e-9 * std::max(1.0, std::sqrt(want_sq * static_cast<double>(n)))) << name;
+    EXPECT_NEAR(sum_sq, want_sq, 1e-9 * want_sq) << name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, file->tensors().size()) << "the oracle lists every tensor";
+  std::string list;
+  for (const auto& s : types) list += s + " ";
+  std::printf("  %s: %zu tensors, types %s\n", GetParam().c_str(), checked, list.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedModels, QuantOracle, ::testing::ValuesIn(OracleFiles()),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& c : s)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return s;
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(QuantOracle);
+
+}  // namespace
+}  // namespace lineage::model
