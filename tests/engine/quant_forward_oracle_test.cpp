@@ -1,4 +1,5 @@
-// The exact forward on llama.cpp-quantized dense files (../shared/data/models):
+// The exact forward on llama.cpp-quantized files, dense and MoE
+// (../shared/data/models):
 // weights stay block-quantized in the mapping, activations are fp32, and the
 // logits at the last prompt position match the oracle's within 1e-3 absolute
 // and its 8 greedy tokens exactly. Prefill and decode both take part: the
@@ -55,12 +56,13 @@ int32_t Argmax(const std::vector<float>& v) {
   return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
-std::vector<std::string> DenseFiles() {
+std::vector<std::string> OracleFiles() {
   std::vector<std::string> names;
   if (!fs::exists(ModelsDir())) return names;
   for (const auto& e : fs::directory_iterator(ModelsDir())) {
     const std::string n = e.path().filename().string();
-    if (n.rfind("tiny-qwen35-", 0) == 0 && e.path().extension() == ".gguf") names.push_back(e.path().stem().string());
+    const bool ours = n.rfind("tiny-qwen35-", 0) == 0 || n.rfind("tiny-qwen35moe-", 0) == 0;
+    if (ours && e.path().extension() == ".gguf") names.push_back(e.path().stem().string());
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -103,7 +105,7 @@ TEST_P(QuantForwardOracle, LogitsAndGreedyTokensMatch) {
   std::printf("  %s: max |logit - oracle| %.2g\n", GetParam().c_str(), worst);
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedModels, QuantForwardOracle, ::testing::ValuesIn(DenseFiles()),
+INSTANTIATE_TEST_SUITE_P(SharedModels, QuantForwardOracle, ::testing::ValuesIn(OracleFiles()),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& c : s)
