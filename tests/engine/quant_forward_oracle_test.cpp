@@ -1,5 +1,4 @@
-// The exact forward on llama.cpp-quantized files, dense and MoE
-// (../shared/data/models):
+// The exact forward on llama.cpp-quantized dense files (../shared/data/models):
 // weights stay block-quantized in the mapping, activations are fp32, and the
 // logits at the last prompt position match the oracle's within 1e-3 absolute
 // and its 8 greedy tokens exactly. Prefill and decode both take part: the
@@ -61,8 +60,7 @@ std::vector<std::string> OracleFiles() {
   if (!fs::exists(ModelsDir())) return names;
   for (const auto& e : fs::directory_iterator(ModelsDir())) {
     const std::string n = e.path().filename().string();
-    const bool ours = n.rfind("tiny-qwen35-", 0) == 0 || n.rfind("tiny-qwen35moe-", 0) == 0;
-    if (ours && e.path().extension() == ".gguf") names.push_back(e.path().stem().string());
+    if (n.rfind("tiny-qwen35-", 0) == 0 && e.path().extension() == ".gguf") names.push_back(e.path().stem().string());
   }
   std::sort(names.begin(), names.end());
   return names;
