@@ -127,7 +127,7 @@ void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ld
     return;
   }
   const bool wide = ActiveIsa() == Isa::kAvx512;
-  if (wide && W.dtype == DType::kQ8_0) {
+  if (wide && W.dtype == DType::kQ8_0 && !ExactQ8()) {
     thread_local PackedQ8Activations pq_storage;
     PackedQ8Activations& pq = pq_storage;
     PackQ8Activations(X, ldx, T, cols, pool, &pq);

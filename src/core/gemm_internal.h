@@ -5,8 +5,8 @@
 //  - rows: few tokens. Four weight rows at a time are streamed from memory
 //    once and dotted with the activation rows (kept in L1); memory-bound.
 //  - tiles: many tokens. A panel of weight rows is decoded to fp32 (or, for
-//    Q8_0 on AVX-512, repacked for vpdpbusd) once and multiplied with
-//    register tiles of tokens; compute-bound.
+//    Q8_0 on AVX-512 unless ExactQ8(), repacked for vpdpbusd) once and
+//    multiplied with register tiles of tokens; compute-bound.
 #pragma once
 
 #include <cstdint>
@@ -71,8 +71,9 @@ struct PackedQ8Activations {
 };
 
 #define LINEAGE_DECLARE_GEMM_KERNELS(A)                                                        \
-  /* Y[t, o] for o in [row_begin, row_end), t < T; qx is set for Q8_0, and for BF16 X is */  \
-  /* SplitActivations' output (ldx = W.cols()). */                                              \
+  /* Y[t, o] for o in [row_begin, row_end), t < T; for BF16 X is SplitActivations' output */ \
+  /* (ldx = W.cols()). Q8_0 with qx set: integer dot products with qx; with qx null: */        \
+  /* decoded to fp32 like the other block types (the exact path, ExactQ8()). */                \
   A void GemmRows(const TensorView& W, int64_t row_begin, int64_t row_end, const float* X,     \
                   int64_t ldx, const QuantizedActivations* qx, float* Y, int64_t ldy, int64_t T); \
   /* out[T, cols]: X's rows with each whole block of 2 * lanes columns stored as its even */  \

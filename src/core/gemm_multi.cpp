@@ -50,6 +50,7 @@ void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx,
   const bool wide = ActiveIsa() == Isa::kAvx512;
   int64_t cols = -1, total_bytes = 0;
   bool need_split = false, need_q = false;
+  const bool int8_q8 = !ExactQ8();  // read once; GemmRows follows qx
   std::vector<int64_t>& row_targets = row_target_storage;  // indices of the targets for the row kernels
   row_targets.clear();
   for (size_t i = 0; i < targets.size(); ++i) {
@@ -62,7 +63,7 @@ void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx,
     assert(cols < 0 || w.cols() == cols);
     cols = w.cols();
     need_split |= w.dtype == DType::kBF16;
-    need_q |= w.dtype == DType::kQ8_0;
+    need_q |= int8_q8 && w.dtype == DType::kQ8_0;
     total_bytes += RowBytes(w.dtype, cols) * w.rows();
     row_targets.push_back(static_cast<int64_t>(i));
   }
@@ -86,15 +87,16 @@ void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx,
     const int64_t step = std::max<int64_t>(4, chunk_bytes / RowBytes(w.dtype, cols) / 4 * 4);
     for (int64_t r = 0; r < w.rows(); r += step) chunks.push_back({i, r, std::min(w.rows(), r + step)});
   }
+  const QuantizedActivations* qx = need_q ? &q : nullptr;
   auto run = [&](const Chunk& c) {
     const GemmTarget& t = targets[c.target];
     const bool bf16 = t.w->dtype == DType::kBF16;
     const float* x = bf16 ? split.data() : X;
     const int64_t lx = bf16 ? cols : ldx;
     if (wide) {
-      avx512::GemmRows(*t.w, c.row_begin, c.row_end, x, lx, &q, t.y, t.ldy, T);
+      avx512::GemmRows(*t.w, c.row_begin, c.row_end, x, lx, qx, t.y, t.ldy, T);
     } else {
-      avx2::GemmRows(*t.w, c.row_begin, c.row_end, x, lx, &q, t.y, t.ldy, T);
+      avx2::GemmRows(*t.w, c.row_begin, c.row_end, x, lx, qx, t.y, t.ldy, T);
     }
   };
   if (threads == 1 || chunks.size() == 1 || total_bytes * T < kInlineBytes) {

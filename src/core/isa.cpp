@@ -19,6 +19,11 @@ std::atomic<Isa>& Active() {
   return active;
 }
 
+std::atomic<bool>& ExactQ8Flag() {
+  static std::atomic<bool> exact{false};
+  return exact;
+}
+
 }  // namespace
 
 Isa DetectedIsa() {
@@ -37,5 +42,9 @@ bool ForceIsa(Isa isa) {
 void ResetIsa() { Active().store(DetectedIsa(), std::memory_order_relaxed); }
 
 const char* IsaName(Isa isa) { return isa == Isa::kAvx512 ? "avx512" : "avx2"; }
+
+void SetExactQ8(bool exact) { ExactQ8Flag().store(exact, std::memory_order_relaxed); }
+
+bool ExactQ8() { return ExactQ8Flag().load(std::memory_order_relaxed); }
 
 }  // namespace lineage::kernels

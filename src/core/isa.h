@@ -25,6 +25,15 @@ void ResetIsa();
 
 const char* IsaName(Isa isa);
 
+// Q8_0 activation mode. Off (the default), Q8_0 weights use integer dot
+// products: the activations are quantised to int8 per block of 32, as GGML
+// does (fast, not exact). On, Q8_0 weights take the path of every other
+// block type: decoded to fp32 and multiplied with fp32 activations, the exact
+// product of the stored weights (what the llama.cpp-oracle tests compare
+// against). Process-wide, with ForceIsa's threading rule.
+void SetExactQ8(bool exact);
+bool ExactQ8();
+
 }  // namespace lineage::kernels
 
 // Marks a function as compiled for the AVX-512 subset the fast kernels use.

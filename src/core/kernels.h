@@ -23,10 +23,11 @@ namespace lineage::kernels {
 // X and Y must not overlap. W may be any DType; for the block types cols is
 // a whole number of blocks. Accuracy: fp32 summation error (at most about
 // cols * 2^-24 of sum_i |W[o,i] X[t,i]|) on the exactly decoded weights, and
-// for Q8_0 only, X is quantised to int8 per block of 32 with scale
-// d = max|X_block| / 127 (error <= d/2 per element), as GGML does, to use
-// integer dot products. Every other block type keeps X in fp32 (the exact
-// path the llama.cpp-oracle tests need). The test oracle is naive::Gemm.
+// for Q8_0 only, unless SetExactQ8(true) (core/isa.h), X is quantised to
+// int8 per block of 32 with scale d = max|X_block| / 127 (error <= d/2 per
+// element), as GGML does, to use integer dot products. Every other block type
+// (and Q8_0 under ExactQ8()) keeps X in fp32 (the exact path the
+// llama.cpp-oracle tests need). The test oracle is naive::Gemm.
 void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ldy, int64_t T,
           ThreadPool* pool);
 

@@ -87,6 +87,49 @@ INSTANTIATE_TEST_SUITE_P(
              std::string(Info(std::get<1>(info.param)).name);
     });
 
+// ExactQ8(): Q8_0 weights against fp32 activations, within the fp32
+// summation bound alone (no int8 term) of the dequantize-then-multiply
+// reference, in both regimes (rows through GemmMulti, tiles) and both ISAs.
+class GemmExactQ8Test : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (!ForceIsa(GetParam())) GTEST_SKIP() << "CPU lacks this ISA";
+    SetExactQ8(true);
+  }
+  void TearDown() override {
+    SetExactQ8(false);
+    ResetIsa();
+  }
+};
+
+TEST_P(GemmExactQ8Test, MatchesNaiveWithinFp32Summation) {
+  ThreadPool pool(2);
+  for (int64_t T : {1, 3, 5, 7, 11, 12, 17, 24, 70})
+    for (int64_t rows : {1, 15, 33, 100}) CheckGemm({DType::kQ8_0, rows, 96, T, T % 2 ? 5 : 0, T % 3 ? 3 : 0}, &pool);
+  for (int64_t T : {1, 2, 16, 129}) CheckGemm({DType::kQ8_0, 259, 1024, T, 32, 1}, &pool);
+  CheckGemm({DType::kQ8_0, 47, 256, 9, 1, 2}, nullptr);
+}
+
+// The switch is live: the default (int8 activations) path gives a different
+// result from the exact one on the same inputs, in the rows regime and, on
+// AVX-512, the VNNI tiles (AVX2 tiles decode Q8_0 to fp32 in either mode).
+TEST_P(GemmExactQ8Test, DefaultPathDiffers) {
+  auto w = RandomWeights(DType::kQ8_0, 64, 256, 3);
+  for (int64_t T : {2, 40}) {
+    if (T == 40 && GetParam() == Isa::kAvx2) continue;  // tiled: fp32 on AVX2 either way
+    std::vector<float> x = RandomActivations(T * 256, 11);
+    std::vector<float> exact(static_cast<size_t>(T * 64)), fast(exact.size());
+    Gemm(w.view, x.data(), 256, exact.data(), 64, T, nullptr);
+    SetExactQ8(false);
+    Gemm(w.view, x.data(), 256, fast.data(), 64, T, nullptr);
+    SetExactQ8(true);
+    EXPECT_NE(exact, fast) << "T=" << T;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(BothIsas, GemmExactQ8Test, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                         [](const auto& info) { return std::string(IsaName(info.param)); });
+
 TEST(EmbeddingRow, MatchesDecodeForEveryDtype) {
   for (int i = 0; i < kNumDTypes; ++i) {
     const DType dt = static_cast<DType>(i);

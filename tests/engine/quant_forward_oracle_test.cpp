@@ -1,5 +1,6 @@
-// The exact forward on llama.cpp-quantized dense files (../shared/data/models):
-// weights stay block-quantized in the mapping, activations are fp32, and the
+// The exact forward on llama.cpp-quantized files, dense and MoE
+// (../shared/data/models): weights stay block-quantized in the mapping,
+// activations are fp32 (Q8_0 too: kernels::SetExactQ8(true)), and the
 // logits at the last prompt position match the oracle's within 1e-3 absolute
 // and its 8 greedy tokens exactly. Prefill and decode both take part: the
 // prompt is prefilled, then greedy tokens are decoded one by one.
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/isa.h"
 #include "engine/engine.h"
 #include "model/load_model.h"
 
@@ -60,13 +62,20 @@ std::vector<std::string> OracleFiles() {
   if (!fs::exists(ModelsDir())) return names;
   for (const auto& e : fs::directory_iterator(ModelsDir())) {
     const std::string n = e.path().filename().string();
-    if (n.rfind("tiny-qwen35-", 0) == 0 && e.path().extension() == ".gguf") names.push_back(e.path().stem().string());
+    const bool ours = n.rfind("tiny-qwen35-", 0) == 0 || n.rfind("tiny-qwen35moe-", 0) == 0;
+    if (ours && e.path().extension() == ".gguf") names.push_back(e.path().stem().string());
   }
   std::sort(names.begin(), names.end());
   return names;
 }
 
-class QuantForwardOracle : public ::testing::TestWithParam<std::string> {};
+// The oracle is the exact forward, so Q8_0 weights (the MoE file's attention)
+// take the fp32-activation path here.
+class QuantForwardOracle : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { kernels::SetExactQ8(true); }
+  void TearDown() override { kernels::SetExactQ8(false); }
+};
 
 TEST_P(QuantForwardOracle, LogitsAndGreedyTokensMatch) {
   const std::string base = ModelsDir() + "/" + GetParam();
