@@ -148,7 +148,7 @@ TEST_P(ToolChoiceEndToEnd, AnthropicAnyAndTool) {
   auto s = Start();
   for (const json& choice : {json{{"type", "any"}}, json{{"type", "tool"}, {"name", "read_file"}}}) {
     json body = {{"model", "m"}, {"max_tokens", 2000}, {"messages", Messages()}, {"tools", AnthropicTools()},
-                 {"tool_choice", choice}, {"temperature", 1.0}};
+                 {"tool_choice", choice}, {"temperature", 1.0}, {"seed", 11}};
     json r = Post(*s, "/v1/messages", body);
     ASSERT_EQ(r["stop_reason"], "tool_use") << r.dump();
     int uses = 0;
