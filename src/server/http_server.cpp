@@ -213,6 +213,11 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
   // Errors raised inside httplib (404, 400) get a body in the API's shape too.
   http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
+    if (GuardedListener::CurrentRequest().read_timed_out) {
+      SendError(res, MakeHttpError(FlavorOf(req.path), 408, "request headers not received within " +
+                                                                std::to_string(options_.header_timeout.count()) + " ms"));
+      return;
+    }
     const char* what = res.status == 404 ? "no such route: " : "request failed: ";
     SendError(res, MakeHttpError(FlavorOf(req.path), res.status, what + req.method + " " + LoggablePath(req.path)));
   });

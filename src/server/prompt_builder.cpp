@@ -1,6 +1,7 @@
 #include "server/prompt_builder.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "server/system_messages.h"
 
@@ -26,6 +27,20 @@ PromptBuilder::PromptBuilder(text::Tokenizer tokenizer, std::optional<ChatTempla
                              PromptBuilderOptions options)
     : tokenizer_(std::move(tokenizer)), template_(std::move(chat_template)), options_(options) {
   fold_system_ = template_ && !TemplateTakesMidSystem(*template_);
+  for (int64_t id = 0; id < tokenizer_.vocab_size(); ++id)
+    longest_token_bytes_ = std::max(longest_token_bytes_, tokenizer_.TokenBytes(static_cast<int32_t>(id)).size());
+}
+
+size_t PromptBuilder::MaxRenderedBytes(int64_t max_tokens) const {
+  // A token stands for at most its own bytes of normalised text, and NFC
+  // shrinks text by at most 3x (three Hangul jamo compose to one syllable):
+  // 4x leaves room. 0 = no bound of our own (the template's limit applies).
+  constexpr size_t kNormalisationSlack = 4;
+  constexpr size_t kNoBound = 0;
+  if (max_tokens <= 0 || max_tokens == INT64_MAX || longest_token_bytes_ == 0) return kNoBound;
+  size_t per_token = longest_token_bytes_ * kNormalisationSlack;
+  if (static_cast<uint64_t>(max_tokens) > SIZE_MAX / per_token) return kNoBound;
+  return static_cast<size_t>(max_tokens) * per_token;
 }
 
 nlohmann::ordered_json PromptBuilder::TemplateMessages(const ApiRequest& request) const {
@@ -82,7 +97,9 @@ Result<BuiltPrompt> PromptBuilder::Build(const ApiRequest& request, int64_t max_
   chat.tools = request.tools.empty() ? nlohmann::ordered_json() : request.tools;
   chat.extra = request.template_kwargs;
   chat.add_generation_prompt = true;
+  chat.max_output_bytes = MaxRenderedBytes(max_tokens);
   Result<std::string> text = template_->Apply(chat);
+  if (!text.ok() && text.status().code() == StatusCode::kOutOfRange && chat.max_output_bytes > 0) return too_long();
   if (!text.ok()) return InvalidArgument("chat template: " + text.status().message());
   out.text = std::move(text).value();
   Result<size_t> history_end = template_->HistoryEnd(chat);

@@ -65,8 +65,9 @@ class PromptBuilder {
   nlohmann::ordered_json TemplateMessages(const ApiRequest& request) const;
 
   // Template errors are kInvalidArgument (a 400: the request cannot be rendered).
-  // A prompt of more than max_tokens is kOutOfRange, found while tokenizing:
-  // the rest of the text is not encoded.
+  // A prompt of more than max_tokens is kOutOfRange, found while rendering
+  // (a text longer than max_tokens of the longest token cannot fit, so the
+  // render stops there) or while tokenizing (the rest is not encoded).
   Result<BuiltPrompt> Build(const ApiRequest& request, int64_t max_tokens = INT64_MAX) const;
 
   // Tokens anchor texts were memoised for (tests).
@@ -75,9 +76,14 @@ class PromptBuilder {
  private:
   std::vector<int32_t> AnchorTokens(const std::string& prefix_text) const;
 
+  // The most text max_tokens tokens can encode; a rendering longer than
+  // this is over the context before it is tokenized.
+  size_t MaxRenderedBytes(int64_t max_tokens) const;
+
   text::Tokenizer tokenizer_;
   std::optional<ChatTemplate> template_;
   PromptBuilderOptions options_;
+  size_t longest_token_bytes_ = 0;
   bool fold_system_ = false;  // the template refuses system messages after the first
   // A small LRU of anchor texts and their tokens: agents repeat one system
   // prompt on every request, and it can be 30k tokens long.

@@ -52,9 +52,13 @@ Result<std::string> ChatTemplate::Apply(const ChatRequest& request) const {
     vars->Set("bos_token", Value::String(bos_token_));
     vars->Set("eos_token", Value::String(eos_token_));
     for (auto it = request.extra.begin(); it != request.extra.end(); ++it) vars->Set(it.key(), Value::FromJson(it.value()));
-    return template_.Render(Value::MakeDict(std::move(vars)), options_);
+    if (request.max_output_bytes == 0 || request.max_output_bytes >= options_.limits.max_output_bytes)
+      return template_.Render(Value::MakeDict(std::move(vars)), options_);
+    jinja::RenderOptions bounded = options_;
+    bounded.limits.max_output_bytes = request.max_output_bytes;
+    return template_.Render(Value::MakeDict(std::move(vars)), bounded);
   } catch (const jinja::RenderError& e) {
-    return OutOfRange(std::string("chat request: ") + e.what());
+    return InvalidArgument(std::string("chat request: ") + e.what());
   }
 }
 

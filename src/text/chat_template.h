@@ -35,6 +35,9 @@ struct ChatRequest {
   nlohmann::ordered_json tools;  // null, or an array of tool definitions
   bool add_generation_prompt = true;
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // more template variables
+  // A tighter bound than the template's own on the rendered text (0: none);
+  // past it Apply fails with kOutOfRange and no more is rendered.
+  size_t max_output_bytes = 0;
 };
 
 struct PrefixText {
@@ -51,6 +54,8 @@ class ChatTemplate {
  public:
   static Result<ChatTemplate> Create(std::string_view source, std::string bos_token, std::string eos_token);
 
+  // Errors: kOutOfRange when the text would exceed an output limit;
+  // kInvalidArgument for a request or template the render refuses.
   Result<std::string> Apply(const ChatRequest& request) const;
 
   // messages: the conversation (only its leading system messages are used);

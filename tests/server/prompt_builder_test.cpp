@@ -162,6 +162,25 @@ TEST_F(PromptBuilderTest, TokenizingStopsPastTheLimit) {
   EXPECT_LT(cut.size(), 120u);
 }
 
+// Rendering stops once the text is longer than the context's tokens could
+// encode: a template that multiplies a message is refused as over the
+// context after a bounded render, not rendered to the template's own 64 MB
+// limit first.
+TEST_F(PromptBuilderTest, RenderingStopsPastWhatTheContextCanHold) {
+  auto t = ChatTemplate::Create("{% for i in range(50000) %}{{ messages[0]['content'] }}{% endfor %}", "", "");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  PromptBuilder amplifying(tokenizer_, std::move(t).value());
+  ApiRequest r = Chat(json::array({{{"role", "user"}, {"content", std::string(2000, 'x')}}}), false);
+  Result<BuiltPrompt> unbounded = amplifying.Build(r);  // 100 MB of text: the template's own limit
+  ASSERT_FALSE(unbounded.ok());
+  EXPECT_EQ(unbounded.status().code(), StatusCode::kInvalidArgument) << unbounded.status().ToString();
+  EXPECT_NE(unbounded.status().message().find("output exceeds"), std::string::npos) << unbounded.status().ToString();
+  Result<BuiltPrompt> bounded = amplifying.Build(r, 1000);
+  ASSERT_FALSE(bounded.ok());
+  EXPECT_EQ(bounded.status().code(), StatusCode::kOutOfRange) << bounded.status().ToString();
+  EXPECT_NE(bounded.status().message().find("more than 1000 tokens"), std::string::npos) << bounded.status().ToString();
+}
+
 json User(const std::string& text) { return {{"role", "user"}, {"content", text}}; }
 json Assistant(const std::string& text) { return {{"role", "assistant"}, {"content", text}}; }
 json SystemNote(const std::string& text) { return {{"role", "system"}, {"content", text}}; }

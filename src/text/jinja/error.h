@@ -23,7 +23,8 @@ enum class ErrorKind {
   kType,       // a Python TypeError / ValueError / ZeroDivisionError
   kRaised,     // the template called raise_exception()
   kSecurity,   // the sandbox refused (mutating a list or dict)
-  kLimit,      // output, recursion or loop limits
+  kLimit,      // recursion, loop, size or memory limits
+  kOutputLimit,  // the rendered text would exceed max_output_bytes
 };
 
 class RenderError : public std::runtime_error {

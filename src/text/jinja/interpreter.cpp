@@ -72,7 +72,7 @@ void Interpreter::Emit(const Value& v, Output& out) {
 
 void Interpreter::CheckOutputSize(size_t bytes) const {
   if (bytes > limits_.max_output_bytes) {
-    Fail(ErrorKind::kLimit, "output exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
+    Fail(ErrorKind::kOutputLimit, "output exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
   }
 }
 

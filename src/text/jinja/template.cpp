@@ -19,7 +19,11 @@ Status ToStatus(const RenderError& e, const char* stage) {
     case ErrorKind::kType: kind = "type error: "; break;
     case ErrorKind::kRaised: kind = "template raised: "; break;
     case ErrorKind::kSecurity: kind = "sandbox: "; break;
-    case ErrorKind::kLimit: return OutOfRange(where + stage + " limit: " + e.what());
+    // Only the output limit is kOutOfRange: a caller that bounds the output
+    // (to what its context can hold) can tell "too long" from a template
+    // that loops or recurses too far, which is the template's own error.
+    case ErrorKind::kOutputLimit: return OutOfRange(where + stage + " limit: " + e.what());
+    case ErrorKind::kLimit: return InvalidArgument(where + stage + " limit: " + e.what());
   }
   return InvalidArgument(where + kind + e.what());
 }
