@@ -6,6 +6,8 @@
 // python3-jinja2 in jinja_snippets_test.cpp.
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+
 #include <chrono>
 #include <string>
 
@@ -119,6 +121,34 @@ TEST(JinjaLimits, OutputCountsAgainstTheBudget) {
   RenderOptions out_limit;
   out_limit.limits.max_output_bytes = 1000;
   ExpectFails("{{ 'x' * 2000 }}", "output exceeds", out_limit);
+}
+
+// Recursion is bounded by the native stack the render has used, not only
+// by counts: frame sizes differ between builds (an ASan build overflowed an
+// 8 MiB stack within the default counts). Run on a 1 MiB thread with the
+// counts lifted, a recursive macro must fail cleanly at the stack budget.
+TEST(JinjaLimits, RecursionStopsAtTheStackBudget) {
+  struct Job {
+    Result<std::string> result = std::string();
+  } job;
+  auto run = [](void* arg) -> void* {
+    RenderOptions options;
+    options.limits.max_call_depth = 1000000;
+    options.limits.max_eval_depth = 1000000;
+    options.limits.max_stack_bytes = 256u << 10;
+    static_cast<Job*>(arg)->result =
+        RenderSource("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", options);
+    return nullptr;
+  };
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_attr_init(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, 1u << 20), 0);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(&thread, &attr, run, &job), 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  ASSERT_FALSE(job.result.ok());
+  EXPECT_NE(job.result.status().message().find("nested too deeply"), std::string::npos) << job.result.status().ToString();
 }
 
 TEST(JinjaLimits, FilterChainsAndOperatorChainsHaveANestingLimit) {

@@ -40,6 +40,7 @@ std::string Output::Take() {
 }
 
 std::string Interpreter::Render(const Body& body, const Value& context) {
+  stack_base_ = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   RenderMemory memory(limits_.max_memory_bytes);
   RenderMemory::Use use(&memory);
   globals_ = std::make_shared<Scope>(nullptr);
@@ -355,7 +356,9 @@ Value Interpreter::GetItem(const Value& obj, const Value& key) {
 Value Interpreter::Eval(const Expr& e, Scope& scope) {
   // Expressions nest at most kMaxNesting deep per macro level, but macro
   // recursion multiplies that: bound the native stack depth overall.
-  if (++eval_depth_ > limits_.max_eval_depth) {
+  uintptr_t frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  bool stack_spent = stack_base_ > frame && stack_base_ - frame > limits_.max_stack_bytes;
+  if (++eval_depth_ > limits_.max_eval_depth || stack_spent) {
     --eval_depth_;
     Fail(ErrorKind::kLimit, "expression evaluation nested too deeply");
   }

@@ -13,6 +13,7 @@
 // finish.
 #pragma once
 
+#include <cstdint>
 #include <ctime>
 #include <memory>
 #include <string>
@@ -33,6 +34,11 @@ struct RenderLimits {
   size_t max_output_bytes = 64u << 20;
   int max_call_depth = 256;
   int max_eval_depth = 2000;  // nested expression evaluations, across macro calls
+  // Native stack the render may use below its entry. Frame sizes differ
+  // between builds (a sanitizer's are several times a release build's), so
+  // the depth counts above are not enough on their own; 2 MiB leaves most
+  // of an 8 MiB thread stack to the caller.
+  size_t max_stack_bytes = 2u << 20;
   int64_t max_loop_iterations = 10'000'000;  // total over the render
 };
 
@@ -103,6 +109,7 @@ class Interpreter {
   bool allow_mutation_;
   int call_depth_ = 0;
   int eval_depth_ = 0;
+  uintptr_t stack_base_ = 0;  // the frame address at Render's entry
   int64_t iterations_ = 0;
   std::shared_ptr<Scope> globals_;
   std::vector<Value> filter_inputs_;  // the rendered body of enclosing filter blocks
