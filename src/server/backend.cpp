@@ -24,6 +24,7 @@ void GenerationStream::PushText(std::string text, int64_t num_tokens) {
     if (closed_) return;
     text_.append(text);
     num_tokens_ += num_tokens;
+    pieces_.push_back({text.size(), num_tokens});
   }
   cv_.notify_all();
 }
@@ -51,6 +52,7 @@ GenerationItem GenerationStream::Pull(std::chrono::milliseconds timeout, bool* g
   admitted_news_ = false;
   item.text = std::exchange(text_, std::string());
   item.num_tokens = std::exchange(num_tokens_, 0);
+  item.pieces = std::exchange(pieces_, {});
   if (closed_) {
     item.done = true;
     item.finish = final_.finish;

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -61,6 +62,14 @@ struct GenerationItem {
   int64_t prefilled_tokens = 0;  // prompt tokens in the sequence so far (progress)
   std::string text;              // raw bytes from the detokenizer (maybe not UTF-8)
   int64_t num_tokens = 0;        // tokens behind `text`
+  // `text` as it was pushed, in order: bytes and tokens of each push (their
+  // sums are text.size() and num_tokens), so that a consumer can tell which
+  // tokens produced which text.
+  struct Piece {
+    size_t bytes = 0;
+    int64_t tokens = 0;
+  };
+  std::vector<Piece> pieces;
   bool done = false;
   FinishReason finish = FinishReason::kEndOfSequence;
   Status error;                  // when finish == kError
@@ -93,6 +102,7 @@ class GenerationStream {
   bool admitted_news_ = false;  // Admitted() not yet seen by Pull()
   std::string text_;
   int64_t num_tokens_ = 0;
+  std::vector<GenerationItem::Piece> pieces_;
   bool closed_ = false;
   bool cancelled_ = false;
   GenerationItem final_;

@@ -52,7 +52,7 @@ bool Authorized(const httplib::Request& req, const std::string& key) {
 // The /metrics label of a path: the routes themselves, and one label for
 // everything else, so that clients cannot grow the metrics without bound.
 std::string RouteLabel(const std::string& path) {
-  static const char* kRoutes[] = {"/v1/chat/completions", "/v1/completions", "/v1/messages",
+  static const char* kRoutes[] = {"/", "/v1/chat/completions", "/v1/completions", "/v1/messages",
                                   "/v1/messages/count_tokens", "/v1/responses", "/v1/models",
                                   "/health", "/metrics", "/v1/cache/stats"};
   for (const char* r : kRoutes)
@@ -261,6 +261,15 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
     res.set_content(Dump({{"status", full ? "busy" : "ok"},
                           {"in_flight", in_flight},
                           {"max_in_flight", impl_->admission.capacity()}}),
+                    "application/json");
+  });
+  // Clients probe the root before their first request (Claude Code sends
+  // HEAD /); httplib answers HEAD from the GET route.
+  http.Get("/", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(Dump({{"name", "lineage"}, {"model", backend_->model_id()},
+                          {"endpoints", {"/v1/chat/completions", "/v1/completions", "/v1/messages",
+                                         "/v1/messages/count_tokens", "/v1/responses", "/v1/models", "/health",
+                                         "/metrics", "/v1/cache/stats"}}}),
                     "application/json");
   });
   http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {

@@ -22,7 +22,8 @@ json Usage(const FinishInfo& f) {
   return {{"prompt_tokens", f.prompt_tokens},
           {"completion_tokens", f.completion_tokens},
           {"total_tokens", f.prompt_tokens + f.completion_tokens},
-          {"prompt_tokens_details", {{"cached_tokens", f.cached_tokens}}}};
+          {"prompt_tokens_details", {{"cached_tokens", f.cached_tokens}}},
+          {"completion_tokens_details", {{"reasoning_tokens", f.reasoning_tokens}}}};
 }
 
 class OpenAiFormatter : public ResponseFormatter {

@@ -47,6 +47,8 @@ class OutputParser {
   std::vector<OutputEvent> Feed(std::string_view text);
   // End of output: returns what was held back.
   std::vector<OutputEvent> Finish();
+  // Inside a reasoning block (<think> ... </think>) after the text fed so far.
+  bool in_reasoning() const { return state_ == State::kReasoning; }
 
  private:
   enum class State { kContent, kReasoning, kToolCall };

@@ -66,6 +66,7 @@ FinishInfo ResponseDriver::MakeFinishInfo() const {
   f.prompt_tokens = report_.prompt_tokens > 0 ? report_.prompt_tokens : submission_.prompt_tokens;
   f.cached_tokens = cached_tokens_;
   f.completion_tokens = std::max(report_.completion_tokens, completion_tokens_);
+  f.reasoning_tokens = std::min(reasoning_tokens_, f.completion_tokens);
   f.restore = report_.restore_kind + "/" + report_.restore_tier;
   f.admission_ms = report_.admission_us * 1e-3;
   f.prefill_ms = report_.prefill_us * 1e-3;
@@ -94,7 +95,15 @@ bool ResponseDriver::Step(const Writer& write, std::chrono::milliseconds wait, s
     out += formatter_->Begin(submission_.prompt_tokens, cached_tokens_);
   }
   completion_tokens_ += item.num_tokens;
-  if (!item.text.empty()) out += Process(item.text);
+  // Push by push, so that tokens are counted as reasoning by the text they made.
+  size_t offset = 0;
+  for (const GenerationItem::Piece& piece : item.pieces) {
+    bool reasoning_before = request_.is_chat() && parser_.in_reasoning();
+    if (piece.bytes > 0) out += Process(std::string_view(item.text).substr(offset, piece.bytes));
+    offset += piece.bytes;
+    if (reasoning_before || (request_.is_chat() && parser_.in_reasoning())) reasoning_tokens_ += piece.tokens;
+  }
+  if (offset < item.text.size()) out += Process(std::string_view(item.text).substr(offset));
   if (item.done) {
     finished_ = true;
     report_ = item.report;

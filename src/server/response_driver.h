@@ -71,6 +71,7 @@ class ResponseDriver {
   int64_t reported_prefill_ = 0;
   static constexpr std::chrono::milliseconds kProgressInterval{1000};
   int64_t completion_tokens_ = 0;
+  int64_t reasoning_tokens_ = 0;
   int num_tool_calls_ = 0;
   FinishReason backend_finish_ = FinishReason::kEndOfSequence;
   RequestReport report_;

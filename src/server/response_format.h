@@ -25,6 +25,9 @@ struct FinishInfo {
   int64_t prompt_tokens = 0;
   int64_t cached_tokens = 0;    // restore length
   int64_t completion_tokens = 0;
+  // Of completion_tokens, those generated inside the reasoning block: a
+  // token counts when the parser was inside it before or after its text.
+  int64_t reasoning_tokens = 0;
   // Where the time went (RequestReport); reported as "timings" in
   // non-streaming OpenAI responses, as llama-server does.
   std::string restore;          // "kind/tier"

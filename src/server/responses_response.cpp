@@ -84,7 +84,7 @@ class ResponsesFormatter : public ResponseFormatter {
     r["usage"] = {{"input_tokens", f.prompt_tokens},
                   {"input_tokens_details", {{"cached_tokens", f.cached_tokens}}},
                   {"output_tokens", f.completion_tokens},
-                  {"output_tokens_details", {{"reasoning_tokens", 0}}},
+                  {"output_tokens_details", {{"reasoning_tokens", f.reasoning_tokens}}},
                   {"total_tokens", f.prompt_tokens + f.completion_tokens}};
     if (!stream_) return Dump(r);
     return out + Emit(incomplete ? "response.incomplete" : "response.completed", {{"response", r}});

@@ -157,6 +157,35 @@ TEST_F(HttpServerTest, OpenAiNonStreamingToolCall) {
   EXPECT_EQ(msg["message"]["tool_calls"][0]["function"]["name"], "read");
 }
 
+// usage counts the tokens generated inside the reasoning block, as OpenAI's
+// completion_tokens_details.reasoning_tokens does (the token that closes
+// the block counts as reasoning).
+// The root answers GET and HEAD (Claude Code probes HEAD / at start-up).
+TEST_F(HttpServerTest, RootAnswersGetAndHead) {
+  StartServer();
+  httplib::Client c("127.0.0.1", server_->port());
+  auto head = c.Head("/");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_TRUE(head->body.empty());
+  auto get = c.Get("/");
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 200);
+  EXPECT_EQ(json::parse(get->body)["name"], "lineage");
+}
+
+TEST_F(HttpServerTest, OpenAiUsageCountsReasoningTokens) {
+  backend_.Queue(Script({"plan", "ning\n</think>\n\nOK", "."}).Reasoning());
+  StartServer();
+  auto res = Post("/v1/chat/completions", Chat());
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  json j = json::parse(res->body);
+  EXPECT_EQ(j["choices"][0]["message"]["content"], "OK.");
+  EXPECT_EQ(j["usage"]["completion_tokens"], 3);
+  EXPECT_EQ(j["usage"]["completion_tokens_details"]["reasoning_tokens"], 2);
+}
+
 TEST_F(HttpServerTest, AnthropicStreamingEventSequence) {
   backend_.Queue(Script({"hmm</think>", "Text ", "here.", kXmlCall}).Reasoning().Tokens(12, 8));
   StartServer();

@@ -147,7 +147,7 @@ TEST_F(RequestPathTest, EveryRequestIsLoggedAndCounted) {
   auto c = Client();
   EXPECT_EQ(c.Get("/nope", key)->status, 404);
   EXPECT_EQ(c.Get("/v1/models")->status, 401);
-  EXPECT_EQ(c.Head("/", key)->status, 404);
+  EXPECT_EQ(c.Head("/", key)->status, 200);
   EXPECT_EQ(c.Get("/v1/models", key)->status, 200);
   EXPECT_EQ(c.Post("/v1/messages/count_tokens", key, R"({"messages":[{"role":"user","content":"x"}]})",
                    "application/json")->status,
@@ -157,7 +157,7 @@ TEST_F(RequestPathTest, EveryRequestIsLoggedAndCounted) {
   std::vector<std::string> log = Log(7);
   ASSERT_EQ(log.size(), 7u) << ::testing::PrintToString(log);
   const char* expected[] = {"GET /nope 404",      "GET /v1/models 401",
-                            "HEAD / 404",         "GET /v1/models 200",
+                            "HEAD / 200",         "GET /v1/models 200",
                             "POST /v1/messages/count_tokens 400", "POST /v1/chat/completions 400",
                             "POST /v1/chat/completions 200"};
   for (const char* e : expected) {
@@ -173,7 +173,7 @@ TEST_F(RequestPathTest, EveryRequestIsLoggedAndCounted) {
     EXPECT_EQ(found, 1) << e << "\n" << ::testing::PrintToString(log);
   }
   std::string m = c.Get("/metrics", key)->body;
-  for (const char* line : {"{endpoint=\"other\",code=\"404\"} 2\n", "{endpoint=\"/v1/models\",code=\"401\"} 1\n",
+  for (const char* line : {"{endpoint=\"other\",code=\"404\"} 1\n", "{endpoint=\"/\",code=\"200\"} 1\n", "{endpoint=\"/v1/models\",code=\"401\"} 1\n",
                            "{endpoint=\"/v1/models\",code=\"200\"} 1\n",
                            "{endpoint=\"/v1/messages/count_tokens\",code=\"400\"} 1\n",
                            "{endpoint=\"/v1/chat/completions\",code=\"400\"} 1\n",

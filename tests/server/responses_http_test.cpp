@@ -91,6 +91,7 @@ TEST_F(ResponsesHttpTest, StreamingFollowsTheDocumentedEventSequence) {
   EXPECT_EQ(completed["usage"]["input_tokens"], 40);
   EXPECT_EQ(completed["usage"]["input_tokens_details"]["cached_tokens"], 32);
   EXPECT_EQ(completed["usage"]["output_tokens"], 4);
+  EXPECT_EQ(completed["usage"]["output_tokens_details"]["reasoning_tokens"], 2);  // "plan", "ning\n</think>..."
   EXPECT_EQ(completed["usage"]["total_tokens"], 44);
 }
 
