@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -84,24 +85,41 @@ class QuantForwardOracle : public ::testing::TestWithParam<std::string> {
   void TearDown() override { kernels::SetExactQ8(false); }
 };
 
-TEST_P(QuantForwardOracle, LogitsAndGreedyTokensMatch) {
-  const std::string base = ModelsDir() + "/" + GetParam();
+// One oracle file opened: the model on a 2-thread engine, the prompt and
+// the oracle's logits.
+struct OracleCase {
+  std::shared_ptr<const model::Model> model;
+  std::unique_ptr<Engine> engine;
+  std::vector<int32_t> prompt;
+  std::vector<float> want;
+};
+
+void OpenOracle(const std::string& name, OracleCase* c) {
+  const std::string base = ModelsDir() + "/" + name;
   auto model = model::LoadModel(base + ".gguf");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const std::vector<int32_t> prompt = ReadIds(ModelsDir() + "/prompt_ids.txt");
-  const std::vector<float> want = ReadLogits(base + ".logits.f32");
-  const std::vector<int32_t> want_tokens = ReadGreedy(base + ".greedy.txt");
-  ASSERT_EQ(prompt.size(), 40u);
-  ASSERT_EQ(want.size(), 1024u);
-  ASSERT_EQ(want_tokens.size(), 8u);
-
+  c->model = *model;
+  c->prompt = ReadIds(ModelsDir() + "/prompt_ids.txt");
+  c->want = ReadLogits(base + ".logits.f32");
+  ASSERT_EQ(c->prompt.size(), 40u);
+  ASSERT_EQ(c->want.size(), 1024u);
   EngineOptions o;
   o.num_threads = 2;
-  auto engine = Engine::Create(*model, o);
+  auto engine = Engine::Create(c->model, o);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-  Sequence seq = (*engine)->NewSequence();
+  c->engine = std::move(*engine);
+}
+
+TEST_P(QuantForwardOracle, LogitsAndGreedyTokensMatch) {
+  OracleCase c;
+  ASSERT_NO_FATAL_FAILURE(OpenOracle(GetParam(), &c));
+  const std::vector<float>& want = c.want;
+  const std::vector<int32_t> want_tokens = ReadGreedy(ModelsDir() + "/" + GetParam() + ".greedy.txt");
+  ASSERT_EQ(want_tokens.size(), 8u);
+  Engine* engine = c.engine.get();
+  Sequence seq = engine->NewSequence();
   PrefillResult r;
-  ASSERT_TRUE((*engine)->Prefill(seq, prompt, {}, &r).ok());
+  ASSERT_TRUE(engine->Prefill(seq, c.prompt, {}, &r).ok());
   ASSERT_EQ(r.logits.size(), want.size());
   double worst = 0;
   for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(r.logits[i]) - want[i]));
@@ -112,7 +130,7 @@ TEST_P(QuantForwardOracle, LogitsAndGreedyTokensMatch) {
   while (got_tokens.size() < want_tokens.size()) {
     Sequence* one[] = {&seq};
     const int32_t last = got_tokens.back();
-    ASSERT_TRUE((*engine)->Decode(one, std::span(&last, 1), &logits).ok());
+    ASSERT_TRUE(engine->Decode(one, std::span(&last, 1), &logits).ok());
     got_tokens.push_back(Argmax(logits));
   }
   EXPECT_EQ(got_tokens, want_tokens);
@@ -139,23 +157,18 @@ class QuantForwardFast : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(QuantForwardFast, LogitsNearOracle) {
-  const std::string base = ModelsDir() + "/" + GetParam();
-  auto model = model::LoadModel(base + ".gguf");
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const std::vector<int32_t> prompt = ReadIds(ModelsDir() + "/prompt_ids.txt");
-  const std::vector<float> want = ReadLogits(base + ".logits.f32");
-  ASSERT_EQ(want.size(), 1024u);
-  EngineOptions o;
-  o.num_threads = 2;
-  auto engine = Engine::Create(*model, o);
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-  Sequence seq = (*engine)->NewSequence();
+  OracleCase c;
+  ASSERT_NO_FATAL_FAILURE(OpenOracle(GetParam(), &c));
+  const std::vector<int32_t>& prompt = c.prompt;
+  const std::vector<float>& want = c.want;
+  Engine* engine = c.engine.get();
+  Sequence seq = engine->NewSequence();
   PrefillResult r;
-  ASSERT_TRUE((*engine)->Prefill(seq, std::span(prompt).first(1), {}, &r).ok());
+  ASSERT_TRUE(engine->Prefill(seq, std::span(prompt).first(1), {}, &r).ok());
   std::vector<float> logits = r.logits;
   for (size_t i = 1; i < prompt.size(); ++i) {
     Sequence* one[] = {&seq};
-    ASSERT_TRUE((*engine)->Decode(one, std::span(&prompt[i], 1), &logits).ok());
+    ASSERT_TRUE(engine->Decode(one, std::span(&prompt[i], 1), &logits).ok());
   }
   ASSERT_EQ(logits.size(), want.size());
   double diff2 = 0, want2 = 0;
@@ -164,7 +177,7 @@ TEST_P(QuantForwardFast, LogitsNearOracle) {
     diff2 += d * d, want2 += static_cast<double>(want[i]) * want[i];
   }
   const double rel_l2 = std::sqrt(diff2 / want2);
-  EXPECT_LE(rel_l2, (*model)->config.moe() ? kFastRelL2ToleranceMoe : kFastRelL2Tolerance);
+  EXPECT_LE(rel_l2, c.model->config.moe() ? kFastRelL2ToleranceMoe : kFastRelL2Tolerance);
   std::printf("  %s int8 path: |l - oracle| / |oracle| %.3g, argmax %s\n", GetParam().c_str(), rel_l2,
               Argmax(logits) == Argmax(want) ? "same" : "differs");
 }
