@@ -7,6 +7,7 @@
 
 #include "core/gemm_internal.h"
 #include "core/quant_unpack.h"
+#include "core/simd_avx512.h"  // also silences GCC 12 on the intrinsics headers
 
 namespace lineage::kernels::avx512 {
 #define LINEAGE_SIMD_ATTR LINEAGE_AVX512
