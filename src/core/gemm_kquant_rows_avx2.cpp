@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "core/gemm_internal.h"
 #include "core/quant_unpack.h"
