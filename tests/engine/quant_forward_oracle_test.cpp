@@ -145,8 +145,10 @@ TEST_P(QuantForwardOracle, LogitsAndGreedyTokensMatch) {
 // integer kernels. Measured relative L2 distance |l - oracle| / |oracle|
 // on these random-weight files (8 layers whose recurrence amplifies every
 // rounding; the README expects 5-15%): 0.6-0.7% where only the Q6_K output
-// takes the int8 path (Q2_K, Q4_0 files), 7.6% Q3_K_M, 12% IQ4_XS, 13% Q4_K_M,
-// 16% Q5_K_M, 36% for the MoE file (a perturbed router picks other experts).
+// takes the int8 path (Q2_K, Q4_0 files), 7-8% Q3_K_M, 12-13% IQ4_XS,
+// 13% Q4_K_M, 15-16% Q5_K_M, 36% for the MoE file (a perturbed router picks
+// other experts); the figures move by about a point when only the fp32
+// summation order of the kernels changes.
 // Tolerances: about 2x the worst measured; a wrong scale, zero point or
 // element order gives unrelated logits (|l - oracle| / |oracle| near 1.4).
 constexpr double kFastRelL2Tolerance = 0.3, kFastRelL2ToleranceMoe = 0.7;
