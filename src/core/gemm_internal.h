@@ -3,8 +3,8 @@
 //
 // Two regimes (see gemm.cpp for the choice):
 //  - rows: few tokens. Weight rows are streamed from memory once and dotted
-//    with the activation rows (kept in L1); memory-bound. Q8_0, Q4_K, Q5_K,
-//    Q6_K and IQ4_XS use integer dot products with int8-quantised
+//    with the activation rows (kept in L1); memory-bound. Q8_0, Q4_0, Q4_K,
+//    Q5_K, Q6_K and IQ4_XS use integer dot products with int8-quantised
 //    activations unless ExactQ8(); the other types are decoded to fp32.
 //  - tiles: many tokens. A panel of weight rows is decoded to fp32 (or, for
 //    Q8_0 on AVX-512 unless ExactQ8(), repacked for vpdpbusd) once and
@@ -84,13 +84,13 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
 float QuantizeBlock32(const float* x, __m256i* q, float d = -1.0f);
 
 // Which int8 activations the row kernels multiply a weight dtype with,
-// outside ExactQ8(): kBlock32 for Q8_0 (QuantizedActivations), kBlock256 for
+// outside ExactQ8(): kBlock32 for Q8_0, Q4_0 (QuantizedActivations), kBlock256 for
 // the types with an integer row kernel on 256-element super-blocks
 // (QuantizedActivationsK), kNone for the rest (decoded to fp32).
 enum class IntActivations { kNone, kBlock32, kBlock256 };
 inline IntActivations IntActivationsFor(DType dtype) {
   switch (dtype) {
-    case DType::kQ8_0: return IntActivations::kBlock32;
+    case DType::kQ8_0: case DType::kQ4_0: return IntActivations::kBlock32;
     case DType::kQ4_K: case DType::kQ5_K: case DType::kQ6_K: case DType::kIQ4_XS:
       return IntActivations::kBlock256;
     default: return IntActivations::kNone;
@@ -130,6 +130,9 @@ struct PackedQ8Activations {
   /* dot products with it; otherwise decoded to fp32 (the exact path, ExactQ8()). */           \
   A void GemmRows(const TensorView& W, int64_t row_begin, int64_t row_end, const float* X,     \
                   int64_t ldx, const RowActivations& qa, float* Y, int64_t ldy, int64_t T);    \
+  /* Q4_0 rows against qa (gemm_q4_0_rows.inc). */                                              \
+  A void GemmRowsQ4_0(const TensorView& W, int64_t row_begin, int64_t row_end,                 \
+                      const QuantizedActivations& qa, float* Y, int64_t ldy, int64_t T);       \
   /* Q4_K / Q5_K / Q6_K / IQ4_XS rows against qa (gemm_kquant_rows.inc). */                     \
   A void GemmRowsK(const TensorView& W, int64_t row_begin, int64_t row_end,                    \
                    const QuantizedActivationsK& qa, float* Y, int64_t ldy, int64_t T);         \

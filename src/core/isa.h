@@ -25,10 +25,10 @@ void ResetIsa();
 
 const char* IsaName(Isa isa);
 
-// Activation mode of the block types with integer kernels (Q8_0, Q4_K,
-// Q5_K, Q6_K, IQ4_XS; the name is historical). Off (the default), their
-// weights use integer dot products: the activations are quantised to int8
-// per block of 32 (Q8_0) or 256 (the super-block types), as GGML does
+// Activation mode of the block types with integer kernels (Q8_0, Q4_0,
+// Q4_K, Q5_K, Q6_K, IQ4_XS; the name is historical). Off (the default),
+// their weights use integer dot products: the activations are quantised to
+// int8 per block of 32 (Q8_0, Q4_0) or 256 (the super-block types), as GGML does
 // (fast, not exact). On, they take the path of every other block type:
 // decoded to fp32 and multiplied with fp32 activations, the exact product of
 // the stored weights (what the llama.cpp-oracle tests compare against).

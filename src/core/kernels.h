@@ -26,7 +26,7 @@ namespace lineage::kernels {
 // addition, unless SetExactQ8(true) (core/isa.h), X is quantised to int8 per
 // block of Int8ActivationBlock(W.dtype) values with scale d = max|X_block| /
 // 127 (error <= d/2 per element), as GGML does, to use integer dot products:
-// Q8_0 per 32 (Q8_0 activations), Q4_K, Q5_K, Q6_K and IQ4_XS per 256 (Q8_K)
+// Q8_0 and Q4_0 per 32 (Q8_0 activations), Q4_K, Q5_K, Q6_K and IQ4_XS per 256 (Q8_K)
 // in the row regime (decode, few tokens). Every other block type, and all
 // of them under ExactQ8(), keeps X in fp32: the exact path the
 // llama.cpp-oracle tests need. The test oracle is naive::Gemm.

@@ -6,7 +6,7 @@
 // GemmTest.AllPaths applies against naive::Gemm); here the measured error is
 // also stated as a fraction of sum_i |w_i x_i|: with Normal activations
 // (and 8x outliers) over 1024 columns it measured at most 0.21% for Q8_0
-// (blocks of 32) and 0.47-0.58% for the super-block types (blocks of 256, a
+// and 0.16% for Q4_0 (blocks of 32) and 0.47-0.58% for the super-block types (blocks of 256, a
 // coarser scale), mean 0.04% and 0.1%; kRelTolerance leaves 2x margin.
 #include <gtest/gtest.h>
 
@@ -40,7 +40,7 @@ constexpr double kRelTolerance = 0.012;
 
 TEST_P(GemmInt8Test, NearExactPathOnRandomBlocks) {
   const DType dt = std::get<1>(GetParam());
-  ASSERT_EQ(Int8ActivationBlock(dt), dt == DType::kQ8_0 ? 32 : 256);
+  ASSERT_EQ(Int8ActivationBlock(dt), dt == DType::kQ8_0 || dt == DType::kQ4_0 ? 32 : 256);
   ThreadPool pool(2);
   const int64_t rows = 67, cols = 1024;
   auto w = RandomWeights(dt, rows, cols, 11);
@@ -99,7 +99,7 @@ TEST_P(GemmInt8Test, ExactWhenActivationsAreInt8) {
 INSTANTIATE_TEST_SUITE_P(
     IntKernels, GemmInt8Test,
     ::testing::Combine(::testing::Values(Isa::kAvx2, Isa::kAvx512),
-                       ::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS)),
+                       ::testing::Values(DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS)),
     [](const auto& info) {
       return std::string(IsaName(std::get<0>(info.param))) + "_" + std::string(Info(std::get<1>(info.param)).name);
     });
