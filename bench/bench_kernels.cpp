@@ -1,8 +1,9 @@
 // bench_kernels: GEMM rates for the Qwen3.5-0.8B weight shapes against the
 // machine's copy bandwidth and FMA peak, plus thread-pool dispatch latency.
 //
-// Usage: bench_kernels [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--json]
+// Usage: bench_kernels [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--json] [--exact]
 //                      [--dtypes f32,bf16,q8_0,q4_k,...] (default f32,bf16,q8_0)
+// --exact: kernels::SetExactQ8(true), every block type on fp32 activations.
 // GB/s counts weight bytes read (decode streams every weight from DRAM each
 // token); GFLOP/s counts 2 flop per multiply-add. See Run() for how runs are
 // kept short. The bounds (copy bandwidth, FMA peak) are the best of four
@@ -19,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/isa.h"
 #include "core/kernels.h"
 #include "core/quant_blocks.h"
 #include "core/roofline.h"
@@ -195,8 +197,10 @@ int main(int argc, char** argv) {
       }
     } else if (!std::strcmp(argv[i], "--json")) {
       json = true;
+    } else if (!std::strcmp(argv[i], "--exact")) {
+      kernels::SetExactQ8(true);
     } else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--json] [--dtypes A,B]\n",
+      std::fprintf(stderr, "usage: %s [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--json] [--exact] [--dtypes A,B]\n",
                    argv[0]);
       return 2;
     }

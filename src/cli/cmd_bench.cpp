@@ -46,6 +46,9 @@ Register reg{{"bench", "Measure prefill and decode speed against the machine's r
                 sub.add_option("--delta-chunked-min", a->delta_chunked_min_tokens,
                                "GDN runs of at least this many tokens use the chunked delta rule")
                     ->capture_default_str();
+                sub.add_flag("--compare-exact", a->options.compare_exact,
+                             "also decode with fp32 activations for every block type (the exact path) and print "
+                             "the ratio");
                 sub.add_flag("--json", a->json, "print JSON instead of a table");
                 return std::function<int()>([a] {
                   return ExitCode(Run(*a));

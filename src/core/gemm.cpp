@@ -47,30 +47,6 @@ void PackActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, bool 
   });
 }
 
-// q = round(x / d) for 32 values, d = max|x| / 127 (returned); AVX2 is the
-// baseline, and this runs once per token and block, beside T x rows work.
-float QuantizeBlock32(const float* x, __m256i* q) {
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  __m256 v[4], amax = _mm256_setzero_ps();
-  for (int k = 0; k < 4; ++k) {
-    v[k] = _mm256_loadu_ps(x + 8 * k);
-    amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[k]));
-  }
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  const float max_abs = _mm_cvtss_f32(m);
-  const float d = max_abs / 127.0f;
-  const __m256 inv = _mm256_set1_ps(d > 0 ? 1.0f / d : 0.0f);
-  __m256i i[4];
-  for (int k = 0; k < 4; ++k) i[k] = _mm256_cvtps_epi32(_mm256_mul_ps(v[k], inv));  // nearest even
-  // |q| <= 127 so the saturating packs are exact; they interleave 128-bit
-  // lanes, which the final permute undoes.
-  __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(i[0], i[1]), _mm256_packs_epi32(i[2], i[3]));
-  *q = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-  return d;
-}
-
 // Quantises X and lays it out for avx512::GemmTilesQ8.
 void PackQ8Activations(const float* X, int64_t ldx, int64_t T, int64_t cols, ThreadPool* pool,
                        PackedQ8Activations* out) {
@@ -103,17 +79,12 @@ void PackQ8Activations(const float* X, int64_t ldx, int64_t T, int64_t cols, Thr
 
 }  // namespace
 
-void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, QuantizedActivations* out) {
-  out->num_tokens = T;
-  out->cols = cols;
-  out->q.resize(static_cast<size_t>(T * cols));
-  out->scale.resize(static_cast<size_t>(T * (cols / 32)));
-  for (int64_t t = 0; t < T; ++t) {
-    for (int64_t b = 0; b < cols / 32; ++b) {
-      __m256i q;
-      out->scale[t * (cols / 32) + b] = QuantizeBlock32(X + t * ldx + b * 32, &q);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out->q.data() + t * cols + b * 32), q);
-    }
+int64_t Int8ActivationBlock(DType dtype) {
+  if (ExactQ8()) return 0;
+  switch (IntActivationsFor(dtype)) {
+    case IntActivations::kBlock32: return 32;
+    case IntActivations::kBlock256: return 256;
+    default: return 0;
   }
 }
 

@@ -1,5 +1,6 @@
 // AVX2+FMA GEMM kernels: the shared row and tile kernels (gemm_rows.inc,
-// gemm_tiles.inc) plus the Q8_0 integer dot product without VNNI.
+// gemm_tiles.inc) plus the Q8_0 integer dot product without VNNI and the
+// Q4_0 one (gemm_q4_0_rows.inc).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -50,6 +51,7 @@ static void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
 #define LINEAGE_ROW_TOKENS_6 0
 #include "core/quant_decode.inc"
 #include "core/gemm_rows.inc"
+#include "core/gemm_q4_0_rows.inc"
 #undef LINEAGE_ROW_TOKENS_6
 #include "core/gemm_tiles.inc"
 

@@ -1,5 +1,6 @@
 // AVX-512 GEMM kernels: the shared row and tile kernels (gemm_rows.inc,
-// gemm_tiles.inc); the Q8_0 ones are in gemm_q8_*_avx512.cpp.
+// gemm_tiles.inc) and the Q4_0 integer row kernel (gemm_q4_0_rows.inc); the
+// Q8_0 ones are in gemm_q8_*_avx512.cpp.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -21,6 +22,7 @@ LINEAGE_SIMD_ATTR void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_
 #define LINEAGE_ROW_TOKENS_6 1
 #include "core/quant_decode.inc"
 #include "core/gemm_rows.inc"
+#include "core/gemm_q4_0_rows.inc"
 #undef LINEAGE_ROW_TOKENS_6
 #include "core/gemm_tiles.inc"
 

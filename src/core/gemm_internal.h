@@ -2,12 +2,16 @@
 // preparation) and the per-ISA GEMM kernels. Not for use outside src/core.
 //
 // Two regimes (see gemm.cpp for the choice):
-//  - rows: few tokens. Four weight rows at a time are streamed from memory
-//    once and dotted with the activation rows (kept in L1); memory-bound.
+//  - rows: few tokens. Weight rows are streamed from memory once and dotted
+//    with the activation rows (kept in L1); memory-bound. Q8_0, Q4_0, Q4_K,
+//    Q5_K, Q6_K and IQ4_XS use integer dot products with int8-quantised
+//    activations unless ExactQ8(); the other types are decoded to fp32.
 //  - tiles: many tokens. A panel of weight rows is decoded to fp32 (or, for
 //    Q8_0 on AVX-512 unless ExactQ8(), repacked for vpdpbusd) once and
 //    multiplied with register tiles of tokens; compute-bound.
 #pragma once
+
+#include <immintrin.h>
 
 #include <cstdint>
 #include <vector>
@@ -50,6 +54,56 @@ struct QuantizedActivations {
 
 void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, QuantizedActivations* out);
 
+// Activations quantised per block of 256 (GGML's Q8_K: one scale
+// d = max|x| / 127 per 256 values, q = round(x / d), |q| <= 127) for the
+// integer dot products with the 256-element super-blocks (K-quants, IQ4_XS),
+// plus the sums of q over every 16 and every 32 values, which turn the
+// weights' per-sub-block offsets and minimums into one multiply per
+// sub-block. cols is a multiple of 256.
+struct QuantizedActivationsK {
+  int64_t num_tokens = 0, cols = 0;
+  std::vector<int8_t> q;       // [num_tokens, cols]
+  // q again with each run of 128 stored as its values 0..31, 64..95, 32..63,
+  // 96..127: the order of the low then the high nibbles of 64 bytes of
+  // Q4_K codes, so that one 512-bit load of codes meets one of activations.
+  std::vector<int8_t> q_nibble_order;  // [num_tokens, cols]
+  std::vector<float> scale;    // [num_tokens, cols / 256]
+  std::vector<int16_t> sum16;  // [num_tokens, cols / 16]
+  std::vector<int16_t> sum32;  // [num_tokens, cols / 32]
+  const int8_t* row(int64_t t) const { return q.data() + t * cols; }
+  const int8_t* row_nibble_order(int64_t t) const { return q_nibble_order.data() + t * cols; }
+  const float* row_scale(int64_t t) const { return scale.data() + t * (cols / 256); }
+  const int16_t* row_sum16(int64_t t) const { return sum16.data() + t * (cols / 16); }
+  const int16_t* row_sum32(int64_t t) const { return sum32.data() + t * (cols / 32); }
+};
+
+void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, QuantizedActivationsK* out);
+
+// q = round(x / d) for the 32 values at x (nearest even), d = max|x| / 127
+// unless `d` is given (then |x| <= 127 d); returns d. AVX2, the baseline.
+float QuantizeBlock32(const float* x, __m256i* q, float d = -1.0f);
+
+// Which int8 activations the row kernels multiply a weight dtype with,
+// outside ExactQ8(): kBlock32 for Q8_0, Q4_0 (QuantizedActivations), kBlock256 for
+// the types with an integer row kernel on 256-element super-blocks
+// (QuantizedActivationsK), kNone for the rest (decoded to fp32).
+enum class IntActivations { kNone, kBlock32, kBlock256 };
+inline IntActivations IntActivationsFor(DType dtype) {
+  switch (dtype) {
+    case DType::kQ8_0: case DType::kQ4_0: return IntActivations::kBlock32;
+    case DType::kQ4_K: case DType::kQ5_K: case DType::kQ6_K: case DType::kIQ4_XS:
+      return IntActivations::kBlock256;
+    default: return IntActivations::kNone;
+  }
+}
+
+// The quantised activations one row-kernel call may use; null members mean
+// "not prepared": those weights take the fp32 path.
+struct RowActivations {
+  const QuantizedActivations* q32 = nullptr;
+  const QuantizedActivationsK* q256 = nullptr;
+};
+
 // Activations for the tile kernels: tokens grouped by `tile_tokens` and
 // stored [tile][cols][tile_tokens] (zero-padded past T), so a kernel reads
 // the tile's values of one input column contiguously.
@@ -72,10 +126,16 @@ struct PackedQ8Activations {
 
 #define LINEAGE_DECLARE_GEMM_KERNELS(A)                                                        \
   /* Y[t, o] for o in [row_begin, row_end), t < T; for BF16 X is SplitActivations' output */ \
-  /* (ldx = W.cols()). Q8_0 with qx set: integer dot products with qx; with qx null: */        \
-  /* decoded to fp32 like the other block types (the exact path, ExactQ8()). */                \
+  /* (ldx = W.cols()). A block type whose IntActivationsFor() member of qa is set: integer */  \
+  /* dot products with it; otherwise decoded to fp32 (the exact path, ExactQ8()). */           \
   A void GemmRows(const TensorView& W, int64_t row_begin, int64_t row_end, const float* X,     \
-                  int64_t ldx, const QuantizedActivations* qx, float* Y, int64_t ldy, int64_t T); \
+                  int64_t ldx, const RowActivations& qa, float* Y, int64_t ldy, int64_t T);    \
+  /* Q4_0 rows against qa (gemm_q4_0_rows.inc). */                                              \
+  A void GemmRowsQ4_0(const TensorView& W, int64_t row_begin, int64_t row_end,                 \
+                      const QuantizedActivations& qa, float* Y, int64_t ldy, int64_t T);       \
+  /* Q4_K / Q5_K / Q6_K / IQ4_XS rows against qa (gemm_kquant_rows.inc). */                     \
+  A void GemmRowsK(const TensorView& W, int64_t row_begin, int64_t row_end,                    \
+                   const QuantizedActivationsK& qa, float* Y, int64_t ldy, int64_t T);         \
   /* out[T, cols]: X's rows with each whole block of 2 * lanes columns stored as its even */  \
   /* columns then its odd ones, the last cols % (2 * lanes) as they are (see gemm_rows.inc). */ \
   A void SplitActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, float* out);   \

@@ -40,17 +40,19 @@ void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx,
   // thread_local directly would see the worker's own).
   thread_local std::vector<float> split_storage;
   thread_local QuantizedActivations q_storage;
+  thread_local QuantizedActivationsK qk_storage;
   thread_local std::vector<Chunk> chunk_storage;
   thread_local std::vector<int64_t> row_target_storage;
   std::vector<float>& split = split_storage;
   QuantizedActivations& q = q_storage;
+  QuantizedActivationsK& qk = qk_storage;
   std::vector<Chunk>& chunks = chunk_storage;
 
   const int threads = pool != nullptr ? pool->size() : 1;
   const bool wide = ActiveIsa() == Isa::kAvx512;
   int64_t cols = -1, total_bytes = 0;
-  bool need_split = false, need_q = false;
-  const bool int8_q8 = !ExactQ8();  // read once; GemmRows follows qx
+  bool need_split = false, need_q = false, need_qk = false;
+  const bool int8 = !ExactQ8();  // read once; GemmRows follows qa
   std::vector<int64_t>& row_targets = row_target_storage;  // indices of the targets for the row kernels
   row_targets.clear();
   for (size_t i = 0; i < targets.size(); ++i) {
@@ -63,7 +65,8 @@ void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx,
     assert(cols < 0 || w.cols() == cols);
     cols = w.cols();
     need_split |= w.dtype == DType::kBF16;
-    need_q |= int8_q8 && w.dtype == DType::kQ8_0;
+    need_q |= int8 && IntActivationsFor(w.dtype) == IntActivations::kBlock32;
+    need_qk |= int8 && IntActivationsFor(w.dtype) == IntActivations::kBlock256;
     total_bytes += RowBytes(w.dtype, cols) * w.rows();
     row_targets.push_back(static_cast<int64_t>(i));
   }
@@ -77,6 +80,7 @@ void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx,
     }
   }
   if (need_q) QuantizeActivations(X, ldx, T, cols, &q);
+  if (need_qk) QuantizeActivationsK(X, ldx, T, cols, &qk);
 
   const int64_t chunk_bytes =
       std::clamp(total_bytes / (threads * kChunksPerThread), kMinChunkBytes, kMaxChunkBytes);
@@ -87,16 +91,16 @@ void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx,
     const int64_t step = std::max<int64_t>(4, chunk_bytes / RowBytes(w.dtype, cols) / 4 * 4);
     for (int64_t r = 0; r < w.rows(); r += step) chunks.push_back({i, r, std::min(w.rows(), r + step)});
   }
-  const QuantizedActivations* qx = need_q ? &q : nullptr;
+  const RowActivations qa{need_q ? &q : nullptr, need_qk ? &qk : nullptr};
   auto run = [&](const Chunk& c) {
     const GemmTarget& t = targets[c.target];
     const bool bf16 = t.w->dtype == DType::kBF16;
     const float* x = bf16 ? split.data() : X;
     const int64_t lx = bf16 ? cols : ldx;
     if (wide) {
-      avx512::GemmRows(*t.w, c.row_begin, c.row_end, x, lx, qx, t.y, t.ldy, T);
+      avx512::GemmRows(*t.w, c.row_begin, c.row_end, x, lx, qa, t.y, t.ldy, T);
     } else {
-      avx2::GemmRows(*t.w, c.row_begin, c.row_end, x, lx, qx, t.y, t.ldy, T);
+      avx2::GemmRows(*t.w, c.row_begin, c.row_end, x, lx, qa, t.y, t.ldy, T);
     }
   };
   if (threads == 1 || chunks.size() == 1 || total_bytes * T < kInlineBytes) {

@@ -25,12 +25,14 @@ void ResetIsa();
 
 const char* IsaName(Isa isa);
 
-// Q8_0 activation mode. Off (the default), Q8_0 weights use integer dot
-// products: the activations are quantised to int8 per block of 32, as GGML
-// does (fast, not exact). On, Q8_0 weights take the path of every other
-// block type: decoded to fp32 and multiplied with fp32 activations, the exact
-// product of the stored weights (what the llama.cpp-oracle tests compare
-// against). Process-wide, with ForceIsa's threading rule.
+// Activation mode of the block types with integer kernels (Q8_0, Q4_0,
+// Q4_K, Q5_K, Q6_K, IQ4_XS; the name is historical). Off (the default),
+// their weights use integer dot products: the activations are quantised to
+// int8 per block of 32 (Q8_0, Q4_0) or 256 (the super-block types), as GGML does
+// (fast, not exact). On, they take the path of every other block type:
+// decoded to fp32 and multiplied with fp32 activations, the exact product of
+// the stored weights (what the llama.cpp-oracle tests compare against).
+// Process-wide, with ForceIsa's threading rule.
 void SetExactQ8(bool exact);
 bool ExactQ8();
 

@@ -22,14 +22,20 @@ namespace lineage::kernels {
 // X: [T, ldx] with ldx >= W.cols(); Y: [T, ldy] with ldy >= W.rows().
 // X and Y must not overlap. W may be any DType; for the block types cols is
 // a whole number of blocks. Accuracy: fp32 summation error (at most about
-// cols * 2^-24 of sum_i |W[o,i] X[t,i]|) on the exactly decoded weights, and
-// for Q8_0 only, unless SetExactQ8(true) (core/isa.h), X is quantised to
-// int8 per block of 32 with scale d = max|X_block| / 127 (error <= d/2 per
-// element), as GGML does, to use integer dot products. Every other block type
-// (and Q8_0 under ExactQ8()) keeps X in fp32 (the exact path the
-// llama.cpp-oracle tests need). The test oracle is naive::Gemm.
+// cols * 2^-24 of sum_i |W[o,i] X[t,i]|) on the exactly decoded weights; in
+// addition, unless SetExactQ8(true) (core/isa.h), X is quantised to int8 per
+// block of Int8ActivationBlock(W.dtype) values with scale d = max|X_block| /
+// 127 (error <= d/2 per element), as GGML does, to use integer dot products:
+// Q8_0 and Q4_0 per 32 (Q8_0 activations), Q4_K, Q5_K, Q6_K and IQ4_XS per 256 (Q8_K)
+// in the row regime (decode, few tokens). Every other block type, and all
+// of them under ExactQ8(), keeps X in fp32: the exact path the
+// llama.cpp-oracle tests need. The test oracle is naive::Gemm.
 void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ldy, int64_t T,
           ThreadPool* pool);
+
+// The block length over which Gemm may quantise X to int8 for weights of
+// `dtype` (32 or 256), or 0 when it keeps X in fp32 (ExactQ8() included).
+int64_t Int8ActivationBlock(DType dtype);
 
 // Row `id` of an embedding table [V, H] decoded to fp32: out[H].
 void EmbeddingRow(const TensorView& table, int64_t id, float* out);

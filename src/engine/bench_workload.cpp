@@ -157,6 +157,20 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   r.decode_s = Seconds(t0, Clock::now());
   r.decode_cpu_share = (CpuSeconds() - cpu0) / (r.decode_s * r.threads);
   r.decode_tok_s = options.gen_tokens > 0 ? static_cast<double>(options.gen_tokens) / r.decode_s : 0;
+  if (options.compare_exact && options.gen_tokens > 0) {
+    const bool was_exact = kernels::ExactQ8();
+    kernels::SetExactQ8(true);
+    t0 = Clock::now();
+    Status st = Status::Ok();
+    for (int64_t i = 0; i < options.gen_tokens && st.ok(); ++i) {
+      Sequence* one[] = {&seq};
+      st = engine.Decode(one, std::span(&next, 1), &logits);
+      next = Argmax(logits);
+    }
+    kernels::SetExactQ8(was_exact);
+    LINEAGE_RETURN_IF_ERROR(st);
+    r.decode_exact_tok_s = static_cast<double>(options.gen_tokens) / Seconds(t0, Clock::now());
+  }
 
   r.peak_rss_bytes = PeakRssBytes();
   for (const auto& buf : m.files) r.weight_bytes += static_cast<int64_t>(buf->size());
@@ -176,7 +190,7 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   r.decode_ratio = r.decode_tok_s / r.decode_bound_tok_s;
   r.prefill_gemm_flops = PrefillGemmFlops(m, options.prompt_tokens);
   r.prefill_flop_s = r.prefill_gemm_flops / r.prefill_s;
-  r.peak_gemm_flop_s = MeasurePeakGemmFlops(engine.pool(), m.weights.lm_head.dtype);
+  r.peak_gemm_flop_s = MeasurePeakGemmFlops(engine.pool(), DType::kBF16);
   r.prefill_ratio = r.prefill_flop_s / r.peak_gemm_flop_s;
 
   for (int64_t n : options.admission_contexts) r.admission.push_back({n, MedianAdmitUs(engine, n)});
@@ -194,6 +208,7 @@ nlohmann::json BenchReport::ToJson() const {
                         {"dense_ffn", active.dense_ffn}, {"head", active.head}}},
       {"peak_rss_bytes", peak_rss_bytes}, {"copy_bandwidth_bytes_s", copy_bandwidth_bytes_s},
       {"decode_bound_tok_s", decode_bound_tok_s}, {"decode_ratio", decode_ratio},
+      {"decode_exact_tok_s", decode_exact_tok_s},
       {"prefill_gemm_flops", prefill_gemm_flops}, {"prefill_flop_s", prefill_flop_s},
       {"peak_gemm_flop_s", peak_gemm_flop_s}, {"prefill_ratio", prefill_ratio}};
   for (const AdmissionCost& a : admission) {
@@ -225,7 +240,11 @@ std::string BenchReport::ToTable() const {
         active.attention / MiB, active.recurrent / MiB, active.router / MiB, active.shared_expert / MiB,
         active.routed_experts / MiB, active.head / MiB);
   }
-  add("peak gemm        %.1f GFLOP/s; prefill %.1f GFLOP/s of matmuls = %.0f%%\n", peak_gemm_flop_s / 1e9,
+  if (decode_exact_tok_s > 0) {
+    add("decode exact     %.2f tokens/s with fp32 activations (--compare-exact); int8 / exact = %.2f\n",
+        decode_exact_tok_s, decode_tok_s / decode_exact_tok_s);
+  }
+  add("peak gemm (bf16) %.1f GFLOP/s; prefill %.1f GFLOP/s of matmuls = %.0f%%\n", peak_gemm_flop_s / 1e9,
       prefill_flop_s / 1e9, 100.0 * prefill_ratio);
   add("memory           peak RSS %.1f MiB; weights %.1f MiB + state %.1f MiB\n", peak_rss_bytes / MiB,
       weight_bytes / MiB, state_bytes / MiB);

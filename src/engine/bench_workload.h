@@ -3,8 +3,9 @@
 // roofline figures of the same machine measured in the same run:
 //   - copy bandwidth (STREAM-like) and the decode bound it implies: weight
 //     bytes read per decoded token / bandwidth;
-//   - peak Gemm rate, against which prefill's Gemm flop rate is set
-//     (prefill time counts everything, the flops count only matmuls);
+//   - peak Gemm rate of bf16 weights (whatever the model's dtype: one
+//     reference for every file), against which prefill's Gemm flop rate is
+//     set (prefill time counts everything, the flops count only matmuls);
 // plus peak RSS against the weight and state bytes it should equal, and the
 // cost of admitting a sequence from a snapshot at two context lengths
 // (sharing pages: the two must be about equal).
@@ -26,6 +27,10 @@ struct BenchOptions {
   int64_t gen_tokens = 64;
   // Mid-page lengths, so admission includes the one copy-on-write page.
   std::vector<int64_t> admission_contexts = {1030, 32030};
+  // Also decode gen_tokens more with kernels::SetExactQ8(true) (every block
+  // type on fp32 activations, the path before the integer kernels), right
+  // after the default decode, so the two rates compare on the same load.
+  bool compare_exact = false;
 };
 
 struct AdmissionCost {
@@ -62,6 +67,7 @@ struct BenchReport {
   int64_t peak_rss_bytes = 0;
   double copy_bandwidth_bytes_s = 0;
   double decode_bound_tok_s = 0, decode_ratio = 0;
+  double decode_exact_tok_s = 0;       // with compare_exact, else 0
   double prefill_gemm_flops = 0;       // matmul flops of the prefill
   double prefill_flop_s = 0, peak_gemm_flop_s = 0, prefill_ratio = 0;
   std::vector<AdmissionCost> admission;

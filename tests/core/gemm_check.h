@@ -2,9 +2,11 @@
 // error bound derived from the documented precision of each path (see
 // kernels.h):
 //   |Y - Y_ref| <= (cols * 2^-24 * 2) * sum|w x|            fp32 summation, 2x margin
-//                + sum_b (max|x_b| / 127) * 0.51 * sum_b|w|  Q8_0 only, outside ExactQ8():
-//                                        X is int8-quantised (half a step, 2% margin for
-//                                        the float scaling)
+//                + sum_b (max|x_b| / 127) * 0.51 * sum_b|w|  the types with int8 activations
+//                                        outside ExactQ8(), blocks b of
+//                                        kernels::Int8ActivationBlock() values: X is
+//                                        int8-quantised (half a step, 2% margin for the
+//                                        float scaling)
 // An indexing or blocking bug produces errors of the order of |Y| itself,
 // far above these bounds.
 #pragma once
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "core/isa.h"
+#include "core/kernels.h"
 #include "core/kernels_naive.h"
 #include "core/tensor_view.h"
 
@@ -28,7 +31,8 @@ inline void ExpectNearNaiveGemm(const TensorView& w, const float* x, int64_t ldx
   const int64_t rows = w.rows(), cols = w.cols();
   std::vector<float> ref(static_cast<size_t>(T * ldy));
   kernels::naive::Gemm(w, x, ldx, ref.data(), ldy, T, nullptr);
-  const bool int8_x = w.dtype == DType::kQ8_0 && !kernels::ExactQ8();
+  const int64_t qblock = kernels::Int8ActivationBlock(w.dtype);
+  const int64_t block = qblock > 0 ? qblock : 32;
   std::vector<float> wrow(static_cast<size_t>(cols));
   int64_t failures = 0;
   for (int64_t o = 0; o < rows; ++o) {
@@ -36,9 +40,9 @@ inline void ExpectNearNaiveGemm(const TensorView& w, const float* x, int64_t ldx
     for (int64_t t = 0; t < T; ++t) {
       const float* xt = x + t * ldx;
       double abs_sum = 0, quant = 0;
-      for (int64_t b = 0; b < cols; b += 32) {
+      for (int64_t b = 0; b < cols; b += block) {
         double amax = 0, wsum = 0;
-        for (int64_t i = b; i < std::min(b + 32, cols); ++i) {
+        for (int64_t i = b; i < std::min(b + block, cols); ++i) {
           abs_sum += std::fabs(static_cast<double>(wrow[i]) * xt[i]);
           amax = std::max(amax, static_cast<double>(std::fabs(xt[i])));
           wsum += std::fabs(wrow[i]);
@@ -46,7 +50,7 @@ inline void ExpectNearNaiveGemm(const TensorView& w, const float* x, int64_t ldx
         quant += amax / 127.0 * 0.51 * wsum;
       }
       double bound = 2.0 * cols * std::ldexp(1.0, -24) * abs_sum + 1e-30;
-      if (int8_x) bound += quant;
+      if (qblock > 0) bound += quant;
       const double err = std::fabs(static_cast<double>(y[t * ldy + o]) - ref[t * ldy + o]);
       if (!(err <= bound) && ++failures <= 5)
         ADD_FAILURE() << Info(w.dtype).name << " rows=" << rows << " cols=" << cols << " T=" << T << " o=" << o

@@ -1,0 +1,96 @@
+// Activation quantisation for the integer dot-product kernels
+// (gemm_internal.h): per block of 32 (QuantizedActivations, Q8_0 weights)
+// and per block of 256 with sub-block sums (QuantizedActivationsK, the
+// super-block types). Runs once per token and matrix call, beside
+// tokens x rows of work, so AVX2 (the baseline) is enough.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "core/gemm_internal.h"
+
+namespace lineage::kernels {
+namespace {
+
+float MaxAbs(const float* x, int64_t n) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 amax = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n; i += 8) amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)));
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// The sums of 16 int8 values at q, as int16.
+int16_t Sum16(const int8_t* q) {
+  const __m128i v = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
+  const __m128i w = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + 8)));
+  __m128i s = _mm_add_epi16(v, w);
+  s = _mm_hadd_epi16(s, s);
+  s = _mm_hadd_epi16(s, s);
+  s = _mm_hadd_epi16(s, s);
+  return static_cast<int16_t>(_mm_extract_epi16(s, 0));
+}
+
+}  // namespace
+
+float QuantizeBlock32(const float* x, __m256i* q, float d) {
+  if (d < 0) d = MaxAbs(x, 32) / 127.0f;
+  const __m256 inv = _mm256_set1_ps(d > 0 ? 1.0f / d : 0.0f);
+  __m256i i[4];
+  for (int k = 0; k < 4; ++k) i[k] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * k), inv));
+  // |q| <= 127 so the saturating packs are exact; they interleave 128-bit
+  // lanes, which the final permute undoes.
+  __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(i[0], i[1]), _mm256_packs_epi32(i[2], i[3]));
+  *q = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  return d;
+}
+
+void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, QuantizedActivations* out) {
+  out->num_tokens = T;
+  out->cols = cols;
+  out->q.resize(static_cast<size_t>(T * cols));
+  out->scale.resize(static_cast<size_t>(T * (cols / 32)));
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t b = 0; b < cols / 32; ++b) {
+      __m256i q;
+      out->scale[t * (cols / 32) + b] = QuantizeBlock32(X + t * ldx + b * 32, &q);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out->q.data() + t * cols + b * 32), q);
+    }
+  }
+}
+
+void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, QuantizedActivationsK* out) {
+  out->num_tokens = T;
+  out->cols = cols;
+  out->q.resize(static_cast<size_t>(T * cols));
+  out->q_nibble_order.resize(static_cast<size_t>(T * cols));
+  out->scale.resize(static_cast<size_t>(T * (cols / 256)));
+  out->sum16.resize(static_cast<size_t>(T * (cols / 16)));
+  out->sum32.resize(static_cast<size_t>(T * (cols / 32)));
+  for (int64_t t = 0; t < T; ++t) {
+    const float* x = X + t * ldx;
+    int8_t* q = out->q.data() + t * cols;
+    int16_t* s16 = out->sum16.data() + t * (cols / 16);
+    int16_t* s32 = out->sum32.data() + t * (cols / 32);
+    for (int64_t b = 0; b < cols / 256; ++b) {
+      const float d = MaxAbs(x + b * 256, 256) / 127.0f;
+      out->scale[t * (cols / 256) + b] = d;
+      for (int64_t k = 0; k < 8; ++k) {
+        __m256i v;
+        QuantizeBlock32(x + b * 256 + 32 * k, &v, d);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * 256 + 32 * k), v);
+      }
+    }
+    int8_t* qn = out->q_nibble_order.data() + t * cols;
+    for (int64_t i = 0; i < cols; i += 128) {
+      constexpr int kFrom[4] = {0, 64, 32, 96};
+      for (int k = 0; k < 4; ++k) std::memcpy(qn + i + 32 * k, q + i + kFrom[k], 32);
+    }
+    for (int64_t i = 0; i < cols / 16; ++i) s16[i] = Sum16(q + 16 * i);
+    for (int64_t i = 0; i < cols / 32; ++i) s32[i] = static_cast<int16_t>(s16[2 * i] + s16[2 * i + 1]);
+  }
+}
+
+}  // namespace lineage::kernels
