@@ -35,6 +35,7 @@ struct ServeArgs {
   int64_t cache_ram_mib = 8192;
   std::string cache_dir;
   int64_t cache_disk_max_mib = 0;
+  bool cache_disk_shared = false;
   int64_t cache_reuse = 0;
   std::string api_key;
   std::string chat_template_file;
@@ -174,6 +175,7 @@ Status Run(const ServeArgs& a) {
   bo.cache.mode = a.no_lineage ? cache::CacheMode::kExact : cache::CacheMode::kLineage;
   bo.cache.ram_budget_bytes = a.cache_ram_mib < 0 ? (int64_t{1} << 62) : a.cache_ram_mib << 20;
   bo.cache_dir = a.cache_dir;
+  bo.cache_disk_shared = a.cache_disk_shared;
   bo.cache_reuse_min_tokens = cache_reuse;
   bo.max_predict_tokens = a.n_predict;
   bo.prompt.keep_billing_header = a.keep_billing_header;
@@ -245,6 +247,8 @@ Register reg{{"serve", "Serve a model over HTTP (OpenAI and Anthropic APIs)", []
                     ->capture_default_str();
                 sub.add_option("--cache-dir", a->cache_dir, "directory of the disk tier");
                 sub.add_option("--cache-disk-max", a->cache_disk_max_mib, "disk tier cap in MiB");
+                sub.add_flag("--cache-disk-shared", a->cache_disk_shared,
+                             "share --cache-dir with other servers started with this flag (replicas); the cap is joint");
                 sub.add_option("--cache-reuse", a->cache_reuse, "attention-only models: min chunk size to reuse by shifting (0: off)")
                     ->capture_default_str();
                 sub.add_option("--api-key", a->api_key, "require this key (Bearer or x-api-key) on all but /health");

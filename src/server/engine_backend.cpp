@@ -28,6 +28,7 @@ Result<std::unique_ptr<EngineBackend>> EngineBackend::Create(std::shared_ptr<con
     cache::disk::FileDiskTierOptions d;
     d.dir = options.cache_dir;
     d.cap_bytes = options.cache_disk_max_bytes;
+    d.shared = options.cache_disk_shared;
     auto tier = cache::disk::FileDiskTier::Open(d, engine::EngineDiskCodec::For(*engine));
     if (!tier.ok()) return tier.status().With("disk tier " + options.cache_dir);
     disk = std::move(*tier);
@@ -79,7 +80,7 @@ Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
     job.notes = options_.prompt.keep_billing_header ? "billing_header=kept" : "billing_header=stripped";
   LINEAGE_ASSIGN_OR_RETURN(job.grammar, ToolGrammarForRequest(request, prompt.text, prompt.reasoning_open));
   job.stream = std::make_shared<GenerationStream>();
-  Submission sub{job.stream, m, prompt.reasoning_open};
+  Submission sub{job.stream, m, prompt.reasoning_open, job.hints.anchor_tokens};
   LINEAGE_RETURN_IF_ERROR(scheduler_->Enqueue(std::move(job)));
   return sub;
 }

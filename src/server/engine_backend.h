@@ -33,6 +33,7 @@ struct EngineBackendOptions {
   // run of the same model are served after a restart.
   std::string cache_dir;
   int64_t cache_disk_max_bytes = int64_t{1} << 40;
+  bool cache_disk_shared = false;  // several servers share cache_dir (docs/disk-format.md)
   PromptBuilderOptions prompt;
   // Upper bound on every request's generated tokens (--n-predict); -1: none
   // (a request's own max_tokens, else the context, is the limit).

@@ -20,12 +20,6 @@ namespace {
 
 constexpr int kTrials = 300;
 
-Tokens ConversationTurn(int conv, int turn) {
-  Tokens t(static_cast<size_t>(5 + 7 * turn));
-  for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<TokenId>(i < 16 ? i + 1 : conv * 10000 + i);
-  return t;
-}
-
 [[noreturn]] void ChildWrites(const std::string& dir, uint32_t seed) {
   FileDiskTierOptions o;
   o.dir = dir;
@@ -34,22 +28,7 @@ Tokens ConversationTurn(int conv, int turn) {
   o.log = [](const std::string&) {};
   auto tier = FileDiskTier::Open(o, std::make_shared<TestCodec>());
   if (!tier.ok()) _exit(3);
-  std::mt19937 rng(seed);
-  EntryId next = 1;
-  for (int round = 0;; ++round) {
-    const int conv = static_cast<int>(rng() % 5);
-    EntryId prev = kNoEntry;
-    for (int turn = 0; turn < 6; ++turn) {
-      const Tokens t = ConversationTurn(conv, turn);
-      std::vector<int64_t> points;
-      if (turn > 0) points.push_back(static_cast<int64_t>(ConversationTurn(conv, turn - 1).size()));
-      const EntryId id = next++;
-      (void)(*tier)->Put(MakeRecord(id, t, points, /*anchor=*/turn == 0 && conv == 0));
-      if (prev != kNoEntry && rng() % 4 != 0) (*tier)->Erase(prev);
-      prev = id;
-    }
-    if (round % 3 == 0) (*tier)->Flush();
-  }
+  WriteConversationsUntilKilled(**tier, seed, /*conversations=*/5, /*flush_every=*/3);
 }
 
 TEST(DiskCrash, AWriterKilledAtAnyMomentNeverLeavesAServedFileDamaged) {
