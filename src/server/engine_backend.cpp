@@ -4,6 +4,7 @@
 #include <random>
 
 #include "engine/disk_codec.h"
+#include "server/restorable_view.h"
 
 namespace lineage::server {
 
@@ -34,8 +35,26 @@ Result<std::unique_ptr<EngineBackend>> EngineBackend::Create(std::shared_ptr<con
     disk = std::move(*tier);
   }
   auto builder = std::make_unique<PromptBuilder>(tokenizer, std::move(chat_template), options.prompt);
-  return std::unique_ptr<EngineBackend>(new EngineBackend(std::move(options), std::move(engine), std::move(disk),
-                                                          std::move(builder), std::move(tokenizer)));
+  const KvEventOptions kv_events = options.kv_events;
+  std::unique_ptr<EngineBackend> backend(new EngineBackend(std::move(options), std::move(engine), std::move(disk),
+                                                           std::move(builder), std::move(tokenizer)));
+  if (!kv_events.endpoint.empty()) {
+    cache::LineageCache* cache = backend->cache_.get();
+    cache::disk::FileDiskTier* tier = backend->disk_.get();
+    LINEAGE_ASSIGN_OR_RETURN(backend->kv_events_,
+                             KvEventPublisher::Create(kv_events, [cache, tier] { return RestorablePrefixes(*cache, tier); }));
+    // Any commit, extension, eviction or disk rescan moves one of these.
+    backend->kv_events_->Start([cache] {
+      const cache::CacheStats s = cache->Stats();
+      uint64_t v = 0;
+      for (int64_t x : {s.entries, s.checkpoints, s.ram_bytes, s.evictions, s.absorptions, s.disk.entries,
+                        s.disk.bytes, s.disk.evictions}) {
+        v = v * 1000003u ^ static_cast<uint64_t>(x);
+      }
+      return v;
+    });
+  }
+  return backend;
 }
 
 EngineBackend::EngineBackend(EngineBackendOptions options, std::unique_ptr<engine::Engine> engine,

@@ -11,9 +11,7 @@
 // Skipped when haproxy is not installed, except under CI (CI=1), where the
 // package is part of scripts/setup.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,20 +34,6 @@ constexpr int kTurnsBefore = 3;  // turns before the replica stops
 constexpr int kTurnsAfter = 2;
 
 bool HaveHaproxy() { return std::system("command -v haproxy >/dev/null 2>&1") == 0; }
-
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
-}
 
 // HAProxy in the foreground with the deployed configuration.
 class Proxy {
@@ -163,7 +147,7 @@ TEST_F(Replicas, SessionsStayOnTheirReplicaAndSurviveItsLossThroughTheSharedDisk
                                                    .dump()
                                                    .size()) +
                               40;
-  Proxy proxy(FreePort(), replicas["r1"]->http->port(), replicas["r2"]->http->port(), hash_body_bytes);
+  Proxy proxy(testing::FreeLoopbackPort(), replicas["r1"]->http->port(), replicas["r2"]->http->port(), hash_body_bytes);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // health checks
 
   std::vector<json> messages(kSessions);
