@@ -38,7 +38,7 @@ int64_t Cached(const ReplicaCase& s, const ReplicaOptions& o) {
   return r.ok() ? r->cached_tokens : -1;
 }
 
-TEST(Replicas, OneReplicaIsTheLineagePolicy) {
+TEST(SimReplicas, OneReplicaIsTheLineagePolicy) {
   const ReplicaCase s = Make();
   LineagePolicy plain(s.shape, s.per_replica, /*exact=*/false);
   Result<ReplayResult> r = Replay(s.trace, s.shape, plain);
@@ -47,7 +47,7 @@ TEST(Replicas, OneReplicaIsTheLineagePolicy) {
   EXPECT_EQ(Cached(s, {1, Routing::kSessionHash, true, 1}), r->cached_tokens);
 }
 
-TEST(Replicas, AffinityAndASharedDiskEachRestoreMore) {
+TEST(SimReplicas, AffinityAndASharedDiskEachRestoreMore) {
   const ReplicaCase s = Make();
   const int64_t hash_private = Cached(s, {4, Routing::kSessionHash, false, 1});
   const int64_t random_private = Cached(s, {4, Routing::kRandom, false, 1});
