@@ -2,11 +2,13 @@
 // shape and prints the comparison table (docs/sim.md).
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "cli/command.h"
 #include "sim/policy.h"
 #include "sim/replay.h"
+#include "sim/replicas.h"
 #include "sim/report.h"
 #include "sim/trace_io.h"
 
@@ -18,6 +20,7 @@ struct ReplayArgs {
   std::string shape = "glm-5.3-flash";
   std::string policies = "oracle,lineage,exact,llama-server,periodic,marconi,omlx";
   std::string ram, disk, plot, per_request;
+  std::string replicas;  // "1,2,4": the replica table instead of the policy table
   bool json = false;
 };
 
@@ -33,6 +36,42 @@ std::vector<std::string> SplitComma(const std::string& s) {
 int Fail(const Status& st) {
   std::fprintf(stderr, "replay: %s\n", st.ToString().c_str());
   return st.code() == StatusCode::kInvalidArgument || st.code() == StatusCode::kNotFound ? 2 : 1;
+}
+
+// The lineage policy on N replicas (sim/replicas.h): for each N, session-hash
+// and random routing, each with a shared and a private disk tier; budgets are
+// per replica.
+int RunReplicas(const ReplayArgs& a, const sim::Trace& trace, const sim::ModelShape& shape,
+                const sim::PolicyOptions& per_replica) {
+  auto oracle = sim::MakePolicy("oracle", shape, per_replica);
+  if (!oracle.ok()) return Fail(oracle.status());
+  Result<sim::ReplayResult> best = sim::Replay(trace, shape, **oracle);
+  if (!best.ok()) return Fail(best.status());
+  std::vector<sim::ReplayResult> results{*best};
+  for (const std::string& item : SplitComma(a.replicas)) {
+    char* end = nullptr;
+    const long n = std::strtol(item.c_str(), &end, 10);
+    if (*end != '\0' || n < 1 || n > 1024) return Fail(InvalidArgument("--replicas: not a count: " + item));
+    for (sim::Routing routing : {sim::Routing::kSessionHash, sim::Routing::kRandom}) {
+      for (bool shared : {false, true}) {
+        if (n == 1 && (routing == sim::Routing::kRandom || shared)) continue;  // all four are one replica
+        sim::ReplicaSetPolicy policy(shape, per_replica, {n, routing, shared, 1});
+        Result<sim::ReplayResult> r = sim::Replay(trace, shape, policy);
+        if (!r.ok()) return Fail(r.status());
+        r->oracle_tokens = best->cached_tokens;
+        results.push_back(*r);
+      }
+    }
+  }
+  if (a.json) {
+    std::fputs(sim::FormatJson(results).c_str(), stdout);
+    return 0;
+  }
+  std::printf("trace %s (%zu requests), shape %s, per replica: RAM budget %s, disk budget %s\n", a.trace.c_str(),
+              trace.requests.size(), shape.name.c_str(), sim::FormatBytes(per_replica.ram_budget_bytes).c_str(),
+              sim::FormatBytes(per_replica.disk_budget_bytes).c_str());
+  std::fputs(sim::FormatTable(results).c_str(), stdout);
+  return 0;
 }
 
 int RunReplay(const ReplayArgs& a) {
@@ -56,6 +95,7 @@ int RunReplay(const ReplayArgs& a) {
   }
   Result<sim::Trace> trace = sim::ReadTrace(a.trace);
   if (!trace.ok()) return Fail(trace.status());
+  if (!a.replicas.empty()) return RunReplicas(a, *trace, *shape, options);
   auto results = sim::ReplayPolicies(*trace, *shape, policies, options);
   if (!results.ok()) return Fail(results.status());
   if (!a.per_request.empty()) {
@@ -114,6 +154,9 @@ Register reg{{"replay", "Replay a trace through prompt-cache policies on a model
                 sub.add_option("--per-request", args->per_request,
                                "also write each request's restored tokens per policy as CSV");
                 sub.add_flag("--json", args->json, "print JSON instead of the table");
+                sub.add_option("--replicas", args->replicas,
+                               "comma-separated replica counts, e.g. 1,2,4: the lineage policy on N replicas with "
+                               "session-hash and random routing, shared and private disk (budgets per replica)");
                 return std::function<int()>([args] { return RunReplay(*args); });
               }}};
 

@@ -35,6 +35,9 @@ struct ServeArgs {
   int64_t cache_ram_mib = 8192;
   std::string cache_dir;
   int64_t cache_disk_max_mib = 0;
+  bool cache_disk_shared = false;
+  std::string kv_events;
+  int64_t kv_events_block = 64;
   int64_t cache_reuse = 0;
   std::string api_key;
   std::string chat_template_file;
@@ -174,6 +177,9 @@ Status Run(const ServeArgs& a) {
   bo.cache.mode = a.no_lineage ? cache::CacheMode::kExact : cache::CacheMode::kLineage;
   bo.cache.ram_budget_bytes = a.cache_ram_mib < 0 ? (int64_t{1} << 62) : a.cache_ram_mib << 20;
   bo.cache_dir = a.cache_dir;
+  bo.cache_disk_shared = a.cache_disk_shared;
+  bo.kv_events.endpoint = a.kv_events;
+  bo.kv_events.block_tokens = a.kv_events_block;
   bo.cache_reuse_min_tokens = cache_reuse;
   bo.max_predict_tokens = a.n_predict;
   bo.prompt.keep_billing_header = a.keep_billing_header;
@@ -245,6 +251,14 @@ Register reg{{"serve", "Serve a model over HTTP (OpenAI and Anthropic APIs)", []
                     ->capture_default_str();
                 sub.add_option("--cache-dir", a->cache_dir, "directory of the disk tier");
                 sub.add_option("--cache-disk-max", a->cache_disk_max_mib, "disk tier cap in MiB");
+                sub.add_option("--kv-events", a->kv_events,
+                               "publish restorable prefixes as vLLM KV events on this ZMQ PUB endpoint "
+                               "(tcp://127.0.0.1:PORT; docs/kv-events.md)");
+                sub.add_option("--kv-events-block", a->kv_events_block, "tokens per KV-event block")
+                    ->capture_default_str()
+                    ->check(CLI::PositiveNumber);
+                sub.add_flag("--cache-disk-shared", a->cache_disk_shared,
+                             "share --cache-dir with other servers started with this flag (replicas); the cap is joint");
                 sub.add_option("--cache-reuse", a->cache_reuse, "attention-only models: min chunk size to reuse by shifting (0: off)")
                     ->capture_default_str();
                 sub.add_option("--api-key", a->api_key, "require this key (Bearer or x-api-key) on all but /health");

@@ -113,6 +113,9 @@ struct Submission {
   std::shared_ptr<GenerationStream> stream;
   int64_t prompt_tokens = 0;
   bool reasoning_open = false;  // the rendered prompt ends inside <think>
+  // Tokens of the leading system + tools prefix the cache anchors (0: none);
+  // sent as X-Lineage-Anchor-Tokens for proxies (deploy/README.md).
+  int64_t anchor_tokens = 0;
 };
 
 // Cumulative state of the cache for /metrics and /v1/cache/stats.

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "engine/disk_codec.h"
+#include "server/restorable_view.h"
 
 namespace lineage::server {
 
@@ -28,13 +29,32 @@ Result<std::unique_ptr<EngineBackend>> EngineBackend::Create(std::shared_ptr<con
     cache::disk::FileDiskTierOptions d;
     d.dir = options.cache_dir;
     d.cap_bytes = options.cache_disk_max_bytes;
+    d.shared = options.cache_disk_shared;
     auto tier = cache::disk::FileDiskTier::Open(d, engine::EngineDiskCodec::For(*engine));
     if (!tier.ok()) return tier.status().With("disk tier " + options.cache_dir);
     disk = std::move(*tier);
   }
   auto builder = std::make_unique<PromptBuilder>(tokenizer, std::move(chat_template), options.prompt);
-  return std::unique_ptr<EngineBackend>(new EngineBackend(std::move(options), std::move(engine), std::move(disk),
-                                                          std::move(builder), std::move(tokenizer)));
+  const KvEventOptions kv_events = options.kv_events;
+  std::unique_ptr<EngineBackend> backend(new EngineBackend(std::move(options), std::move(engine), std::move(disk),
+                                                           std::move(builder), std::move(tokenizer)));
+  if (!kv_events.endpoint.empty()) {
+    cache::LineageCache* cache = backend->cache_.get();
+    cache::disk::FileDiskTier* tier = backend->disk_.get();
+    LINEAGE_ASSIGN_OR_RETURN(backend->kv_events_,
+                             KvEventPublisher::Create(kv_events, [cache, tier] { return RestorablePrefixes(*cache, tier); }));
+    // Any commit, extension, eviction or disk rescan moves one of these.
+    backend->kv_events_->Start([cache] {
+      const cache::CacheStats s = cache->Stats();
+      uint64_t v = 0;
+      for (int64_t x : {s.entries, s.checkpoints, s.ram_bytes, s.evictions, s.absorptions, s.disk.entries,
+                        s.disk.bytes, s.disk.evictions}) {
+        v = v * 1000003u ^ static_cast<uint64_t>(x);
+      }
+      return v;
+    });
+  }
+  return backend;
 }
 
 EngineBackend::EngineBackend(EngineBackendOptions options, std::unique_ptr<engine::Engine> engine,
@@ -79,7 +99,7 @@ Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
     job.notes = options_.prompt.keep_billing_header ? "billing_header=kept" : "billing_header=stripped";
   LINEAGE_ASSIGN_OR_RETURN(job.grammar, ToolGrammarForRequest(request, prompt.text, prompt.reasoning_open));
   job.stream = std::make_shared<GenerationStream>();
-  Submission sub{job.stream, m, prompt.reasoning_open};
+  Submission sub{job.stream, m, prompt.reasoning_open, job.hints.anchor_tokens};
   LINEAGE_RETURN_IF_ERROR(scheduler_->Enqueue(std::move(job)));
   return sub;
 }

@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "server/backend.h"
 #include "server/chunk_reuse.h"
+#include "server/kv_events.h"
 #include "server/prompt_builder.h"
 #include "server/scheduler.h"
 
@@ -33,6 +34,7 @@ struct EngineBackendOptions {
   // run of the same model are served after a restart.
   std::string cache_dir;
   int64_t cache_disk_max_bytes = int64_t{1} << 40;
+  bool cache_disk_shared = false;  // several servers share cache_dir (docs/disk-format.md)
   PromptBuilderOptions prompt;
   // Upper bound on every request's generated tokens (--n-predict); -1: none
   // (a request's own max_tokens, else the context, is the limit).
@@ -40,6 +42,8 @@ struct EngineBackendOptions {
   // Chunk reuse (server/chunk_reuse.h): minimum run in tokens, 0 = off.
   // Attention-only models only: Create refuses it for a hybrid model.
   int64_t cache_reuse_min_tokens = 0;
+  // KV events (kv_events.h, docs/kv-events.md): empty endpoint means off.
+  KvEventOptions kv_events;
 };
 
 // A request's max_tokens (-1: none) under the server's cap (-1: none).
@@ -73,7 +77,8 @@ class EngineBackend : public Backend {
   std::unique_ptr<cache::LineageCache> cache_;
   std::unique_ptr<PromptBuilder> builder_;
   std::unique_ptr<ChunkReuse> reuse_;     // null when --cache-reuse is off
-  std::unique_ptr<Scheduler> scheduler_;  // last: its thread uses the members above
+  std::unique_ptr<Scheduler> scheduler_;  // its thread uses the members above
+  std::unique_ptr<KvEventPublisher> kv_events_;  // last: its thread reads the cache and the disk tier
 };
 
 }  // namespace lineage::server

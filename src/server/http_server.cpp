@@ -310,6 +310,7 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
       if (!ticket) return SendError(res, MakeHttpError(flavor, 503, "server is at capacity; retry later"));
       Result<Submission> sub = backend_->Submit(*parsed);
       if (!sub.ok()) return SendError(res, MakeHttpError(flavor, sub.status()));
+      res.set_header("X-Lineage-Anchor-Tokens", std::to_string(sub->anchor_tokens));
       auto formatter = flavor == ApiFlavor::kAnthropic ? MakeAnthropicFormatter(*parsed, backend_->model_id())
                                                        : MakeOpenAiFormatter(*parsed, backend_->model_id());
       auto driver = std::make_shared<ResponseDriver>(*parsed, std::move(sub).value(), std::move(formatter));

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,38 @@ inline int64_t PageFileBytes(int64_t rows) {
 inline int64_t StateFileBytes() { return static_cast<int64_t>(BlobFileBytes(kStateFloats * 4)); }
 inline int64_t EntryFileBytes(int64_t tokens, int64_t pages, int64_t states) {
   return kEntryHeaderBytes + tokens * 4 + pages * 16 + states * 32 + 8;
+}
+
+// Turn `turn` of conversation `conv`: 16 tokens every conversation shares,
+// then its own; each turn extends the previous one by 7 tokens.
+inline Tokens ConversationTurn(int conv, int turn) {
+  Tokens t(static_cast<size_t>(5 + 7 * turn));
+  for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<TokenId>(i < 16 ? i + 1 : conv * 10000 + i);
+  return t;
+}
+
+// A child process's writes until it is killed: six turns of a random one of
+// `conversations` conversations at a time, each turn a new entry that mostly
+// erases the turn it extends (as absorption does), turn 0 of conversation 0
+// an anchor, a Flush every `flush_every` conversations.
+[[noreturn]] inline void WriteConversationsUntilKilled(FileDiskTier& tier, uint32_t seed, int conversations,
+                                                       int flush_every) {
+  std::mt19937 rng(seed);
+  EntryId next = 1;
+  for (int round = 0;; ++round) {
+    const int conv = static_cast<int>(rng() % static_cast<uint32_t>(conversations));
+    EntryId prev = kNoEntry;
+    for (int turn = 0; turn < 6; ++turn) {
+      const Tokens t = ConversationTurn(conv, turn);
+      std::vector<int64_t> points;
+      if (turn > 0) points.push_back(static_cast<int64_t>(ConversationTurn(conv, turn - 1).size()));
+      const EntryId id = next++;
+      (void)tier.Put(MakeRecord(id, t, points, /*anchor=*/turn == 0 && conv == 0));
+      if (prev != kNoEntry && rng() % 4 != 0) tier.Erase(prev);
+      prev = id;
+    }
+    if (round % flush_every == 0) tier.Flush();
+  }
 }
 
 }  // namespace lineage::cache::disk::testing

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -88,6 +91,22 @@ inline nlohmann::ordered_json PostJson(Stack& s, const std::string& path, const 
   if (status) *status = res->status;
   else EXPECT_EQ(res->status, 200) << res->body;
   return nlohmann::ordered_json::parse(res->body);  // throws on invalid UTF-8: the test would fail
+}
+
+// A TCP port of 127.0.0.1 free at the time of the call (for a child process
+// to bind; another process could take it first, which the caller then sees).
+inline int FreeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
 }
 
 }  // namespace lineage::server::testing

@@ -11,6 +11,12 @@ std::string DirLayout::EntryName(uint64_t file_id) {
   return buf;
 }
 
+std::string DirLayout::TmpPath(const std::string& final_name, uint64_t writer_tag) const {
+  char tag[24];
+  std::snprintf(tag, sizeof(tag), ".%016llx.tmp", static_cast<unsigned long long>(writer_tag));
+  return tmp_dir() + "/" + final_name + tag;
+}
+
 std::string DirLayout::EntryPath(uint64_t file_id) const { return entries_dir() + "/" + EntryName(file_id); }
 
 bool DirLayout::ParseEntryName(const std::string& name, uint64_t* file_id) {

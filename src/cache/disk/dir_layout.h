@@ -1,6 +1,6 @@
 // Where each file of the disk tier lives inside its directory
 // (docs/disk-format.md, "Directory"):
-//   DIR/LOCK, DIR/tmp/, DIR/entries/<16 hex>.ent,
+//   DIR/LOCK, DIR/COLLECT, DIR/tmp/, DIR/entries/<16 hex>.ent,
 //   DIR/pages/<2 hex>/<32 hex>.kvp, DIR/states/<2 hex>/<32 hex>.rst
 // Thread-safety: immutable value.
 #pragma once
@@ -18,6 +18,7 @@ class DirLayout {
 
   const std::string& root() const { return root_; }
   std::string lock_path() const { return root_ + "/LOCK"; }
+  std::string collect_lock_path() const { return root_ + "/COLLECT"; }
   std::string tmp_dir() const { return root_ + "/tmp"; }
   std::string entries_dir() const { return root_ + "/entries"; }
   std::string pages_dir() const { return root_ + "/pages"; }
@@ -26,8 +27,10 @@ class DirLayout {
   std::string EntryPath(uint64_t file_id) const;
   std::string PagePath(const Key128& key) const { return BlobPath(pages_dir(), key, ".kvp"); }
   std::string StatePath(const Key128& key) const { return BlobPath(states_dir(), key, ".rst"); }
-  // A temporary name for `final_name` (unique per writer thread call).
-  std::string TmpPath(const std::string& final_name) const { return tmp_dir() + "/" + final_name + ".tmp"; }
+  // A temporary name for `final_name` written by the process tagged
+  // `writer_tag` (random per tier), so two processes sharing the directory
+  // never write one temporary file.
+  std::string TmpPath(const std::string& final_name, uint64_t writer_tag) const;
 
   static std::string EntryName(uint64_t file_id);
   // "0123456789abcdef.ent" -> file id; false for any other name.

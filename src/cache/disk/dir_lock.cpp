@@ -9,12 +9,20 @@
 
 namespace lineage::cache::disk {
 
-Result<DirLock> DirLock::Acquire(const std::string& lock_path) {
+Result<DirLock> DirLock::Acquire(const std::string& lock_path, LockMode mode, bool wait) {
   const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return IoError(lock_path + ": open: " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  const int op = (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB);
+  int rc = 0;
+  while ((rc = ::flock(fd, op)) != 0 && errno == EINTR) {
+  }
+  if (rc != 0) {
+    const int err = errno;
     ::close(fd);
-    return ResourceExhausted(lock_path + ": the directory is in use by another process");
+    if (err != EWOULDBLOCK) return IoError(lock_path + ": flock: " + std::strerror(err));
+    return ResourceExhausted(lock_path + (mode == LockMode::kExclusive
+                                              ? ": the directory is in use by another process"
+                                              : ": the directory is owned by a process that does not share it"));
   }
   return DirLock(fd);
 }

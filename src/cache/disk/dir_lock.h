@@ -1,6 +1,12 @@
-// DirLock: the advisory lock (flock on DIR/LOCK) that lets one process at a
-// time write a disk-tier directory. Released when the DirLock is destroyed or
-// the process dies. Move-only.
+// DirLock: an advisory lock (flock) on a file of a disk-tier directory.
+// DIR/LOCK is held exclusive by a server that owns the directory alone and by
+// `lineage cache gc`, shared by every server of a shared directory; DIR/COLLECT
+// is held shared by readers and writers of a shared directory and exclusive by
+// its collector (docs/disk-format.md, "Sharing a directory").
+//
+// Each Acquire opens its own file description, so two locks taken by two
+// threads of one process conflict like locks of two processes. Released when
+// the DirLock is destroyed or the process dies. Move-only.
 #pragma once
 
 #include <string>
@@ -9,14 +15,21 @@
 
 namespace lineage::cache::disk {
 
+enum class LockMode { kExclusive, kShared };
+
 class DirLock {
  public:
-  static Result<DirLock> Acquire(const std::string& lock_path);
+  // `wait` false: kResourceExhausted at once when another holder conflicts.
+  static Result<DirLock> Acquire(const std::string& lock_path, LockMode mode = LockMode::kExclusive,
+                                 bool wait = false);
+  DirLock() = default;  // holds nothing
   DirLock(DirLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
   DirLock& operator=(DirLock&& o) noexcept;
   DirLock(const DirLock&) = delete;
   DirLock& operator=(const DirLock&) = delete;
   ~DirLock();
+
+  bool held() const { return fd_ >= 0; }
 
  private:
   explicit DirLock(int fd) : fd_(fd) {}

@@ -20,7 +20,8 @@ Result<std::unique_ptr<FileDiskTier>> FileDiskTier::Open(const FileDiskTierOptio
                                layout.states_dir()}) {
     if (Status st = env->MakeDirs(d); !st.ok()) return st.With("disk tier");
   }
-  Result<DirLock> lock = DirLock::Acquire(layout.lock_path());
+  Result<DirLock> lock =
+      DirLock::Acquire(layout.lock_path(), options.shared ? LockMode::kShared : LockMode::kExclusive);
   if (!lock.ok()) return lock.status().With("disk tier");
   std::unique_ptr<FileDiskTier> tier(new FileDiskTier(options, std::move(codec), std::move(*lock)));
   if (Status st = tier->Rebuild(); !st.ok()) return st.With("disk tier: " + options.dir);
@@ -36,7 +37,8 @@ FileDiskTier::FileDiskTier(const FileDiskTierOptions& options, std::shared_ptr<c
       env_(options.env ? options.env : DefaultFileEnv()),
       layout_(options.dir),
       lock_(std::move(lock)),
-      file_ids_(std::random_device{}() ^ (static_cast<uint64_t>(WallMs()) << 20) ^ static_cast<uint64_t>(::getpid())) {}
+      file_ids_(std::random_device{}() ^ (static_cast<uint64_t>(WallMs()) << 20) ^ static_cast<uint64_t>(::getpid())),
+      tmp_tag_(file_ids_()) {}
 
 FileDiskTier::~FileDiskTier() {
   {
@@ -214,6 +216,16 @@ std::vector<StoredEntryInfo> FileDiskTier::List() {
 void FileDiskTier::Flush() {
   std::unique_lock<std::mutex> lock(mu_);
   idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+}
+
+void FileDiskTier::Refresh(bool collect) {
+  if (!options_.shared) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back({collect ? Task::kRefreshCollect : Task::kRefresh, kNoEntry, nullptr, {}, {}});
+  }
+  work_cv_.notify_one();
+  Flush();
 }
 
 int64_t FileDiskTier::BlobFileBytes(const BlobKey& blob, int64_t tokens) const {

@@ -41,9 +41,18 @@
 // file's mtime is the last use, updated by Load); anchors only when nothing
 // else is left.
 //
+// Sharing (options.shared, docs/disk-format.md "Sharing a directory"):
+// several processes serve one directory. Each holds DIR/LOCK shared; writes
+// and restores hold DIR/COLLECT shared; blob files are deleted only by the
+// collector, which holds DIR/COLLECT exclusive and enforces the cap over the
+// whole directory. The writer thread rescans entries/ every rescan_ms, so
+// entries another process wrote are served here, and entries it deleted are
+// forgotten. A restore whose entry file has vanished fails as kNotFound
+// ("gone"), never as damage.
+//
 // Thread-safety: every public method may be called from any thread. Index
 // updates take one mutex; file reads in Load run outside it. Open takes an
-// advisory lock on DIR/LOCK: one tier per directory.
+// advisory lock on DIR/LOCK: exclusive (one tier per directory) unless shared.
 #pragma once
 
 #include <condition_variable>
@@ -56,6 +65,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <unordered_set>
 
 #include "cache/disk/codec.h"
 #include "cache/disk/dir_layout.h"
@@ -80,6 +90,10 @@ struct FileDiskTierOptions {
   int64_t load_ms_per_gib = 8'000;
   // One line per event worth a human's attention; null: stderr.
   std::function<void(const std::string&)> log;
+  // Several processes share the directory (each must set it).
+  bool shared = false;
+  int64_t rescan_ms = 500;       // shared: how often entries/ is listed
+  int64_t collect_every = 20;    // shared: collect every this many rescans even under the cap
 };
 
 // Counters beyond DiskStats.
@@ -96,6 +110,13 @@ struct FileTierCounters {
   int64_t skipped_damaged = 0;   // entry files rejected at start-up
   int64_t skipped_foreign = 0;   // another model's or page size's entries
   int64_t startup_us = 0;
+  // Shared directories only.
+  int64_t rescans = 0;
+  int64_t collections = 0;
+  int64_t collections_deferred = 0;  // COLLECT was held by a reader or writer
+  int64_t adopted_entries = 0;       // written by another process, found by a rescan
+  int64_t vanished_entries = 0;      // deleted by another process, forgotten by a rescan
+  int64_t gone_loads = 0;            // restores whose entry file had vanished
 };
 
 // One served entry, for tests and tools.
@@ -126,12 +147,15 @@ class FileDiskTier final : public DiskTier {
 
   // Blocks until every queued write and deletion has been carried out.
   void Flush();
+  // Shared only: rescans entries/ now on the writer thread (and collects when
+  // over the cap or `collect`), then returns. A no-op otherwise.
+  void Refresh(bool collect = false);
   FileTierCounters Counters();
   std::vector<StoredEntryInfo> List();
 
  private:
   struct Task {
-    enum Kind { kWrite, kCollect } kind = kWrite;
+    enum Kind { kWrite, kCollect, kRefresh, kRefreshCollect } kind = kWrite;
     EntryId id = kNoEntry;
     std::shared_ptr<const DiskRecord> record;  // kWrite
     std::string entry_path;                    // kCollect: the erased entry's file
@@ -146,6 +170,11 @@ class FileDiskTier final : public DiskTier {
   Status WriteRecord(const Task& task);   // tier_writer.cpp
   void DeleteOrphans(const std::vector<BlobKey>& blobs);
   void EnforceCap();
+  void Rescan();                          // tier_shared.cpp, shared, writer thread
+  bool CollectShared();                   // tier_shared.cpp, shared, writer thread
+  void RefreshShared(bool collect);       // Rescan, then CollectShared when due
+  Result<DirLock> ShareCollectLock();     // tier_shared.cpp
+  std::string TmpPath(const std::string& name) const { return layout_.TmpPath(name, tmp_tag_); }
   void DisableWrites(const Status& why);
   bool WritesDisabledLocked();
   void DropPendingWriteLocked(const DiskRecord& incoming);
@@ -173,6 +202,10 @@ class FileDiskTier final : public DiskTier {
   uint64_t use_seq_ = 0;
   EntryId next_restored_id_ = kRestoredIdBase;
   std::mt19937_64 file_ids_;
+  uint64_t tmp_tag_ = 0;
+  int64_t next_rescan_ms_ = 0;        // steady clock; shared only
+  int64_t rescans_since_collect_ = 0;
+  std::unordered_set<uint64_t> unreadable_files_;  // shared: entry files not to read again
   DiskStats stats_;
   FileTierCounters counters_;
   std::thread writer_;

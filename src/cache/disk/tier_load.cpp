@@ -88,6 +88,25 @@ Result<DiskLoad> FileDiskTier::ReadLoad(EntryId entry, int64_t length) {
     file_id = e->meta.file_id;
   }
 
+  // Shared: no collector deletes a blob while this restore reads; an entry
+  // whose file another process deleted is forgotten here, not judged damaged.
+  DirLock sharing;
+  if (options_.shared) {
+    Result<DirLock> l = ShareCollectLock();
+    if (!l.ok()) return l.status();
+    sharing = std::move(*l);
+    if (!env_->FileSize(layout_.EntryPath(file_id)).ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++counters_.gone_loads;
+      if (const IndexedEntry* e = index_.Find(entry); e && e->meta.file_id == file_id) {
+        std::vector<BlobKey> orphans;
+        index_.Unpublish(entry, &orphans);
+        for (const BlobKey& b : orphans) index_.TakeOrphan(b);
+      }
+      return NotFound("disk load: entry " + DirLayout::EntryName(file_id) + " is gone (deleted by another process)");
+    }
+  }
+
   const Key128& fp = codec_->fingerprint();
   int64_t bytes_read = 0;
   auto forget = [&](const Status& st) -> Status {

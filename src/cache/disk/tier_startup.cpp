@@ -2,7 +2,8 @@
 // files are deleted; damaged entry files and entries whose blobs are missing
 // are skipped with one log line each; other models' entries are counted and
 // left alone (with their blobs); blobs no entry lists are deleted by the
-// writer thread.
+// writer thread. In a shared directory other processes may be writing: their
+// temporary files and blobs not yet listed are left to the collector.
 #include <chrono>
 #include <unordered_set>
 
@@ -13,9 +14,18 @@ namespace lineage::cache::disk {
 
 Status FileDiskTier::Rebuild() {
   const auto t0 = std::chrono::steady_clock::now();
+  // Shared: no collector deletes a blob while the scan pairs entries with blobs.
+  DirLock sharing;
+  if (options_.shared) {
+    Result<DirLock> l = ShareCollectLock();
+    if (!l.ok()) return l.status();
+    sharing = std::move(*l);
+  }
   Result<DirScan> scan = ScanDir(env_, layout_);
   if (!scan.ok()) return scan.status();
-  for (const std::string& tmp : scan->tmp_files) (void)env_->Remove(tmp);
+  if (!options_.shared) {
+    for (const std::string& tmp : scan->tmp_files) (void)env_->Remove(tmp);
+  }
   for (const DamagedFile& d : scan->damaged) {
     Log("skipping " + d.why.ToString());
     ++counters_.skipped_damaged;
@@ -39,6 +49,7 @@ Status FileDiskTier::Rebuild() {
     bool complete = true;
     for (const Key128& k : m.pages) complete = complete && scan->pages.count(k);
     for (const StateRef& st : m.states) complete = complete && scan->states.count(st.key);
+    if (!complete && options_.shared) continue;  // blobs listed before another writer finished; a rescan adopts it
     if (!complete) {
       Log("skipping " + s.path + ": a page or state file it lists is missing or not a regular file");
       ++counters_.skipped_damaged;
@@ -59,8 +70,14 @@ Status FileDiskTier::Rebuild() {
         first_foreign + ")");
   }
 
+  sharing = DirLock();
   // Orphans (a crash between blobs and their entry, or an entry skipped above).
+  // Shared: left to the collector (another process may be about to list them).
   Task sweep{Task::kCollect, kNoEntry, nullptr, {}, {}};
+  if (options_.shared) {
+    scan->pages.clear();
+    scan->states.clear();
+  }
   for (const Key128& k : scan->pages) {
     if (index_.HasBlob({BlobKind::kPage, k}) || foreign_pages.count(k)) continue;
     index_.AddBlob({BlobKind::kPage, k}, 0);

@@ -38,7 +38,22 @@ Key128 PrivateSeed(const Key128& fingerprint, uint64_t file_id) {
 void FileDiskTier::WriterLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (options_.shared && !stop_ && SteadyMs() >= next_rescan_ms_) {
+      busy_ = true;
+      lock.unlock();
+      RefreshShared(/*collect=*/false);
+      lock.lock();
+      busy_ = false;
+      next_rescan_ms_ = SteadyMs() + options_.rescan_ms;
+      if (queue_.empty()) idle_cv_.notify_all();
+    }
+    const auto ready = [&] { return stop_ || !queue_.empty(); };
+    if (options_.shared) {
+      work_cv_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(1, next_rescan_ms_ - SteadyMs())), ready);
+      if (!ready()) continue;  // time to rescan
+    } else {
+      work_cv_.wait(lock, ready);
+    }
     if (queue_.empty()) break;  // stop_ and nothing left
     Task task = std::move(queue_.front());
     queue_.pop_front();
@@ -58,9 +73,11 @@ void FileDiskTier::WriterLoop() {
         ++counters_.failed_writes;
         Log("entry not written: " + st.ToString());
       }
-    } else {
+    } else if (task.kind == Task::kCollect) {
       if (!task.entry_path.empty()) (void)env_->Remove(task.entry_path);
       DeleteOrphans(task.blobs);
+    } else {
+      RefreshShared(task.kind == Task::kRefreshCollect);
     }
     lock.lock();
     inflight_ = kNoEntry;
@@ -95,6 +112,14 @@ Status FileDiskTier::WriteRecord(const Task& task) {
   }
   for (const auto& [n, ks] : states) meta.states.push_back({n, ks.first, chain.StateKey(n)});
 
+  // Shared: from deciding which blobs exist until the entry is published, no
+  // collector may delete a blob this entry will list.
+  DirLock sharing;
+  if (options_.shared) {
+    Result<DirLock> l = ShareCollectLock();
+    if (!l.ok()) return l.status();
+    sharing = std::move(*l);
+  }
   std::vector<BlobKey> written;
   auto fail = [&](const Status& st) {
     DeleteOrphans(written);
@@ -102,19 +127,27 @@ Status FileDiskTier::WriteRecord(const Task& task) {
   };
   std::vector<uint8_t> buf;
   auto write_blob = [&](const BlobKey& b, int64_t tokens, auto encode) -> Status {
-    {
+    // Shared: the index may remember a blob another process's collector has
+    // deleted since; only the directory (under the lock) says what exists.
+    if (!options_.shared) {
       std::lock_guard<std::mutex> lock(mu_);
       if (index_.HasBlob(b)) return Status::Ok();
     }
+    const std::string path = BlobPath(b);
+    if (options_.shared && env_->FileSize(path).ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      index_.AddBlob(b, BlobFileBytes(b, tokens));
+      written.push_back(b);
+      return Status::Ok();
+    }
     buf.clear();
     if (Status st = encode(); !st.ok()) return st;
-    const std::string path = BlobPath(b);
     const std::string name = path.substr(path.rfind('/') + 1);
     const BlobHeader h{b.kind, fp, b.key, static_cast<uint64_t>(tokens), buf.size()};
-    Status st = WriteBlobFile(env_, layout_.TmpPath(name), path, h, buf);
+    Status st = WriteBlobFile(env_, TmpPath(name), path, h, buf);
     if (st.code() == StatusCode::kNotFound) {  // the first blob of its XX/ subdirectory
       if (Status made = env_->MakeDirs(path.substr(0, path.rfind('/'))); !made.ok()) return made;
-      st = WriteBlobFile(env_, layout_.TmpPath(name), path, h, buf);
+      st = WriteBlobFile(env_, TmpPath(name), path, h, buf);
     }
     if (!st.ok()) return st;
     const auto bytes = static_cast<int64_t>(disk::BlobFileBytes(buf.size()));
@@ -139,7 +172,7 @@ Status FileDiskTier::WriteRecord(const Task& task) {
   const std::vector<uint8_t> file = EncodeEntry(meta);
   const std::string path = layout_.EntryPath(meta.file_id);
   const std::span<const uint8_t> parts[] = {file};
-  if (Status st = env_->WriteAtomic(layout_.TmpPath(DirLayout::EntryName(meta.file_id)), path, parts); !st.ok()) {
+  if (Status st = env_->WriteAtomic(TmpPath(DirLayout::EntryName(meta.file_id)), path, parts); !st.ok()) {
     return fail(st);
   }
 
@@ -156,6 +189,7 @@ Status FileDiskTier::WriteRecord(const Task& task) {
   const int64_t now = WallMs();
   index_.Publish(r.id, {std::move(meta), static_cast<int64_t>(file.size()), now, ++use_seq_});
   lock.unlock();
+  sharing = DirLock();  // published: a collector now sees the entry listing its blobs
   if (old) {
     (void)env_->Remove(layout_.EntryPath(old->meta.file_id));
     DeleteOrphans(orphans);
@@ -170,11 +204,21 @@ void FileDiskTier::DeleteOrphans(const std::vector<BlobKey>& blobs) {
       std::lock_guard<std::mutex> lock(mu_);
       if (!index_.TakeOrphan(b)) continue;
     }
-    (void)env_->Remove(BlobPath(b));
+    // Shared: another process may list the blob; only the collector deletes.
+    if (!options_.shared) (void)env_->Remove(BlobPath(b));
   }
 }
 
 void FileDiskTier::EnforceCap() {
+  if (options_.shared) {
+    bool over = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      over = index_.bytes() > options_.cap_bytes;
+    }
+    if (over) CollectShared();
+    return;
+  }
   for (;;) {
     std::unique_lock<std::mutex> lock(mu_);
     if (index_.bytes() <= options_.cap_bytes || index_.entries().empty()) return;

@@ -11,7 +11,7 @@ void AppendTokens(std::span<const Segment> segments, cache::Tokens& out) {
 }  // namespace
 
 LineagePolicy::LineagePolicy(const ModelShape& shape, const PolicyOptions& options, bool exact,
-                             const cache::CacheOptions& base, std::string name)
+                             const cache::CacheOptions& base, std::string name, cache::DiskTier* disk)
     : shape_(shape), exact_(exact), name_(name.empty() ? (exact ? "exact" : "lineage") : std::move(name)) {
   payload_.page_tokens = 64;
   payload_.page_bytes = payload_.page_tokens * shape.kv_bytes_per_token;
@@ -20,8 +20,12 @@ LineagePolicy::LineagePolicy(const ModelShape& shape, const PolicyOptions& optio
   o.mode = exact ? cache::CacheMode::kExact : cache::CacheMode::kLineage;
   o.recurrent = !shape.attention_only();
   o.ram_budget_bytes = options.ram_budget_bytes;
-  if (options.disk_budget_bytes > 0) disk_ = std::make_unique<cache::MemoryDiskTier>(options.disk_budget_bytes);
-  cache_ = std::make_unique<cache::LineageCache>(o, disk_.get());
+  if (disk == nullptr && options.disk_budget_bytes > 0) {
+    own_disk_ = std::make_unique<cache::MemoryDiskTier>(options.disk_budget_bytes);
+    disk = own_disk_.get();
+  }
+  disk_ = disk;
+  cache_ = std::make_unique<cache::LineageCache>(o, disk_);
 }
 
 void LineagePolicy::Fail(const Status& st) {

@@ -20,8 +20,10 @@ class LineagePolicy final : public Policy {
  public:
   // `exact` selects the off switch (CacheMode::kExact).
   // `name` overrides the reported name (variants such as a RAM-only run).
+  // `disk`: a disk tier the caller owns and keeps alive (replicas sharing
+  // one, sim/replicas.h); null: the policy's own, of options.disk_budget_bytes.
   LineagePolicy(const ModelShape& shape, const PolicyOptions& options, bool exact,
-                const cache::CacheOptions& base = {}, std::string name = "");
+                const cache::CacheOptions& base = {}, std::string name = "", cache::DiskTier* disk = nullptr);
   std::string name() const override { return name_; }
   Admission Admit(const RequestView& r, int64_t now_ms) override;
   void Commit(const RequestView& r, int64_t now_ms) override;
@@ -47,7 +49,8 @@ class LineagePolicy final : public Policy {
   std::string name_;
   cache::PayloadShape payload_;
   cache::PageAllocator pages_;
-  std::unique_ptr<cache::MemoryDiskTier> disk_;
+  std::unique_ptr<cache::MemoryDiskTier> own_disk_;
+  cache::DiskTier* disk_ = nullptr;
   std::unique_ptr<cache::LineageCache> cache_;
   std::unordered_map<int64_t, InFlight> in_flight_;
   Status status_;
