@@ -54,6 +54,8 @@ Range RangeFor(Arch arch, const PlannedTensor& p) {
       return {-1.0, 1.0};
     case Role::kLinALog: case Role::kKdaALog:
       return {-0.7, 1.4};
+    case Role::kRouterBias:  // small next to the spread of the sigmoid scores, as trained biases are
+      return UniformWithStd(0.05);
     case Role::kLinOut: case Role::kKdaOut: case Role::kMlaOut:
       return UniformWithStd(0.25 / std::sqrt(fan_in));
     default:
