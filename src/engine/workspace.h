@@ -31,7 +31,7 @@ struct KimiScratch {
   std::vector<float> gate;   // [R, nh d] output gate
   std::vector<float> lat;    // [R, W] latent rows
   std::vector<float> q_lat;  // [R, n_h W] absorbed queries
-  std::vector<float> ctx;    // [R, n_h L] attended latents
+  std::vector<float> ctx;    // [R, n_h W] attended latent rows
 };
 
 struct Workspace {
@@ -79,7 +79,7 @@ struct Workspace {
       grow(kimi.gate, inner);
       grow(kimi.lat, c.latent_dim());
       grow(kimi.q_lat, c.num_heads * c.latent_dim());
-      grow(kimi.ctx, c.num_heads * c.kv_lora_rank);
+      grow(kimi.ctx, c.num_heads * c.latent_dim());
     }
     if (c.moe()) {
       const int64_t E = c.num_experts, k = c.experts_per_token;
