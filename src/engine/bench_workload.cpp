@@ -41,8 +41,9 @@ ActiveBytes SumDecodeMatrices(const model::Model& m, F f) {
   const model::Weights& w = m.weights;
   ActiveBytes a;
   a.head = f(w.lm_head);
-  for (const model::LayerWeights& l : w.layers) {
-    if (m.config.moe()) {
+  for (int64_t i = 0; i < m.config.num_layers; ++i) {
+    const model::LayerWeights& l = w.layers[i];
+    if (m.config.moe_layer(i)) {
       const model::MoeWeights& e = l.moe;
       a.router += f(e.router);
       a.shared_expert += f(e.shared_gate) + f(e.shared_up) + f(e.shared_down);
@@ -50,10 +51,18 @@ ActiveBytes SumDecodeMatrices(const model::Model& m, F f) {
     } else {
       a.dense_ffn += f(l.gate_proj) + f(l.up_proj) + f(l.down_proj);
     }
-    if (l.kind == model::LayerKind::kLinearAttention) {
+    if (l.kind == model::LayerKind::kLinearAttention && m.config.kimi()) {
+      const model::KdaWeights& k = l.kda;
+      a.recurrent += f(k.q_proj) + f(k.k_proj) + f(k.v_proj) + f(k.f_a) + f(k.f_b) + f(k.b_proj) + f(k.g_a) +
+                     f(k.g_b) + f(k.o_proj);
+    } else if (l.kind == model::LayerKind::kLinearAttention) {
       const model::LinearAttentionWeights& g = l.linear;
       a.recurrent += f(g.in_proj_qkv) + f(g.in_proj_z) + f(g.in_proj_a) + f(g.in_proj_b) + f(g.in_proj_qkvz) +
                      f(g.in_proj_ba) + f(g.out_proj);
+    } else if (m.config.kimi()) {
+      a.attention += f(l.mla.q_proj) + f(l.mla.kv_a) + f(l.mla.o_proj);
+      for (const TensorView& t : l.mla.k_b_t) a.attention += f(t);
+      for (const TensorView& t : l.mla.v_b) a.attention += f(t);
     } else {
       a.attention += f(l.full.q_proj) + f(l.full.k_proj) + f(l.full.v_proj) + f(l.full.o_proj);
     }

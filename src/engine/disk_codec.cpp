@@ -74,12 +74,31 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
     h.Str("moe");
     for (int64_t v : {c.num_experts, c.experts_per_token, c.expert_intermediate, c.shared_intermediate}) h.I64(v);
   }
+  if (c.kimi()) {
+    h.Str("kimi");
+    for (int64_t v : {c.kv_lora_rank, c.qk_nope_dim, c.qk_rope_dim, c.v_head_dim, c.leading_dense_layers}) h.I64(v);
+    h.F64(c.routed_scaling);
+  }
   const model::Weights& w = m.weights;
   h.Tensor(w.embed);
-  for (const model::LayerWeights& l : w.layers) {
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const model::LayerWeights& l = w.layers[i];
     h.Floats("input_norm", l.input_norm);
     h.Floats("post_norm", l.post_norm);
-    if (l.kind == model::LayerKind::kLinearAttention) {
+    if (c.kimi() && l.kind == model::LayerKind::kLinearAttention) {
+      const model::KdaWeights& k = l.kda;
+      for (const TensorView* t : {&k.q_proj, &k.k_proj, &k.v_proj, &k.f_a, &k.f_b, &k.b_proj, &k.g_a, &k.g_b,
+                                  &k.o_proj})
+        h.Tensor(*t);
+      h.Floats("conv", k.conv);
+      h.Floats("dt_bias", k.dt_bias);
+      h.Floats("ssm_a", k.ssm_a);
+      h.Floats("norm", k.norm);
+    } else if (c.kimi()) {
+      const model::MlaWeights& a = l.mla;
+      for (const TensorView* t : {&a.q_proj, &a.kv_a, &a.o_proj, &a.k_b_t.front(), &a.v_b.back()}) h.Tensor(*t);
+      h.Floats("kv_a_norm", a.kv_a_norm);
+    } else if (l.kind == model::LayerKind::kLinearAttention) {
       const model::LinearAttentionWeights& g = l.linear;
       for (const TensorView* t : {&g.in_proj_qkv, &g.in_proj_z, &g.in_proj_b, &g.in_proj_a, &g.out_proj}) h.Tensor(*t);
       if (g.in_proj_qkvz.valid()) h.Tensor(g.in_proj_qkvz);
@@ -95,12 +114,13 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
       h.Floats("k_norm", a.k_norm);
     }
     for (const TensorView* t : {&l.gate_proj, &l.up_proj, &l.down_proj}) h.Tensor(*t);
-    if (c.moe()) {  // the edges of the first and last expert stand for all of them
+    if (c.moe_layer(i)) {  // the edges of the first and last expert stand for all of them
       const model::MoeWeights& m = l.moe;
       for (const TensorView* t : {&m.router, &m.shared_gate, &m.shared_up, &m.shared_down, &m.gate.front(),
                                   &m.down.front(), &m.gate.back(), &m.down.back()})
         h.Tensor(*t);
       h.Floats("shared_gate_inp", m.shared_gate_inp);
+      if (!m.score_bias.empty()) h.Floats("score_bias", m.score_bias);
     }
   }
   h.Floats("final_norm", w.final_norm);

@@ -33,6 +33,8 @@ void FeedForward(const model::LayerWeights& w, const StepContext& ctx, const flo
 
 // Sparse MoE FFN (spec §4.3): router softmax, top-k renormalised, the
 // sigmoid-scaled shared expert; rows grouped by expert (moe_layer.cpp).
+// With w.score_bias (Kimi, spec §7.4): sigmoid router, top-k on score +
+// bias, weights renormalised x routed_scaling, the shared expert ungated.
 void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const float* xn, float* out);
 
 // Gated DeltaNet mixer (spec §2); `gdn_index` counts GDN layers only.
@@ -44,6 +46,16 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
 // layers only.
 void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, const StepContext& ctx,
                    const float* xn, float* out);
+
+// Kimi Delta Attention mixer (spec §7.2, kda_layer.cpp); `kda_index` counts
+// KDA layers only (their state sits where GDN state would).
+void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const StepContext& ctx, const float* xn,
+                        float* out);
+
+// Latent attention mixer (spec §7.3, absorbed; mla_layer.cpp) over the
+// sequence's latent pages; `mla_index` counts MLA layers only.
+void LatentAttention(const model::MlaWeights& w, int64_t mla_index, const StepContext& ctx, const float* xn,
+                     float* out);
 
 // logits[s, V] of the last row of segment s: lm_head(final_norm(x)).
 void LastRowLogits(const model::Weights& w, const StepContext& ctx, const float* x, float* logits);

@@ -1,4 +1,5 @@
-// Sparse MoE feed-forward (spec §4.3) for every row of a batch:
+// Sparse MoE feed-forward (spec §4.3; Kimi's DeepSeek-V3 routing, §7.4, when
+// the weights carry a score bias) for every row of a batch:
 //   p     = softmax(router xn)              over all E experts
 //   top-k of p, renormalised to sum to 1    (ties to the lower expert id)
 //   out   = sigmoid(xn . shared_gate_inp) * Shared(xn) + sum_k w_k Expert_k(xn)
@@ -62,6 +63,38 @@ int64_t BlockRows(int64_t total_rows, int threads) {
   return std::max<int64_t>(16, (total_rows + target_blocks - 1) / target_blocks);
 }
 
+// DeepSeek-V3 routing (spec §7.4) of R rows of router logits (overwritten
+// by their sigmoid, in fp32): the top k of sigmoid + score_bias (lowest id
+// on ties), weights sigmoid / (sum + 1e-20) * routed_scaling.
+void RouteDeepSeek(const model::MoeWeights& w, const model::ModelConfig& c, int64_t R, float* logits,
+                   MoeScratch* m) {
+  const int64_t E = c.num_experts, k = c.experts_per_token;
+  thread_local std::vector<char> taken;
+  taken.resize(static_cast<size_t>(E));
+  for (int64_t r = 0; r < R; ++r) {
+    float* p = logits + r * E;
+    kernels::Sigmoid(p, p, E);
+    std::fill(taken.begin(), taken.end(), 0);
+    int32_t* chosen = m->route_expert.data() + r * k;
+    float* weight = m->route_weight.data() + r * k;
+    float sum = 1e-20f;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t best = -1;
+      for (int64_t e = 0; e < E; ++e) {
+        if (taken[e]) continue;
+        if (best < 0 || p[e] + w.score_bias[e] > p[best] + w.score_bias[best]) best = e;
+      }
+      taken[best] = 1;
+      chosen[j] = static_cast<int32_t>(best);
+      weight[j] = p[best];
+      sum += p[best];
+      ++m->count[best];
+    }
+    const float scale = static_cast<float>(c.routed_scaling) / sum;
+    for (int64_t j = 0; j < k; ++j) weight[j] *= scale;
+  }
+}
+
 }  // namespace
 
 void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const float* xn, float* out) {
@@ -75,6 +108,9 @@ void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const fl
   float* logits = m.logits.data();  // [R, E]
   kernels::Gemm(w.router, xn, H, logits, E, R, ctx.pool);
   std::fill(m.count.begin(), m.count.end(), 0);
+  if (!w.score_bias.empty()) {
+    RouteDeepSeek(w, c, R, logits, &m);
+  } else {
   for (int64_t r = 0; r < R; ++r) {
     float* p = logits + r * E;
     kernels::Softmax(p, E);
@@ -94,6 +130,7 @@ void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const fl
       ++m.count[best];
     }
     for (int64_t j = 0; j < k; ++j) weight[j] /= sum;
+  }
   }
 
   // Group routes by expert: expert e owns slots [offset[e], offset[e] + count[e]).
@@ -150,8 +187,10 @@ void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const fl
   // Combine: out = sigmoid(xn . shared_gate_inp) out + sum_k w_k ys[slot].
   for (int64_t r = 0; r < R; ++r) {
     float* o = out + r * H;
-    const float s = kernels::Dot(xn + r * H, w.shared_gate_inp.data(), H);
-    kernels::Scale(o, 1.0f / (1.0f + std::exp(-s)), H);
+    if (!w.shared_gate_inp.empty()) {
+      const float s = kernels::Dot(xn + r * H, w.shared_gate_inp.data(), H);
+      kernels::Scale(o, 1.0f / (1.0f + std::exp(-s)), H);
+    }
     for (int64_t j = 0; j < k; ++j)
       kernels::Axpy(m.route_weight[r * k + j], ys + m.slot_of_route[r * k + j] * H, o, H);
   }

@@ -23,6 +23,17 @@ struct MoeScratch {
   std::vector<float> ys;               // [R k, H] expert outputs, slot order
 };
 
+// Scratch of the Kimi mixers (kda_layer.cpp, mla_layer.cpp); empty for
+// other models.
+struct KimiScratch {
+  std::vector<float> low;    // [R, 2 d]: the low-rank decay and gate inputs
+  std::vector<float> decay;  // [R, nh d] per-channel log-decays
+  std::vector<float> gate;   // [R, nh d] output gate
+  std::vector<float> lat;    // [R, W] latent rows
+  std::vector<float> q_lat;  // [R, n_h W] absorbed queries
+  std::vector<float> ctx;    // [R, n_h W] attended latent rows
+};
+
 struct Workspace {
   // Row-major activations, [rows, width] each.
   std::vector<float> x;      // residual stream [R, H]
@@ -38,6 +49,7 @@ struct Workspace {
   std::vector<float> heads1; // [R, H_v]
   std::vector<float> rope;   // [R, rope_dims] cos | sin per row
   MoeScratch moe;            // sized only for MoE models
+  KimiScratch kimi;          // sized only for kimi_linear
   int64_t rows = 0;
 
   void Ensure(const model::ModelConfig& c, int64_t num_rows) {
@@ -60,6 +72,15 @@ struct Workspace {
     grow(heads0, std::max<int64_t>(c.lin_num_v_heads, 1));
     grow(heads1, std::max<int64_t>(c.lin_num_v_heads, 1));
     grow(rope, std::max<int64_t>(c.rope_dims, 1));
+    if (c.kimi()) {
+      const int64_t inner = c.lin_num_k_heads * c.lin_k_dim;
+      grow(kimi.low, 2 * c.lin_k_dim);
+      grow(kimi.decay, inner);
+      grow(kimi.gate, inner);
+      grow(kimi.lat, c.latent_dim());
+      grow(kimi.q_lat, c.num_heads * c.latent_dim());
+      grow(kimi.ctx, c.num_heads * c.latent_dim());
+    }
     if (c.moe()) {
       const int64_t E = c.num_experts, k = c.experts_per_token;
       const int64_t routes = rows * k;

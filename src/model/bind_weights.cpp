@@ -50,10 +50,11 @@ std::vector<float> SmallVector(const ModelConfig& c, const PlannedTensor& p, con
   if (c.format != FileFormat::kSafetensors) return x;
   if (IsZeroCentredNorm(p.role, c.arch))
     for (float& w : x) w = 1.0f + w;
-  if (p.role == Role::kLinALog)
+  if (p.role == Role::kLinALog || p.role == Role::kKdaALog)
     for (float& a : x) a = SsmAFromALog(a);
   return x;
 }
+
 
 // The error for a tensor sized for another number of experts than the
 // config declares (expert_count / num_experts).
@@ -109,6 +110,72 @@ Status BindExperts(const ModelConfig& c, int64_t l, const TensorLookup& lookup, 
   return NotFound(first_missing + " (no routed-expert tensors of MoE layer " + std::to_string(l) + " in any layout)");
 }
 
+// A kimi routed-expert tensor: one expert's matrix (HF) or all experts
+// stacked (GGUF), sliced per expert into moe.
+void BindKimiExpert(const ModelConfig& c, const PlannedTensor& p, const TensorView& v, MoeWeights* moe) {
+  const int64_t E = c.num_experts;
+  moe->gate.resize(static_cast<size_t>(E));
+  moe->up.resize(static_cast<size_t>(E));
+  moe->down.resize(static_cast<size_t>(E));
+  std::vector<TensorView>& dst = p.role == Role::kExpGate ? moe->gate : p.role == Role::kExpUp ? moe->up : moe->down;
+  if (p.expert >= 0) {
+    dst[p.expert] = v;
+    return;
+  }
+  const int64_t rows = p.gguf_shape[1];
+  for (int64_t e = 0; e < E; ++e) dst[e] = RowSlice(v, e * rows, rows, ExpertSuffix(e));
+}
+
+// MLA's per-head k_b_t [L, dn] and v_b [dv, L] (weights.h) from HF kv_b_proj
+// [nh (dn + dv), L]: v_b are row slices; W_k,h is transposed into an owned
+// fp32 buffer.
+void BindKvB(const ModelConfig& c, const TensorView& kv_b, MlaWeights* w) {
+  const int64_t nh = c.num_heads, dn = c.qk_nope_dim, dv = c.v_head_dim, L = c.kv_lora_rank;
+  auto owned = std::make_shared<std::vector<float>>(static_cast<size_t>(nh * L * dn));
+  std::vector<float> row(static_cast<size_t>(L));
+  w->k_b_t.clear();
+  w->v_b.clear();
+  for (int64_t h = 0; h < nh; ++h) {
+    float* kt = owned->data() + h * L * dn;
+    for (int64_t j = 0; j < dn; ++j) {
+      DecodeToFloat(kv_b, (h * (dn + dv) + j) * L, L, row.data());
+      for (int64_t l = 0; l < L; ++l) kt[l * dn + j] = row[l];
+    }
+    TensorView t;
+    t.name = kv_b.name + "[k head " + std::to_string(h) + "]^T";
+    t.dtype = DType::kF32;
+    t.shape = {L, dn};
+    t.data = kt;
+    t.nbytes = L * dn * 4;
+    w->k_b_t.push_back(t);
+    w->v_b.push_back(RowSlice(kv_b, h * (dn + dv) + dn, dv, "[v head " + std::to_string(h) + "]"));
+  }
+  w->owned = std::move(owned);
+}
+
+// Kimi's layer kinds come from metadata (head_count_kv array, or the
+// linear_attn_config lists): a layer whose tensors are of the other kind is
+// named as such, rather than as a missing tensor.
+Status CheckKimiLayerKinds(const ModelConfig& c, const TensorLookup& lookup) {
+  const bool hf = c.format == FileFormat::kSafetensors;
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const std::string prefix = hf ? "model.layers." + std::to_string(l) + "." : "blk." + std::to_string(l) + ".";
+    const std::string kda = prefix + (hf ? "self_attn.f_a_proj.weight" : "ssm_f_a.weight");
+    const std::string mla = prefix + (hf ? "self_attn.kv_a_proj_with_mqa.weight" : "attn_kv_a_mqa.weight");
+    const bool declared_mla = c.layer_kinds[l] == LayerKind::kFullAttention;
+    if (lookup(declared_mla ? mla : kda).ok()) continue;
+    auto other = lookup(declared_mla ? kda : mla);
+    if (!other.ok()) continue;  // neither: the plan's own lookup names what is missing
+    const char* said = declared_mla ? "latent attention (MLA)" : "KDA";
+    const char* holds = declared_mla ? "KDA" : "latent attention (MLA)";
+    return InvalidArgument(other->file + ": layer " + std::to_string(l) + " is " + said +
+                           " by the file's layer kinds (" +
+                           (hf ? "linear_attn_config" : "attention.head_count_kv") + ") but holds " + holds +
+                           " tensors ('" + (declared_mla ? kda : mla) + "')");
+  }
+  return Status::Ok();
+}
+
 // Qwen3-Next's input projections as row blocks (weights.h): q, k, v and z
 // of key group g sit at rows g * (2 d_k + 2 r d_v) of in_proj_qkvz, b and a
 // at rows g * 2r of in_proj_ba (spec §2.1).
@@ -143,11 +210,12 @@ void BuildGdnBlocks(const ModelConfig& c, LinearAttentionWeights* w) {
 }  // namespace
 
 Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
+  if (c.kimi()) LINEAGE_RETURN_IF_ERROR(CheckKimiLayerKinds(c, lookup));
   Weights w;
   w.layers.resize(static_cast<size_t>(c.num_layers));
   for (int64_t l = 0; l < c.num_layers; ++l) w.layers[l].kind = c.layer_kinds[l];
   for (const PlannedTensor& p : PlanTensors(c)) {
-    if (IsExpertRole(p.role)) continue;  // BindExperts, below
+    if (IsExpertRole(p.role) && !c.kimi()) continue;  // BindExperts, below
     if (p.role == Role::kRouter) {  // one router row per expert
       const std::string& name = c.format == FileFormat::kSafetensors ? p.hf_name : p.gguf_name;
       LINEAGE_ASSIGN_OR_RETURN(FoundTensor f, lookup(name));
@@ -189,12 +257,42 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
       case Role::kShUp: L->moe.shared_up = v; break;
       case Role::kShDown: L->moe.shared_down = v; break;
       case Role::kShGateInp: L->moe.shared_gate_inp = std::move(small); break;
-      case Role::kExpGate: case Role::kExpUp: case Role::kExpDown: case Role::kExpGateUp: break;
+      case Role::kExpGate: case Role::kExpUp: case Role::kExpDown: BindKimiExpert(c, p, v, &L->moe); break;
+      case Role::kExpGateUp: break;
+      case Role::kKdaQ: L->kda.q_proj = v; break;
+      case Role::kKdaK: L->kda.k_proj = v; break;
+      case Role::kKdaV: L->kda.v_proj = v; break;
+      case Role::kKdaQConv: case Role::kKdaKConv: case Role::kKdaVConv:  // planned q, k, v in order
+        L->kda.conv.insert(L->kda.conv.end(), small.begin(), small.end());
+        break;
+      case Role::kKdaFA: L->kda.f_a = v; break;
+      case Role::kKdaFB: L->kda.f_b = v; break;
+      case Role::kKdaB: L->kda.b_proj = v; break;
+      case Role::kKdaALog: L->kda.ssm_a = std::move(small); break;
+      case Role::kKdaDtBias: L->kda.dt_bias = std::move(small); break;
+      case Role::kKdaGA: L->kda.g_a = v; break;
+      case Role::kKdaGB: L->kda.g_b = v; break;
+      case Role::kKdaNorm: L->kda.norm = std::move(small); break;
+      case Role::kKdaOut: L->kda.o_proj = v; break;
+      case Role::kMlaQ: L->mla.q_proj = v; break;
+      case Role::kMlaKvA: L->mla.kv_a = v; break;
+      case Role::kMlaKvANorm: L->mla.kv_a_norm = std::move(small); break;
+      case Role::kMlaKvB: BindKvB(c, v, &L->mla); break;
+      case Role::kMlaKB:
+        for (int64_t h = 0; h < c.num_heads; ++h)
+          L->mla.k_b_t.push_back(RowSlice(v, h * c.kv_lora_rank, c.kv_lora_rank, "[head " + std::to_string(h) + "]"));
+        break;
+      case Role::kMlaVB:
+        for (int64_t h = 0; h < c.num_heads; ++h)
+          L->mla.v_b.push_back(RowSlice(v, h * c.v_head_dim, c.v_head_dim, "[head " + std::to_string(h) + "]"));
+        break;
+      case Role::kMlaOut: L->mla.o_proj = v; break;
+      case Role::kRouterBias: L->moe.score_bias = std::move(small); break;
     }
   }
   for (int64_t l = 0; l < c.num_layers; ++l) {
     LayerWeights& L = w.layers[l];
-    if (c.moe()) LINEAGE_RETURN_IF_ERROR(BindExperts(c, l, lookup, &L.moe));
+    if (c.moe() && !c.kimi()) LINEAGE_RETURN_IF_ERROR(BindExperts(c, l, lookup, &L.moe));
     if (L.kind == LayerKind::kLinearAttention && c.arch == Arch::kQwen3Next) BuildGdnBlocks(c, &L.linear);
   }
   if (c.tied_embeddings) w.lm_head = w.embed;

@@ -22,6 +22,7 @@ const char* ArchName(Arch a) {
     case Arch::kQwen3: return "qwen3";
     case Arch::kQwen3_5Moe: return "qwen3_5_moe";
     case Arch::kQwen3Next: return "qwen3_next";
+    case Arch::kKimiLinear: return "kimi_linear";
   }
   return "?";
 }
@@ -47,12 +48,34 @@ Status ValidateConfig(const ModelConfig& c) {
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "num_layers", c.num_layers, 1, L::kMaxLayers));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "hidden", c.hidden, 1, L::kMaxHidden));
   // A MoE model has no dense FFN; its stated width is informative only.
-  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "intermediate", c.intermediate, IsMoeArch(c.arch) ? 0 : 1, L::kMaxIntermediate));
+  const bool dense_ffn = !IsMoeArch(c.arch) || c.leading_dense_layers > 0;
+  LINEAGE_RETURN_IF_ERROR(CheckRange(c, "intermediate", c.intermediate, dense_ffn ? 1 : 0, L::kMaxIntermediate));
   if (IsMoeArch(c.arch)) {
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "num_experts", c.num_experts, 1, L::kMaxExperts));
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "experts_per_token", c.experts_per_token, 1, c.num_experts));
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "expert_intermediate", c.expert_intermediate, 1, L::kMaxIntermediate));
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "shared_intermediate", c.shared_intermediate, 1, L::kMaxIntermediate));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "leading_dense_layers", c.leading_dense_layers, 0, c.num_layers));
+  }
+  if (c.kimi()) {
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "kv_lora_rank", c.kv_lora_rank, 1, L::kMaxHeadDim));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "qk_nope_dim", c.qk_nope_dim, 1, L::kMaxHeadDim));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "qk_rope_dim", c.qk_rope_dim, 0, L::kMaxHeadDim));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "v_head_dim", c.v_head_dim, 1, L::kMaxHeadDim));
+    if (c.head_dim != c.qk_nope_dim + c.qk_rope_dim || c.num_kv_heads != 1)
+      return InvalidArgument(c.source_path + ": MLA key length " + std::to_string(c.head_dim) + " and " +
+                             std::to_string(c.num_kv_heads) + " latent heads, expected qk_nope + qk_rope = " +
+                             std::to_string(c.qk_nope_dim + c.qk_rope_dim) + " and 1");
+    // The latent row is stored as two halves of a page's K and V rows
+    // (docs/engine.md, "KV pages per layer kind").
+    if (c.latent_dim() % 2 != 0)
+      return InvalidArgument(c.source_path + ": latent width kv_lora_rank + qk_rope_dim = " +
+                             std::to_string(c.latent_dim()) + " is odd");
+    if (c.lin_num_k_heads != c.lin_num_v_heads || c.lin_k_dim != c.lin_v_dim)
+      return InvalidArgument(c.source_path + ": KDA needs as many key as value heads of one size");
+    if (!(c.routed_scaling > 0 && c.routed_scaling < 1e6))
+      return InvalidArgument(c.source_path + ": expert_weights_scale " + std::to_string(c.routed_scaling) +
+                             " is not a positive number");
   }
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "vocab", c.vocab, 1, L::kMaxVocab));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "context_length", c.context_length, 0, L::kMaxContext));

@@ -14,7 +14,10 @@ namespace lineage::model {
 // kQwen3_5Moe and kQwen3Next are the Qwen3.5 hybrid stack with a sparse MoE
 // FFN in every layer (spec §4.3); kQwen3Next also has its own fused GDN
 // input projections (spec §2.1, §5.2).
-enum class Arch { kQwen3_5, kQwen3, kQwen3_5Moe, kQwen3Next };
+// kKimiLinear is Kimi Linear (spec §7): KDA layers where the Qwen stack has
+// GDN (LayerKind::kLinearAttention), latent attention (MLA, NoPE) where it
+// has full attention (LayerKind::kFullAttention), and the DeepSeek-V3 MoE.
+enum class Arch { kQwen3_5, kQwen3, kQwen3_5Moe, kQwen3Next, kKimiLinear };
 enum class LayerKind { kLinearAttention, kFullAttention };
 enum class FileFormat { kSafetensors, kGguf };
 
@@ -62,16 +65,40 @@ struct ModelConfig {
   int64_t expert_intermediate = 0;   // width of one routed expert's SwiGLU
   int64_t shared_intermediate = 0;   // width of the shared expert's SwiGLU
 
+  // Kimi Linear (kimi_linear, spec §7.3, §7.4; zero elsewhere). An MLA layer
+  // has num_heads query heads of head_dim = qk_nope_dim + qk_rope_dim and one
+  // latent "KV head" [c_kv (kv_lora_rank) | k_pe (qk_rope_dim)] per token;
+  // rope_dims = qk_rope_dim although nothing is rotated (NoPE).
+  int64_t kv_lora_rank = 0;          // 512
+  int64_t qk_nope_dim = 0;           // 128
+  int64_t qk_rope_dim = 0;           // 64
+  int64_t v_head_dim = 0;            // 128
+  // DeepSeek-V3 MoE: sigmoid router, top-k on score + e_score_correction_bias,
+  // the chosen scores renormalised and times routed_scaling; a shared expert
+  // without gate; layers [0, leading_dense_layers) have a dense FFN of width
+  // `intermediate`.
+  int64_t leading_dense_layers = 0;
+  double routed_scaling = 1.0;
+
   // Special token ids from the model's files; -1 when absent.
   int64_t bos_token_id = -1;
   std::vector<int64_t> eos_token_ids;
 
   bool moe() const { return num_experts > 0; }
+  bool kimi() const { return arch == Arch::kKimiLinear; }
+  // True when layer l's FFN is the sparse MoE (every layer of a MoE model but
+  // Kimi's leading dense ones).
+  bool moe_layer(int64_t l) const { return moe() && l >= leading_dense_layers; }
+  // Values of one MLA layer's latent cache row: [c_kv | k_pe] (576 for Kimi).
+  int64_t latent_dim() const { return kv_lora_rank + qk_rope_dim; }
   int64_t num_full_layers() const;
   int64_t num_linear_layers() const;
   int64_t conv_dim() const { return 2 * lin_num_k_heads * lin_k_dim + lin_num_v_heads * lin_v_dim; }
   // fp32 bytes of the KV of one token across all full-attention layers.
-  int64_t kv_bytes_per_token() const { return num_full_layers() * 2 * num_kv_heads * head_dim * 4; }
+  // Kimi's MLA layers cache the latent row instead of K and V.
+  int64_t kv_bytes_per_token() const {
+    return num_full_layers() * (kimi() ? latent_dim() : 2 * num_kv_heads * head_dim) * 4;
+  }
   // fp32 bytes of the recurrent state (conv window + delta state) of all linear layers.
   int64_t recurrent_bytes() const {
     return num_linear_layers() *
@@ -79,12 +106,13 @@ struct ModelConfig {
   }
 };
 
-const char* ArchName(Arch a);  // "qwen3_5", "qwen3", "qwen3_5_moe", "qwen3_next"
+const char* ArchName(Arch a);  // "qwen3_5", "qwen3", "qwen3_5_moe", "qwen3_next", "kimi_linear"
 
-// The Qwen3.5 hybrid stack (GDN + gated attention): every arch but qwen3.
-inline bool IsHybrid(Arch a) { return a != Arch::kQwen3; }
-// Archs whose FFN is the sparse MoE of spec §4.3.
-inline bool IsMoeArch(Arch a) { return a == Arch::kQwen3_5Moe || a == Arch::kQwen3Next; }
+// The Qwen3.5 hybrid stack (GDN + gated attention): every arch but qwen3 and
+// kimi_linear (a hybrid too, with its own layers).
+inline bool IsHybrid(Arch a) { return a != Arch::kQwen3 && a != Arch::kKimiLinear; }
+// Archs whose FFN is a sparse MoE: spec §4.3, or §7.4 for kimi_linear.
+inline bool IsMoeArch(Arch a) { return a == Arch::kQwen3_5Moe || a == Arch::kQwen3Next || a == Arch::kKimiLinear; }
 // Archs whose GGUF stores GDN value heads tiled (the Qwen3.5 converter's
 // permutation, spec §2.4); Qwen3-Next keeps them grouped.
 inline bool GgufTilesVHeads(Arch a) { return a == Arch::kQwen3_5 || a == Arch::kQwen3_5Moe; }

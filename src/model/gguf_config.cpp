@@ -49,6 +49,55 @@ Result<int64_t> ReadInt(const GgufFile& g, const std::string& key, int64_t min, 
   return x;
 }
 
+// Kimi Linear's keys (spec §7.5): the per-layer head_count_kv array gives the
+// layer kinds (0 KDA, 1 the latent MLA head); MLA and KDA widths; the
+// DeepSeek-V3 MoE.
+Status ReadKimiKeys(const GgufFile& g, const std::string& a, ModelConfig* c) {
+  LINEAGE_ASSIGN_OR_RETURN(std::vector<int64_t> kv_heads, g.GetIntArray(a + "attention.head_count_kv"));
+  if (static_cast<int64_t>(kv_heads.size()) != c->num_layers)
+    return InvalidArgument(g.path() + ": metadata '" + a + "attention.head_count_kv' has " +
+                           std::to_string(kv_heads.size()) + " entries for " + std::to_string(c->num_layers) +
+                           " layers");
+  c->layer_kinds.clear();
+  for (size_t i = 0; i < kv_heads.size(); ++i) {
+    if (kv_heads[i] != 0 && kv_heads[i] != 1)
+      return InvalidArgument(g.path() + ": metadata '" + a + "attention.head_count_kv' is " +
+                             std::to_string(kv_heads[i]) + " at layer " + std::to_string(i) +
+                             ", expected 0 (KDA) or 1 (latent attention)");
+    c->layer_kinds.push_back(kv_heads[i] == 0 ? LayerKind::kLinearAttention : LayerKind::kFullAttention);
+  }
+  c->num_kv_heads = 1;
+  LINEAGE_ASSIGN_OR_RETURN(c->kv_lora_rank, ReadInt(g, a + "attention.kv_lora_rank", 1, L::kMaxHeadDim));
+  LINEAGE_ASSIGN_OR_RETURN(c->head_dim, ReadInt(g, a + "attention.key_length_mla", 1, L::kMaxHeadDim));
+  LINEAGE_ASSIGN_OR_RETURN(c->v_head_dim, ReadInt(g, a + "attention.value_length_mla", 1, L::kMaxHeadDim));
+  LINEAGE_ASSIGN_OR_RETURN(c->qk_rope_dim, ReadInt(g, a + "rope.dimension_count", 1, c->head_dim - 1));
+  c->qk_nope_dim = c->head_dim - c->qk_rope_dim;
+  c->rope_dims = c->qk_rope_dim;
+  // The converter states the latent row as the MQA key length: it must agree.
+  LINEAGE_ASSIGN_OR_RETURN(int64_t key_length, ReadInt(g, a + "attention.key_length", 1, 2 * L::kMaxHeadDim,
+                                                       c->kv_lora_rank + c->qk_rope_dim));
+  if (key_length != c->kv_lora_rank + c->qk_rope_dim)
+    return InvalidArgument(g.path() + ": metadata '" + a + "attention.key_length' is " + std::to_string(key_length) +
+                           " but the latent row is kv_lora_rank + rope.dimension_count = " +
+                           std::to_string(c->kv_lora_rank + c->qk_rope_dim));
+  LINEAGE_ASSIGN_OR_RETURN(c->conv_kernel, ReadInt(g, a + "ssm.conv_kernel", 1, L::kMaxConvKernel));
+  LINEAGE_ASSIGN_OR_RETURN(c->lin_k_dim, ReadInt(g, a + "kda.head_dim", 1, L::kMaxHeadDim));
+  c->lin_v_dim = c->lin_k_dim;
+  c->lin_num_k_heads = c->lin_num_v_heads = c->num_heads;
+  LINEAGE_ASSIGN_OR_RETURN(c->leading_dense_layers,
+                           ReadInt(g, a + "leading_dense_block_count", 0, c->num_layers, 0));
+  LINEAGE_ASSIGN_OR_RETURN(int64_t shared, ReadInt(g, a + "expert_shared_count", 1, 64, 1));
+  LINEAGE_ASSIGN_OR_RETURN(c->expert_intermediate,
+                           ReadInt(g, a + "expert_feed_forward_length", 1, L::kMaxIntermediate));
+  c->shared_intermediate = shared * c->expert_intermediate;
+  LINEAGE_ASSIGN_OR_RETURN(c->routed_scaling, ReadPositiveDecimal(g, a + "expert_weights_scale", 1.0, 1e6));
+  LINEAGE_ASSIGN_OR_RETURN(int64_t gating, ReadInt(g, a + "expert_gating_func", 0, 3, 2));
+  if (gating != 2)
+    return Unsupported(g.path() + ": metadata '" + a + "expert_gating_func' is " + std::to_string(gating) +
+                       " (only 2, sigmoid, is a Kimi Linear router)");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
@@ -57,14 +106,14 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   c.source_path = g.path();
   LINEAGE_ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
   bool known = false;
-  for (Arch candidate : {Arch::kQwen3_5, Arch::kQwen3, Arch::kQwen3_5Moe, Arch::kQwen3Next})
+  for (Arch candidate : {Arch::kQwen3_5, Arch::kQwen3, Arch::kQwen3_5Moe, Arch::kQwen3Next, Arch::kKimiLinear})
     if (arch == GgufArchName(candidate)) {
       c.arch = candidate;
       known = true;
     }
   if (!known)
     return Unsupported(g.path() + ": unknown architecture '" + arch +
-                       "' (supported: qwen35, qwen3, qwen35moe, qwen3next)");
+                       "' (supported: qwen35, qwen3, qwen35moe, qwen3next, kimi-linear)");
   const std::string a = arch + ".";
   LINEAGE_ASSIGN_OR_RETURN(int64_t block_count, ReadInt(g, a + "block_count", 1, L::kMaxLayers));
   // Every block has tensors of its own: a count above the directory's size
@@ -75,8 +124,9 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   LINEAGE_ASSIGN_OR_RETURN(int64_t nextn, ReadInt(g, a + "nextn_predict_layers", 0, block_count - 1, 0));
   c.num_layers = block_count - nextn;
   LINEAGE_ASSIGN_OR_RETURN(c.hidden, ReadInt(g, a + "embedding_length", 1, L::kMaxHidden));
-  // A MoE model has no dense FFN; its feed_forward_length is informative.
-  if (IsMoeArch(c.arch)) {
+  // A MoE model has no dense FFN (Kimi's leading layers aside); its
+  // feed_forward_length is informative.
+  if (IsMoeArch(c.arch) && c.arch != Arch::kKimiLinear) {
     LINEAGE_ASSIGN_OR_RETURN(c.intermediate, ReadInt(g, a + "feed_forward_length", 0, L::kMaxIntermediate, 0));
   } else {
     LINEAGE_ASSIGN_OR_RETURN(c.intermediate, ReadInt(g, a + "feed_forward_length", 1, L::kMaxIntermediate));
@@ -84,14 +134,18 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   // Absent means "not stated" (0); a stated length must be usable.
   LINEAGE_ASSIGN_OR_RETURN(c.context_length, ReadInt(g, a + "context_length", 1, L::kMaxContext, 0));
   LINEAGE_ASSIGN_OR_RETURN(c.num_heads, ReadInt(g, a + "attention.head_count", 1, L::kMaxHeads));
-  LINEAGE_ASSIGN_OR_RETURN(c.num_kv_heads, ReadInt(g, a + "attention.head_count_kv", 1, c.num_heads, c.num_heads));
-  if (c.num_heads % c.num_kv_heads != 0)
-    return InvalidArgument(g.path() + ": metadata '" + a + "attention.head_count_kv' (" +
-                           std::to_string(c.num_kv_heads) + ") does not divide attention.head_count (" +
-                           std::to_string(c.num_heads) + ")");
-  LINEAGE_ASSIGN_OR_RETURN(c.head_dim,
-                           ReadInt(g, a + "attention.key_length", 1, L::kMaxHeadDim, c.hidden / c.num_heads));
-  LINEAGE_ASSIGN_OR_RETURN(c.rope_dims, ReadInt(g, a + "rope.dimension_count", 1, c.head_dim, c.head_dim));
+  if (c.arch == Arch::kKimiLinear) {
+    LINEAGE_RETURN_IF_ERROR(ReadKimiKeys(g, a, &c));
+  } else {
+    LINEAGE_ASSIGN_OR_RETURN(c.num_kv_heads, ReadInt(g, a + "attention.head_count_kv", 1, c.num_heads, c.num_heads));
+    if (c.num_heads % c.num_kv_heads != 0)
+      return InvalidArgument(g.path() + ": metadata '" + a + "attention.head_count_kv' (" +
+                             std::to_string(c.num_kv_heads) + ") does not divide attention.head_count (" +
+                             std::to_string(c.num_heads) + ")");
+    LINEAGE_ASSIGN_OR_RETURN(c.head_dim,
+                             ReadInt(g, a + "attention.key_length", 1, L::kMaxHeadDim, c.hidden / c.num_heads));
+    LINEAGE_ASSIGN_OR_RETURN(c.rope_dims, ReadInt(g, a + "rope.dimension_count", 1, c.head_dim, c.head_dim));
+  }
   LINEAGE_ASSIGN_OR_RETURN(c.rope_theta, ReadPositiveDecimal(g, a + "rope.freq_base", 1e4, L::kMaxRopeTheta));
   LINEAGE_ASSIGN_OR_RETURN(c.rms_eps,
                            ReadPositiveDecimal(g, a + "attention.layer_norm_rms_epsilon", 1e-6, L::kMaxRmsEps));
@@ -115,12 +169,14 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
     c.lin_v_dim = inner / c.lin_num_v_heads;
     LINEAGE_ASSIGN_OR_RETURN(int64_t interval, ReadInt(g, a + "full_attention_interval", 1, L::kMaxLayers, 4));
     c.layer_kinds = LayerKindsFromInterval(c.num_layers, interval);
-  } else {
+  } else if (c.arch != Arch::kKimiLinear) {
     c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
   }
   if (IsMoeArch(c.arch)) {
     LINEAGE_ASSIGN_OR_RETURN(c.num_experts, ReadInt(g, a + "expert_count", 1, L::kMaxExperts));
     LINEAGE_ASSIGN_OR_RETURN(c.experts_per_token, ReadInt(g, a + "expert_used_count", 1, c.num_experts));
+  }
+  if (IsMoeArch(c.arch) && c.arch != Arch::kKimiLinear) {
     LINEAGE_ASSIGN_OR_RETURN(c.expert_intermediate,
                              ReadInt(g, a + "expert_feed_forward_length", 1, L::kMaxIntermediate));
     LINEAGE_ASSIGN_OR_RETURN(c.shared_intermediate,

@@ -64,6 +64,20 @@ int64_t QkvzRow(const ModelConfig& c, Role role, int64_t r) {
   return (v / dv / ratio) * group + 2 * dk + (v / dv % ratio) * dv + v % dv;
 }
 
+// Kimi's attn_k_b [nh, L, dn] and attn_v_b [nh, dv, L] are cut from HF
+// kv_b_proj [nh (dn + dv), L] (per head [k_nope rows | v rows]), k_b
+// transposed per head (spec §7.3): the kv_b_proj element GGUF element
+// (row r, column i) comes from.
+int64_t KvBElement(const ModelConfig& c, Role role, int64_t r, int64_t i) {
+  const int64_t dn = c.qk_nope_dim, dv = c.v_head_dim, L = c.kv_lora_rank;
+  if (role == Role::kMlaKB) {  // r = h L + l, i = j
+    const int64_t h = r / L, l = r % L;
+    return (h * (dn + dv) + i) * L + l;
+  }
+  const int64_t h = r / dv, j = r % dv;  // kMlaVB: r = h dv + j, i = l
+  return (h * (dn + dv) + dn + j) * L + i;
+}
+
 // Streams one converted tensor: each GGUF row is built from the HF row it
 // comes from (as the HF file stores it), reordered, transformed, encoded.
 Status ProduceTensor(const ModelConfig& c, const PlannedTensor& p, uint64_t seed, DType hf_dtype, DType out_dtype,
@@ -80,6 +94,20 @@ Status ProduceTensor(const ModelConfig& c, const PlannedTensor& p, uint64_t seed
   const DType source = HfStoredDType(p, hf_dtype);
   std::vector<float> src(static_cast<size_t>(cols)), row(static_cast<size_t>(cols));
   std::vector<uint8_t> bytes(static_cast<size_t>(RowBytes(out_dtype, cols)));
+  if (p.role == Role::kMlaKB || p.role == Role::kMlaVB) {
+    const int64_t out_cols = p.gguf_shape.back(), out_rows = p.gguf_shape[0] * p.gguf_shape[1];
+    row.resize(static_cast<size_t>(out_cols));
+    bytes.resize(static_cast<size_t>(RowBytes(out_dtype, out_cols)));
+    for (int64_t r = 0; r < out_rows; ++r) {
+      for (int64_t i = 0; i < out_cols; ++i) {
+        FillRandom(c.arch, p, seed, KvBElement(c, p.role, r, i), 1, &row[i]);
+        RoundTrip(&row[i], 1, source);
+      }
+      EncodeRow(row.data(), out_cols, out_dtype, bytes.data());
+      LINEAGE_RETURN_IF_ERROR(sink.Write(bytes.data(), bytes.size()));
+    }
+    return Status::Ok();
+  }
   for (int64_t r = 0; r < rows; ++r) {
     int64_t src_row = re.rows ? perm.Map(r, re.offset, re.head_size) : r;
     if (c.arch == Arch::kQwen3Next && (p.role == Role::kLinQkv || p.role == Role::kLinZ)) src_row = QkvzRow(c, p.role, r);
@@ -88,7 +116,7 @@ Status ProduceTensor(const ModelConfig& c, const PlannedTensor& p, uint64_t seed
     for (int64_t i = 0; i < cols; ++i) row[i] = src[re.cols ? perm.Map(i, re.offset, re.head_size) : i];
     if (IsZeroCentredNorm(p.role, c.arch))
       for (float& w : row) w = 1.0f + w;
-    if (p.role == Role::kLinALog)
+    if (p.role == Role::kLinALog || p.role == Role::kKdaALog)
       for (float& a : row) a = SsmAFromALog(a);
     EncodeRow(row.data(), cols, out_dtype, bytes.data());
     LINEAGE_RETURN_IF_ERROR(sink.Write(bytes.data(), bytes.size()));
@@ -107,6 +135,30 @@ Result<int64_t> FullAttentionInterval(const ModelConfig& c) {
   if (LayerKindsFromInterval(c.num_layers, interval) != c.layer_kinds)
     return InvalidArgument("layer kinds do not follow a full_attention_interval, which GGUF requires");
   return interval;
+}
+
+// Kimi Linear's keys as llama.cpp's converter writes them (spec §7.5).
+void AddKimiKeys(GgufWriter& w, const std::string& a, const ModelConfig& c) {
+  std::vector<uint32_t> kv_heads;
+  for (LayerKind k : c.layer_kinds) kv_heads.push_back(k == LayerKind::kFullAttention ? 1 : 0);
+  w.AddUint32Array(a + "attention.head_count_kv", kv_heads);
+  w.AddUint32(a + "attention.key_length", static_cast<uint32_t>(c.latent_dim()));
+  w.AddUint32(a + "attention.value_length", static_cast<uint32_t>(c.kv_lora_rank));
+  w.AddUint32(a + "attention.key_length_mla", static_cast<uint32_t>(c.head_dim));
+  w.AddUint32(a + "attention.value_length_mla", static_cast<uint32_t>(c.v_head_dim));
+  w.AddUint32(a + "attention.kv_lora_rank", static_cast<uint32_t>(c.kv_lora_rank));
+  w.AddUint32(a + "rope.dimension_count", static_cast<uint32_t>(c.qk_rope_dim));
+  w.AddUint32(a + "ssm.conv_kernel", static_cast<uint32_t>(c.conv_kernel));
+  w.AddUint32(a + "kda.head_dim", static_cast<uint32_t>(c.lin_k_dim));
+  w.AddUint32(a + "vocab_size", static_cast<uint32_t>(c.vocab));
+  w.AddUint32(a + "expert_count", static_cast<uint32_t>(c.num_experts));
+  w.AddUint32(a + "expert_used_count", static_cast<uint32_t>(c.experts_per_token));
+  w.AddUint32(a + "expert_feed_forward_length", static_cast<uint32_t>(c.expert_intermediate));
+  w.AddUint32(a + "expert_shared_count", static_cast<uint32_t>(c.shared_intermediate / c.expert_intermediate));
+  w.AddUint32(a + "leading_dense_block_count", static_cast<uint32_t>(c.leading_dense_layers));
+  w.AddFloat32(a + "expert_weights_scale", static_cast<float>(c.routed_scaling));
+  w.AddBool(a + "expert_weights_norm", true);
+  w.AddUint32(a + "expert_gating_func", 2);  // sigmoid
 }
 
 void AddTokenizer(GgufWriter& w, const VocabData& v) {
@@ -152,11 +204,15 @@ Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const Write
   w.AddUint32(a + "embedding_length", static_cast<uint32_t>(c.hidden));
   if (c.intermediate > 0) w.AddUint32(a + "feed_forward_length", static_cast<uint32_t>(c.intermediate));
   w.AddUint32(a + "attention.head_count", static_cast<uint32_t>(c.num_heads));
-  w.AddUint32(a + "attention.head_count_kv", static_cast<uint32_t>(c.num_kv_heads));
   w.AddFloat32(a + "rope.freq_base", static_cast<float>(c.rope_theta));
   w.AddFloat32(a + "attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_eps));
-  w.AddUint32(a + "attention.key_length", static_cast<uint32_t>(c.head_dim));
-  w.AddUint32(a + "attention.value_length", static_cast<uint32_t>(c.head_dim));
+  if (c.kimi()) {
+    AddKimiKeys(w, a, c);
+  } else {
+    w.AddUint32(a + "attention.head_count_kv", static_cast<uint32_t>(c.num_kv_heads));
+    w.AddUint32(a + "attention.key_length", static_cast<uint32_t>(c.head_dim));
+    w.AddUint32(a + "attention.value_length", static_cast<uint32_t>(c.head_dim));
+  }
   if (IsHybrid(c.arch)) {
     w.AddUint32(a + "rope.dimension_count", static_cast<uint32_t>(c.rope_dims));
     if (c.arch != Arch::kQwen3Next) {  // M-RoPE is Qwen3.5's; Qwen3-Next is plain NeoX
@@ -172,7 +228,7 @@ Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const Write
     w.AddUint32(a + "ssm.time_step_rank", static_cast<uint32_t>(c.lin_num_v_heads));
     w.AddUint32(a + "ssm.inner_size", static_cast<uint32_t>(c.lin_num_v_heads * c.lin_v_dim));
   }
-  if (c.moe()) {
+  if (c.moe() && !c.kimi()) {
     w.AddUint32(a + "expert_count", static_cast<uint32_t>(c.num_experts));
     w.AddUint32(a + "expert_used_count", static_cast<uint32_t>(c.experts_per_token));
     w.AddUint32(a + "expert_feed_forward_length", static_cast<uint32_t>(c.expert_intermediate));

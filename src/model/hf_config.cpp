@@ -53,9 +53,11 @@ Result<Arch> ReadArch(const JsonField& root, const JsonField& j) {
     return Arch::kQwen3_5Moe;
   if (arch_name == "Qwen3NextForCausalLM" || model_type == "qwen3_next") return Arch::kQwen3Next;
   if (arch_name == "Qwen3ForCausalLM" || model_type == "qwen3") return Arch::kQwen3;
+  if (arch_name == "KimiLinearForCausalLM" || model_type == "kimi_linear") return Arch::kKimiLinear;
   return Unsupported(root.file() + ": unknown architecture '" + (arch_name.empty() ? model_type : arch_name) +
                      "' (supported: Qwen3_5ForConditionalGeneration, Qwen3_5ForCausalLM, "
-                     "Qwen3_5MoeForConditionalGeneration, Qwen3NextForCausalLM, Qwen3ForCausalLM)");
+                     "Qwen3_5MoeForConditionalGeneration, Qwen3NextForCausalLM, Qwen3ForCausalLM, "
+                     "KimiLinearForCausalLM)");
 }
 
 Status ReadLayerKinds(const JsonField& j, ModelConfig* c) {
@@ -94,6 +96,67 @@ Status ReadExperts(const JsonField& j, ModelConfig* c) {
   return Status::Ok();
 }
 
+// The 1-indexed layer lists of linear_attn_config (spec §7.1): every layer
+// in exactly one of kda_layers and full_attn_layers.
+Status ReadKimiLayerKinds(const JsonField& lin, ModelConfig* c) {
+  std::vector<int> seen(static_cast<size_t>(c->num_layers), 0);
+  c->layer_kinds.assign(static_cast<size_t>(c->num_layers), LayerKind::kLinearAttention);
+  for (const char* key : {"kda_layers", "full_attn_layers"}) {
+    const bool full = std::string(key) == "full_attn_layers";
+    const JsonField list = lin[key];
+    if (!list.is_array()) return list.Error("an array of 1-indexed layer numbers");
+    LINEAGE_RETURN_IF_ERROR(list.ForEachItem([&](const JsonField& item) -> Status {
+      LINEAGE_ASSIGN_OR_RETURN(int64_t n, item.Int(1, c->num_layers));
+      if (seen[n - 1]++) return item.Error("a layer listed once in kda_layers and full_attn_layers");
+      if (full) c->layer_kinds[n - 1] = LayerKind::kFullAttention;
+      return Status::Ok();
+    }));
+  }
+  for (int64_t i = 0; i < c->num_layers; ++i)
+    if (!seen[i]) return lin.Error("every layer in kda_layers or full_attn_layers (layer " + std::to_string(i + 1) +
+                                   " is in neither)");
+  return Status::Ok();
+}
+
+// Kimi Linear's config.json (spec §7.1): MLA widths, linear_attn_config and
+// the DeepSeek-V3 MoE. Shared by nothing else: the Qwen fields do not apply.
+Status ReadKimiConfig(const JsonField& j, ModelConfig* c) {
+  LINEAGE_ASSIGN_OR_RETURN(c->intermediate, j["intermediate_size"].Int(1, L::kMaxIntermediate));
+  if (j["q_lora_rank"].present()) return Unsupported(j.file() + ": q_lora_rank (a low-rank MLA query)");
+  LINEAGE_ASSIGN_OR_RETURN(c->kv_lora_rank, j["kv_lora_rank"].Int(1, L::kMaxHeadDim));
+  LINEAGE_ASSIGN_OR_RETURN(c->qk_nope_dim, j["qk_nope_head_dim"].Int(1, L::kMaxHeadDim));
+  LINEAGE_ASSIGN_OR_RETURN(c->qk_rope_dim, j["qk_rope_head_dim"].Int(0, L::kMaxHeadDim));
+  LINEAGE_ASSIGN_OR_RETURN(c->v_head_dim, j["v_head_dim"].Int(1, L::kMaxHeadDim));
+  LINEAGE_ASSIGN_OR_RETURN(bool nope, j["mla_use_nope"].BoolOr(true));
+  if (!nope) return Unsupported(j.file() + ": mla_use_nope false (rotary MLA)");
+  LINEAGE_ASSIGN_OR_RETURN(c->context_length, j["model_max_length"].IntOr(c->context_length, 1, L::kMaxContext));
+  c->head_dim = c->qk_nope_dim + c->qk_rope_dim;
+  c->rope_dims = c->qk_rope_dim;
+  c->num_kv_heads = 1;  // the latent is one shared "head"
+  const JsonField lin = j["linear_attn_config"];
+  if (!lin.is_object()) return lin.Error("an object");
+  LINEAGE_ASSIGN_OR_RETURN(c->lin_num_k_heads, lin["num_heads"].Int(1, L::kMaxHeads));
+  LINEAGE_ASSIGN_OR_RETURN(c->lin_k_dim, lin["head_dim"].Int(1, L::kMaxHeadDim));
+  LINEAGE_ASSIGN_OR_RETURN(c->conv_kernel, lin["short_conv_kernel_size"].IntOr(4, 1, L::kMaxConvKernel));
+  c->lin_num_v_heads = c->lin_num_k_heads;
+  c->lin_v_dim = c->lin_k_dim;
+  LINEAGE_RETURN_IF_ERROR(ReadKimiLayerKinds(lin, c));
+  LINEAGE_ASSIGN_OR_RETURN(c->num_experts, j["num_experts"].Int(1, L::kMaxExperts));
+  LINEAGE_ASSIGN_OR_RETURN(c->experts_per_token, j["num_experts_per_token"].Int(1, c->num_experts));
+  LINEAGE_ASSIGN_OR_RETURN(c->expert_intermediate, j["moe_intermediate_size"].Int(1, L::kMaxIntermediate));
+  LINEAGE_ASSIGN_OR_RETURN(int64_t shared, j["num_shared_experts"].IntOr(1, 1, 64));
+  c->shared_intermediate = shared * c->expert_intermediate;
+  LINEAGE_ASSIGN_OR_RETURN(c->leading_dense_layers, j["first_k_dense_replace"].IntOr(0, 0, c->num_layers));
+  LINEAGE_ASSIGN_OR_RETURN(c->routed_scaling, j["routed_scaling_factor"].PositiveFloatOr(1.0, 1e6));
+  LINEAGE_ASSIGN_OR_RETURN(std::string act, j["moe_router_activation_func"].StringOr("sigmoid"));
+  if (act != "sigmoid") return Unsupported(j.file() + ": moe_router_activation_func '" + act + "' (only sigmoid)");
+  LINEAGE_ASSIGN_OR_RETURN(bool renorm, j["moe_renormalize"].BoolOr(true));
+  if (!renorm) return Unsupported(j.file() + ": moe_renormalize false (routing weights that are not renormalised)");
+  LINEAGE_ASSIGN_OR_RETURN(int64_t groups, j["num_expert_group"].IntOr(1, 1, L::kMaxExperts));
+  if (groups != 1) return Unsupported(j.file() + ": num_expert_group " + std::to_string(groups) + " (grouped top-k)");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path) {
@@ -111,7 +174,9 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
   LINEAGE_ASSIGN_OR_RETURN(c.hidden, j["hidden_size"].Int(1, L::kMaxHidden));
   LINEAGE_ASSIGN_OR_RETURN(c.num_layers, j["num_hidden_layers"].Int(1, L::kMaxLayers));
   // A MoE model has no dense FFN; its intermediate_size is informative.
-  if (IsMoeArch(c.arch)) {
+  if (c.arch == Arch::kKimiLinear) {
+    // ReadKimiConfig, below.
+  } else if (IsMoeArch(c.arch)) {
     LINEAGE_ASSIGN_OR_RETURN(c.intermediate, j["intermediate_size"].IntOr(0, 0, L::kMaxIntermediate));
   } else {
     LINEAGE_ASSIGN_OR_RETURN(c.intermediate, j["intermediate_size"].Int(1, L::kMaxIntermediate));
@@ -122,7 +187,7 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
   LINEAGE_ASSIGN_OR_RETURN(c.rms_eps, j["rms_norm_eps"].PositiveFloatOr(1e-6, L::kMaxRmsEps));
   LINEAGE_ASSIGN_OR_RETURN(c.num_heads, j["num_attention_heads"].Int(1, L::kMaxHeads));
   LINEAGE_ASSIGN_OR_RETURN(c.num_kv_heads, j["num_key_value_heads"].IntOr(c.num_heads, 1, c.num_heads));
-  if (c.num_heads % c.num_kv_heads != 0)
+  if (c.num_heads % c.num_kv_heads != 0 && c.arch != Arch::kKimiLinear)
     return j["num_key_value_heads"].Error("a divisor of num_attention_heads (" + std::to_string(c.num_heads) + ")");
   LINEAGE_ASSIGN_OR_RETURN(c.head_dim, j["head_dim"].IntOr(c.hidden / c.num_heads, 1, L::kMaxHeadDim));
   // The top-level tie_word_embeddings wins over text_config's.
@@ -152,6 +217,8 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
     LINEAGE_ASSIGN_OR_RETURN(c.conv_kernel, j["linear_conv_kernel_dim"].IntOr(4, 1, L::kMaxConvKernel));
     LINEAGE_RETURN_IF_ERROR(ReadLayerKinds(j, &c));
     if (IsMoeArch(c.arch)) LINEAGE_RETURN_IF_ERROR(ReadExperts(j, &c));
+  } else if (c.arch == Arch::kKimiLinear) {
+    LINEAGE_RETURN_IF_ERROR(ReadKimiConfig(j, &c));
   } else {
     c.rope_dims = c.head_dim;
     c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
@@ -168,8 +235,66 @@ Status MergeGenerationConfig(const Json& j, const std::string& path, ModelConfig
   return AddIds(root["eos_token_id"], &c->eos_token_ids);
 }
 
+namespace {
+
+// config.json as the released Kimi-Linear-48B-A3B-Instruct writes it.
+nlohmann::ordered_json MakeKimiConfig(const ModelConfig& c, const VocabData& vocab, DType dtype) {
+  nlohmann::ordered_json t;
+  t["architectures"] = {"KimiLinearForCausalLM"};
+  if (vocab.bos_id >= 0) t["bos_token_id"] = vocab.bos_id;
+  t["eos_token_id"] = vocab.eos_id;
+  t["first_k_dense_replace"] = c.leading_dense_layers;
+  t["hidden_act"] = "silu";
+  t["hidden_size"] = c.hidden;
+  t["initializer_range"] = 0.02;
+  t["intermediate_size"] = c.intermediate;
+  t["kv_lora_rank"] = c.kv_lora_rank;
+  std::vector<int64_t> kda, full;
+  for (int64_t i = 0; i < c.num_layers; ++i)
+    (c.layer_kinds[i] == LayerKind::kFullAttention ? full : kda).push_back(i + 1);  // 1-indexed
+  t["linear_attn_config"] = {{"full_attn_layers", full},
+                             {"head_dim", c.lin_k_dim},
+                             {"kda_layers", kda},
+                             {"num_heads", c.lin_num_k_heads},
+                             {"short_conv_kernel_size", c.conv_kernel}};
+  t["mla_use_nope"] = true;
+  t["model_max_length"] = c.context_length;
+  t["model_type"] = "kimi_linear";
+  t["moe_intermediate_size"] = c.expert_intermediate;
+  t["moe_layer_freq"] = 1;
+  t["moe_renormalize"] = true;
+  t["moe_router_activation_func"] = "sigmoid";
+  t["num_attention_heads"] = c.num_heads;
+  t["num_expert_group"] = 1;
+  t["num_experts"] = c.num_experts;
+  t["num_experts_per_token"] = c.experts_per_token;
+  t["num_hidden_layers"] = c.num_layers;
+  t["num_key_value_heads"] = c.num_heads;
+  t["num_nextn_predict_layers"] = 0;
+  t["num_shared_experts"] = c.shared_intermediate / c.expert_intermediate;
+  t["pad_token_id"] = vocab.pad_id >= 0 ? nlohmann::ordered_json(vocab.pad_id) : nlohmann::ordered_json(nullptr);
+  t["q_lora_rank"] = nullptr;
+  t["qk_nope_head_dim"] = c.qk_nope_dim;
+  t["qk_rope_head_dim"] = c.qk_rope_dim;
+  t["rms_norm_eps"] = c.rms_eps;
+  t["rope_scaling"] = nullptr;
+  t["rope_theta"] = c.rope_theta;
+  t["routed_scaling_factor"] = c.routed_scaling;
+  t["tie_word_embeddings"] = c.tied_embeddings;
+  t["topk_group"] = 1;
+  t["torch_dtype"] = TorchDType(dtype);
+  t["use_cache"] = true;
+  t["use_grouped_topk"] = true;
+  t["v_head_dim"] = c.v_head_dim;
+  t["vocab_size"] = c.vocab;
+  return t;
+}
+
+}  // namespace
+
 nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& vocab, DType dtype) {
   const ModelConfig& c = spec.config;
+  if (c.kimi()) return MakeKimiConfig(c, vocab, dtype);
   const bool hybrid = IsHybrid(c.arch), next = c.arch == Arch::kQwen3Next;
   nlohmann::ordered_json t;
   if (c.arch == Arch::kQwen3) t["architectures"] = {"Qwen3ForCausalLM"};

@@ -41,19 +41,22 @@ Range RangeFor(Arch arch, const PlannedTensor& p) {
     case Role::kLmHead:
       return UniformWithStd(2.0 / std::sqrt(static_cast<double>(p.hf_shape[1])));
     case Role::kFinalNorm: case Role::kInputNorm: case Role::kPostNorm:
-    case Role::kAttnQNorm: case Role::kAttnKNorm: case Role::kLinNorm: {
+    case Role::kAttnQNorm: case Role::kAttnKNorm: case Role::kLinNorm:
+    case Role::kKdaNorm: case Role::kMlaKvANorm: {
       // Zero-centred norms store w (scale 1 + w); plain ones store the scale.
       Range r = UniformWithStd(0.1);
       if (!IsZeroCentredNorm(p.role, arch)) r = {1 + r.lo, 1 + r.hi};
       return r;
     }
-    case Role::kLinConv:
+    case Role::kLinConv: case Role::kKdaQConv: case Role::kKdaKConv: case Role::kKdaVConv:
       return UniformWithStd(1.0 / std::sqrt(static_cast<double>(p.hf_shape.back())));
-    case Role::kLinDtBias:
+    case Role::kLinDtBias: case Role::kKdaDtBias:
       return {-1.0, 1.0};
-    case Role::kLinALog:
+    case Role::kLinALog: case Role::kKdaALog:
       return {-0.7, 1.4};
-    case Role::kLinOut:
+    case Role::kRouterBias:  // small next to the spread of the sigmoid scores, as trained biases are
+      return UniformWithStd(0.05);
+    case Role::kLinOut: case Role::kKdaOut: case Role::kMlaOut:
       return UniformWithStd(0.25 / std::sqrt(fan_in));
     default:
       return UniformWithStd(1.0 / std::sqrt(fan_in));
@@ -105,7 +108,7 @@ void FillRandom(Arch arch, const PlannedTensor& p, uint64_t seed, int64_t begin,
 }
 
 DType HfStoredDType(const PlannedTensor& p, DType dtype) {
-  if (p.role == Role::kLinALog) return DType::kF32;
+  if (p.role == Role::kLinALog || p.role == Role::kKdaALog) return DType::kF32;
   if (dtype == DType::kQ8_0) {
     if (IsSmallRole(p.role) || p.role == Role::kRouter) return DType::kF32;  // as the GGUF keeps them
     if (p.hf_shape.back() % 32 != 0) return DType::kF16;

@@ -248,6 +248,151 @@ Mat Moe(const ModelConfig& c, const MoeWeights& w, const Mat& x, std::vector<std
   return out;
 }
 
+// Kimi Delta Attention over a whole sequence from zero state (spec §7.2):
+// separate causal convs + SiLU for q, k, v; per-channel log-decay
+// g = ssm_a * softplus(f_b f_a x + dt_bias); beta = sigmoid(b_proj x);
+// L2-normalised q (then / sqrt(d)) and k; the delta rule with diag(exp(g));
+// RMSNorm(o) * sigmoid(g_b g_a x); o_proj.
+Mat KimiDelta(const ModelConfig& c, const KdaWeights& w, const Mat& x) {
+  const int64_t T = static_cast<int64_t>(x.size());
+  const int64_t nh = c.lin_num_k_heads, d = c.lin_k_dim, inner = nh * d, K = c.conv_kernel;
+  const Mat raw[3] = {MatMul(w.q_proj, x), MatMul(w.k_proj, x), MatMul(w.v_proj, x)};
+  Mat conv[3];
+  for (int64_t m = 0; m < 3; ++m) {
+    conv[m].assign(static_cast<size_t>(T), Vec(static_cast<size_t>(inner)));
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t ch = 0; ch < inner; ++ch) {
+        double s = 0;
+        for (int64_t j = 0; j < K; ++j) {
+          const int64_t src = t - (K - 1) + j;
+          if (src >= 0) s += static_cast<double>(w.conv[(m * inner + ch) * K + j]) * raw[m][src][ch];
+        }
+        conv[m][t][ch] = Silu(s);
+      }
+  }
+  const Mat f = MatMul(w.f_b, MatMul(w.f_a, x));
+  const Mat b = MatMul(w.b_proj, x);
+  const Mat gate = MatMul(w.g_b, MatMul(w.g_a, x));
+  std::vector<Mat> state(static_cast<size_t>(nh), Mat(static_cast<size_t>(d), Vec(static_cast<size_t>(d), 0.0)));
+  Mat o_all(static_cast<size_t>(T), Vec(static_cast<size_t>(inner)));
+  const double q_scale = 1.0 / std::sqrt(static_cast<double>(d));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < nh; ++h) {
+      Vec q(&conv[0][t][h * d], &conv[0][t][h * d] + d), k(&conv[1][t][h * d], &conv[1][t][h * d] + d);
+      const double* v = &conv[2][t][h * d];
+      L2NormInPlace(q.data(), d);
+      L2NormInPlace(k.data(), d);
+      for (double& e : q) e *= q_scale;
+      const double beta = Sigmoid(b[t][h]);
+      Mat& S = state[h];  // S[i][j]: key channel i, value channel j
+      for (int64_t i = 0; i < d; ++i) {
+        const double g = static_cast<double>(w.ssm_a[h]) * Softplus(f[t][h * d + i] + w.dt_bias[h * d + i]);
+        for (double& e : S[i]) e *= std::exp(g);
+      }
+      for (int64_t j = 0; j < d; ++j) {
+        double m = 0;
+        for (int64_t i = 0; i < d; ++i) m += S[i][j] * k[i];
+        const double delta = beta * (v[j] - m);
+        for (int64_t i = 0; i < d; ++i) S[i][j] += k[i] * delta;
+      }
+      double* o = &o_all[t][h * d];
+      for (int64_t j = 0; j < d; ++j) {
+        double s = 0;
+        for (int64_t i = 0; i < d; ++i) s += S[i][j] * q[i];
+        o[j] = s;
+      }
+      RmsNormInPlace(o, d, w.norm, c.rms_eps);
+      for (int64_t j = 0; j < d; ++j) o[j] *= Sigmoid(gate[t][h * d + j]);
+    }
+  return MatMul(w.o_proj, o_all);
+}
+
+// Element (r, col) of a view, as double.
+double At(const TensorView& t, int64_t r, int64_t col) {
+  float x;
+  DecodeToFloat(t, r * t.cols() + col, 1, &x);
+  return x;
+}
+
+// Latent attention in the plain (unabsorbed) form (spec §7.3): every head's
+// keys [W_k,h c_kv | k_pe] and values W_v,h c_kv expanded for every
+// position, causal softmax over (q_nope.k_nope + q_pe.k_pe) / sqrt(dn + dr).
+Mat LatentAttention(const ModelConfig& c, const MlaWeights& w, const Mat& x) {
+  const int64_t T = static_cast<int64_t>(x.size());
+  const int64_t nh = c.num_heads, dn = c.qk_nope_dim, dr = c.qk_rope_dim, dv = c.v_head_dim, L = c.kv_lora_rank;
+  const int64_t dq = dn + dr;
+  const Mat q = MatMul(w.q_proj, x);
+  Mat lat = MatMul(w.kv_a, x);
+  for (Vec& row : lat) RmsNormInPlace(row.data(), L, w.kv_a_norm, c.rms_eps);
+  Mat out(static_cast<size_t>(T), Vec(static_cast<size_t>(nh * dv), 0.0));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dq));
+  for (int64_t h = 0; h < nh; ++h) {
+    // W_k,h [dn, L] from k_b_t[h] = W_k,h^T; W_v,h = v_b[h].
+    Mat wk(static_cast<size_t>(dn), Vec(static_cast<size_t>(L))), wv(static_cast<size_t>(dv), Vec(static_cast<size_t>(L)));
+    for (int64_t l = 0; l < L; ++l) {
+      for (int64_t j = 0; j < dn; ++j) wk[j][l] = At(w.k_b_t[h], l, j);
+      for (int64_t j = 0; j < dv; ++j) wv[j][l] = At(w.v_b[h], j, l);
+    }
+    Mat keys(static_cast<size_t>(T), Vec(static_cast<size_t>(dq))), vals(static_cast<size_t>(T), Vec(static_cast<size_t>(dv)));
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t j = 0; j < dn; ++j) {
+        double s = 0;
+        for (int64_t l = 0; l < L; ++l) s += wk[j][l] * lat[t][l];
+        keys[t][j] = s;
+      }
+      for (int64_t j = 0; j < dr; ++j) keys[t][dn + j] = lat[t][L + j];  // k_pe: shared, not rotated
+      for (int64_t j = 0; j < dv; ++j) {
+        double s = 0;
+        for (int64_t l = 0; l < L; ++l) s += wv[j][l] * lat[t][l];
+        vals[t][j] = s;
+      }
+    }
+    for (int64_t t = 0; t < T; ++t) {
+      Vec p(static_cast<size_t>(t + 1));
+      double mx = -1e300;
+      for (int64_t u = 0; u <= t; ++u) {
+        double s = 0;
+        for (int64_t i = 0; i < dq; ++i) s += q[t][h * dq + i] * keys[u][i];
+        p[u] = s * scale;
+        mx = std::max(mx, p[u]);
+      }
+      double sum = 0;
+      for (double& e : p) sum += (e = std::exp(e - mx));
+      for (int64_t u = 0; u <= t; ++u)
+        for (int64_t j = 0; j < dv; ++j) out[t][h * dv + j] += p[u] / sum * vals[u][j];
+    }
+  }
+  return MatMul(w.o_proj, out);
+}
+
+// DeepSeek-V3 MoE (spec §7.4), token by token: s = sigmoid(router x); the top
+// k of s + score_bias (ties to the lower id) chosen; weights s renormalised
+// (sum + 1e-20) times routed_scaling; plus the ungated shared expert.
+Mat KimiMoe(const ModelConfig& c, const MoeWeights& w, const Mat& x, std::vector<std::vector<int64_t>>* chosen_out) {
+  const int64_t E = c.num_experts, k = c.experts_per_token;
+  const Mat logits = MatMul(w.router, x);
+  Mat out = SwiGlu(w.shared_gate, w.shared_up, w.shared_down, x);
+  for (size_t t = 0; t < x.size(); ++t) {
+    Vec s(static_cast<size_t>(E)), sel(static_cast<size_t>(E));
+    for (int64_t e = 0; e < E; ++e) {
+      s[e] = Sigmoid(logits[t][e]);
+      sel[e] = s[e] + w.score_bias[e];
+    }
+    std::vector<int64_t> order(static_cast<size_t>(E));
+    for (int64_t e = 0; e < E; ++e) order[e] = e;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return sel[a] > sel[b]; });
+    double sum = 1e-20;
+    for (int64_t j = 0; j < k; ++j) sum += s[order[j]];
+    if (chosen_out) chosen_out->emplace_back(order.begin(), order.begin() + k);
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t e = order[j];
+      const Vec y = SwiGlu(w.gate[e], w.up[e], w.down[e], Mat{x[t]})[0];
+      for (size_t i = 0; i < y.size(); ++i) out[t][i] += s[e] / sum * c.routed_scaling * y[i];
+    }
+  }
+  return out;
+}
+
 void AddInPlace(Mat& h, const Mat& d) {
   for (size_t t = 0; t < h.size(); ++t)
     for (size_t i = 0; i < h[t].size(); ++i) h[t][i] += d[t][i];
@@ -284,14 +429,23 @@ Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
     trace->layer_rms.clear();
     trace->experts.clear();
   }
-  for (const LayerWeights& L : w.layers) {
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const LayerWeights& L = w.layers[l];
     const Mat x = NormRows(h, L.input_norm, c.rms_eps);
-    AddInPlace(h, L.kind == LayerKind::kLinearAttention ? GatedDeltaNet(c, L.linear, x)
-                                                        : Attention(c, L.full, x));
+    const bool linear = L.kind == LayerKind::kLinearAttention;
+    if (c.kimi()) {
+      AddInPlace(h, linear ? KimiDelta(c, L.kda, x) : LatentAttention(c, L.mla, x));
+    } else {
+      AddInPlace(h, linear ? GatedDeltaNet(c, L.linear, x) : Attention(c, L.full, x));
+    }
     const Mat xn = NormRows(h, L.post_norm, c.rms_eps);
     std::vector<std::vector<int64_t>>* chosen = nullptr;
-    if (trace && c.moe()) chosen = &trace->experts.emplace_back();
-    AddInPlace(h, c.moe() ? Moe(c, L.moe, xn, chosen) : SwiGlu(L.gate_proj, L.up_proj, L.down_proj, xn));
+    if (trace && c.moe_layer(l)) chosen = &trace->experts.emplace_back();
+    if (!c.moe_layer(l)) {
+      AddInPlace(h, SwiGlu(L.gate_proj, L.up_proj, L.down_proj, xn));
+    } else {
+      AddInPlace(h, c.kimi() ? KimiMoe(c, L.moe, xn, chosen) : Moe(c, L.moe, xn, chosen));
+    }
     if (trace) trace->layer_rms.push_back(MaxRms(h));
   }
   return MatMul(w.lm_head, NormRows(h, w.final_norm, c.rms_eps));

@@ -6,6 +6,8 @@
 // are read with DecodeToFloat only. Gated DeltaNet runs the token-by-token
 // recurrence (spec §2.5), attention is causal softmax over all previous
 // positions (§3, §11), norms as in §4, the MoE FFN token by token (§4.3).
+// Kimi Linear: the KDA recurrence (§7.2), MLA unabsorbed (every head's keys
+// and values expanded from the latent, §7.3), the DeepSeek-V3 MoE (§7.4).
 // Slow by design: use tiny shapes.
 // Thread-safe (reads the model only).
 #pragma once

@@ -101,6 +101,64 @@ Result<ModelSpec> LookupMoeShape(Arch arch, std::string_view shape) {
   return s;
 }
 
+// Kimi Linear (spec §7.1): KDA layers, MLA at 1-indexed layers 4, 8, ... and
+// the last; the first layer's FFN dense. tiny keeps the 3:1 pattern over 8
+// layers with every width small and every head count above 1.
+Result<ModelSpec> LookupKimiShape(std::string_view shape) {
+  ModelSpec s;
+  s.shape = std::string(shape);
+  ModelConfig& c = s.config;
+  c.arch = Arch::kKimiLinear;
+  c.rms_eps = 1e-5;
+  c.tied_embeddings = false;
+  c.rope_theta = 1e4;  // in config.json, unused: MLA here is NoPE
+  c.conv_kernel = 4;
+  c.context_length = 1048576;
+  c.num_kv_heads = 1;
+  c.leading_dense_layers = 1;
+  c.routed_scaling = 2.446;
+  if (shape == "tiny") {
+    c.hidden = 128;
+    c.num_layers = 8;
+    c.vocab = 1024;
+    c.intermediate = 256;
+    c.num_heads = 4;
+    c.kv_lora_rank = 32;
+    c.qk_nope_dim = 32;
+    c.qk_rope_dim = 16;
+    c.v_head_dim = 32;
+    c.lin_num_k_heads = c.lin_num_v_heads = 4;
+    c.lin_k_dim = c.lin_v_dim = 32;
+    c.num_experts = 8;
+    c.experts_per_token = 2;
+    c.expert_intermediate = 64;
+    c.shared_intermediate = 64;
+  } else if (shape == "kimi-linear-48b-a3b") {
+    c.hidden = 2304;
+    c.num_layers = 27;
+    c.vocab = 163840;
+    c.intermediate = 9216;
+    c.num_heads = 32;
+    c.kv_lora_rank = 512;
+    c.qk_nope_dim = 128;
+    c.qk_rope_dim = 64;
+    c.v_head_dim = 128;
+    c.lin_num_k_heads = c.lin_num_v_heads = 32;
+    c.lin_k_dim = c.lin_v_dim = 128;
+    c.num_experts = 256;
+    c.experts_per_token = 8;
+    c.expert_intermediate = 1024;
+    c.shared_intermediate = 1024;
+  } else {
+    return NotFound("unknown shape '" + std::string(shape) + "' for kimi_linear (known: tiny, kimi-linear-48b-a3b)");
+  }
+  c.head_dim = c.qk_nope_dim + c.qk_rope_dim;
+  c.rope_dims = c.qk_rope_dim;
+  c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
+  if (shape != "tiny") c.layer_kinds.back() = LayerKind::kFullAttention;
+  return s;
+}
+
 }  // namespace
 
 std::vector<LayerKind> LayerKindsFromInterval(int64_t num_layers, int64_t interval) {
@@ -116,6 +174,7 @@ std::vector<std::string> ShapeNames(Arch arch) {
     case Arch::kQwen3: return {"tiny", "qwen3-0.6b"};
     case Arch::kQwen3_5Moe: return {"tiny", "qwen3.5-35b-a3b"};
     case Arch::kQwen3Next: return {"tiny", "qwen3-next-80b-a3b"};
+    case Arch::kKimiLinear: return {"tiny", "kimi-linear-48b-a3b"};
   }
   return {};
 }
@@ -125,8 +184,9 @@ Result<Arch> ParseArch(std::string_view name) {
   if (name == "qwen3") return Arch::kQwen3;
   if (name == "qwen3_5_moe") return Arch::kQwen3_5Moe;
   if (name == "qwen3_next") return Arch::kQwen3Next;
+  if (name == "kimi_linear") return Arch::kKimiLinear;
   return InvalidArgument("unknown architecture '" + std::string(name) +
-                         "' (known: qwen3_5, qwen3, qwen3_5_moe, qwen3_next)");
+                         "' (known: qwen3_5, qwen3, qwen3_5_moe, qwen3_next, kimi_linear)");
 }
 
 Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
@@ -136,7 +196,7 @@ Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
                            std::to_string(c.num_layers) + "] for shape " + spec.shape);
   c.num_layers = num_layers;
   c.layer_kinds.resize(static_cast<size_t>(num_layers));
-  if (IsHybrid(c.arch) && c.num_full_layers() == 0)
+  if ((IsHybrid(c.arch) || c.kimi()) && c.num_full_layers() == 0)
     return InvalidArgument("--layers " + std::to_string(num_layers) +
                            " leaves no full-attention layer (the first is layer 4)");
   spec.shape += "-" + std::to_string(num_layers) + "l";
@@ -144,7 +204,12 @@ Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
 }
 
 Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_override) {
-  if (IsMoeArch(arch)) {
+  if (arch == Arch::kKimiLinear) {
+    LINEAGE_ASSIGN_OR_RETURN(ModelSpec kimi, LookupKimiShape(shape));
+    if (vocab_override > 0) kimi.config.vocab = vocab_override;
+    return kimi;
+  }
+  if (arch == Arch::kQwen3_5Moe || arch == Arch::kQwen3Next) {
     LINEAGE_ASSIGN_OR_RETURN(ModelSpec moe, LookupMoeShape(arch, shape));
     if (vocab_override > 0) moe.config.vocab = vocab_override;
     return moe;

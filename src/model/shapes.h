@@ -12,6 +12,11 @@
 //   MoE FFN of 8 experts of width 64 (top-2 / top-3) and a shared expert of
 //   width 96. The real qwen3.5-35b-a3b and qwen3-next-80b-a3b shapes follow
 //   spec §1.2.
+// tiny / kimi_linear: hidden 128, 8 layers (MLA at 3 and 7, the rest KDA),
+//   KDA 4 heads of 32, MLA 4 heads with kv_lora_rank 32, qk_nope 32,
+//   qk_rope 16, v 32; layer 0 a dense FFN of 256, the others 8 experts of
+//   64 (top-2, x 2.446) and a shared expert of 64; vocab 1024. The real
+//   kimi-linear-48b-a3b follows spec §7.1.
 //
 // A ModelSpec is a plain value; `config` is complete except for the file
 // fields (format, source_path, v_head_order, zero_centred_norms), which

@@ -38,6 +38,75 @@ struct Planner {
   }
 };
 
+// One Kimi Linear mixer (spec §7.2, §7.3, §7.5). HF names follow the
+// released checkpoint (modeling_kimi.py), GGUF names llama.cpp's converter.
+void PlanKimiMixer(Planner& p, int64_t l) {
+  const ModelConfig& c = p.c;
+  const int64_t H = c.hidden;
+  if (c.layer_kinds[l] == LayerKind::kLinearAttention) {
+    const int64_t nh = c.lin_num_k_heads, d = c.lin_k_dim, inner = nh * d, K = c.conv_kernel;
+    p.Add(Role::kKdaQ, l, "self_attn.q_proj.weight", "attn_q.weight", {inner, H});
+    p.Add(Role::kKdaK, l, "self_attn.k_proj.weight", "attn_k.weight", {inner, H});
+    p.Add(Role::kKdaV, l, "self_attn.v_proj.weight", "attn_v.weight", {inner, H});
+    p.Add(Role::kKdaQConv, l, "self_attn.q_conv1d.weight", {inner, 1, K}, "ssm_conv1d_q.weight", {1, inner, 1, K});
+    p.Add(Role::kKdaKConv, l, "self_attn.k_conv1d.weight", {inner, 1, K}, "ssm_conv1d_k.weight", {1, inner, 1, K});
+    p.Add(Role::kKdaVConv, l, "self_attn.v_conv1d.weight", {inner, 1, K}, "ssm_conv1d_v.weight", {1, inner, 1, K});
+    p.Add(Role::kKdaFA, l, "self_attn.f_a_proj.weight", "ssm_f_a.weight", {d, H});
+    p.Add(Role::kKdaFB, l, "self_attn.f_b_proj.weight", "ssm_f_b.weight", {inner, d});
+    p.Add(Role::kKdaB, l, "self_attn.b_proj.weight", "ssm_beta.weight", {nh, H});
+    p.Add(Role::kKdaALog, l, "self_attn.A_log", {1, 1, nh, 1}, "ssm_a", {1, 1, nh, 1});
+    p.Add(Role::kKdaDtBias, l, "self_attn.dt_bias", "ssm_dt.bias", {inner});
+    p.Add(Role::kKdaGA, l, "self_attn.g_a_proj.weight", "ssm_g_a.weight", {d, H});
+    p.Add(Role::kKdaGB, l, "self_attn.g_b_proj.weight", "ssm_g_b.weight", {inner, d});
+    p.Add(Role::kKdaNorm, l, "self_attn.o_norm.weight", "ssm_norm.weight", {d});
+    p.Add(Role::kKdaOut, l, "self_attn.o_proj.weight", "attn_output.weight", {H, inner});
+    return;
+  }
+  const int64_t nh = c.num_heads, dn = c.qk_nope_dim, dv = c.v_head_dim, r = c.kv_lora_rank;
+  p.Add(Role::kMlaQ, l, "self_attn.q_proj.weight", "attn_q.weight", {nh * c.head_dim, H});
+  p.Add(Role::kMlaKvA, l, "self_attn.kv_a_proj_with_mqa.weight", "attn_kv_a_mqa.weight", {c.latent_dim(), H});
+  p.Add(Role::kMlaKvANorm, l, "self_attn.kv_a_layernorm.weight", "attn_kv_a_norm.weight", {r});
+  if (c.format == FileFormat::kSafetensors) {
+    p.Add(Role::kMlaKvB, l, "self_attn.kv_b_proj.weight", "-", {nh * (dn + dv), r});
+  } else {  // split from kv_b_proj, k transposed per head (spec §7.3)
+    p.Add(Role::kMlaKB, l, "self_attn.kv_b_proj.weight", {nh * (dn + dv), r}, "attn_k_b.weight", {nh, r, dn});
+    p.Add(Role::kMlaVB, l, "self_attn.kv_b_proj.weight", {nh * (dn + dv), r}, "attn_v_b.weight", {nh, dv, r});
+  }
+  p.Add(Role::kMlaOut, l, "self_attn.o_proj.weight", "attn_output.weight", {H, nh * dv});
+}
+
+// Kimi's FFN: dense in the leading layers, else the DeepSeek-V3 MoE with its
+// routed experts one 2-D tensor per expert (HF w1 gate, w3 up, w2 down) or
+// stacked (GGUF).
+void PlanKimiFfn(Planner& p, int64_t l) {
+  const ModelConfig& c = p.c;
+  const int64_t H = c.hidden, I = c.intermediate, E = c.num_experts, Ie = c.expert_intermediate;
+  const int64_t Is = c.shared_intermediate;
+  if (!c.moe_layer(l)) {
+    p.Add(Role::kFfnGate, l, "mlp.gate_proj.weight", "ffn_gate.weight", {I, H});
+    p.Add(Role::kFfnUp, l, "mlp.up_proj.weight", "ffn_up.weight", {I, H});
+    p.Add(Role::kFfnDown, l, "mlp.down_proj.weight", "ffn_down.weight", {H, I});
+    return;
+  }
+  p.Add(Role::kRouter, l, "block_sparse_moe.gate.weight", "ffn_gate_inp.weight", {E, H});
+  p.Add(Role::kRouterBias, l, "block_sparse_moe.gate.e_score_correction_bias", "exp_probs_b.bias", {E});
+  if (c.format == FileFormat::kGguf) {
+    p.AddOwn(Role::kExpGate, l, -1, "ffn_gate_exps.weight", {E, Ie, H});
+    p.AddOwn(Role::kExpUp, l, -1, "ffn_up_exps.weight", {E, Ie, H});
+    p.AddOwn(Role::kExpDown, l, -1, "ffn_down_exps.weight", {E, H, Ie});
+  } else {
+    for (int64_t e = 0; e < E; ++e) {
+      const std::string x = "block_sparse_moe.experts." + std::to_string(e) + ".";
+      p.AddOwn(Role::kExpGate, l, e, x + "w1.weight", {Ie, H});
+      p.AddOwn(Role::kExpUp, l, e, x + "w3.weight", {Ie, H});
+      p.AddOwn(Role::kExpDown, l, e, x + "w2.weight", {H, Ie});
+    }
+  }
+  p.Add(Role::kShGate, l, "block_sparse_moe.shared_experts.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
+  p.Add(Role::kShUp, l, "block_sparse_moe.shared_experts.up_proj.weight", "ffn_up_shexp.weight", {Is, H});
+  p.Add(Role::kShDown, l, "block_sparse_moe.shared_experts.down_proj.weight", "ffn_down_shexp.weight", {H, Is});
+}
+
 }  // namespace
 
 std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
@@ -48,6 +117,12 @@ std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
   p.Add(Role::kEmbed, -1, "embed_tokens.weight", "token_embd.weight", {V, H});
   for (int64_t l = 0; l < c.num_layers; ++l) {
     p.Add(Role::kInputNorm, l, "input_layernorm.weight", "attn_norm.weight", {H});
+    if (c.kimi()) {
+      PlanKimiMixer(p, l);
+      p.Add(Role::kPostNorm, l, "post_attention_layernorm.weight", "ffn_norm.weight", {H});
+      PlanKimiFfn(p, l);
+      continue;
+    }
     if (c.layer_kinds[l] == LayerKind::kLinearAttention) {
       const int64_t key_dim = c.lin_num_k_heads * c.lin_k_dim;
       const int64_t value_dim = c.lin_num_v_heads * c.lin_v_dim;
@@ -156,6 +231,8 @@ bool IsSmallRole(Role r) {
     case Role::kFinalNorm: case Role::kInputNorm: case Role::kPostNorm:
     case Role::kLinConv: case Role::kLinDtBias: case Role::kLinALog: case Role::kLinNorm:
     case Role::kAttnQNorm: case Role::kAttnKNorm:
+    case Role::kKdaQConv: case Role::kKdaKConv: case Role::kKdaVConv: case Role::kKdaALog: case Role::kKdaDtBias:
+    case Role::kKdaNorm: case Role::kMlaKvANorm: case Role::kRouterBias:
       return true;
     default:
       return false;
@@ -179,6 +256,7 @@ const char* GgufArchName(Arch a) {
     case Arch::kQwen3: return "qwen3";
     case Arch::kQwen3_5Moe: return "qwen35moe";
     case Arch::kQwen3Next: return "qwen3next";
+    case Arch::kKimiLinear: return "kimi-linear";
   }
   return "?";
 }

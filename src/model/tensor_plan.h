@@ -35,6 +35,15 @@ enum class Role {
   // expert (kExpGate / kExpUp / kExpDown with `expert` >= 0).
   kRouter, kExpGate, kExpUp, kExpDown, kExpGateUp,
   kShGate, kShUp, kShDown, kShGateInp,
+  // Kimi Linear (spec §7.2-§7.5). KDA: separate q/k/v projections and convs,
+  // the low-rank decay (f_a, f_b) and output gate (g_a, g_b) projections.
+  kKdaQ, kKdaK, kKdaV, kKdaQConv, kKdaKConv, kKdaVConv, kKdaFA, kKdaFB, kKdaB, kKdaALog, kKdaDtBias,
+  kKdaGA, kKdaGB, kKdaNorm, kKdaOut,
+  // MLA: q, the latent down-projection with k_pe, its norm; HF kv_b_proj or
+  // GGUF's split attn_k_b (per head W_k^T) and attn_v_b; the output.
+  kMlaQ, kMlaKvA, kMlaKvANorm, kMlaKvB, kMlaKB, kMlaVB, kMlaOut,
+  // DeepSeek-V3 router bias (e_score_correction_bias), selection only.
+  kRouterBias,
 };
 
 // How the routed experts of a MoE layer are stored.
@@ -80,7 +89,8 @@ bool IsSmallRole(Role r);
 // the GDN output norm is plain (spec §4.1).
 bool IsZeroCentredNorm(Role r, Arch arch);
 
-// The GGUF architecture string ("qwen35", "qwen3", "qwen35moe", "qwen3next").
+// The GGUF architecture string ("qwen35", "qwen3", "qwen35moe", "qwen3next",
+// "kimi-linear").
 const char* GgufArchName(Arch a);
 
 }  // namespace lineage::model

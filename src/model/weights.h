@@ -63,6 +63,36 @@ struct FullAttentionWeights {     // spec §3 (qwen3_5) and §11 (qwen3)
   std::vector<float> k_norm;      // [hd], effective scale
 };
 
+// Kimi Delta Attention (spec §7.2); nh heads of d channels, inner = nh d.
+struct KdaWeights {
+  TensorView q_proj, k_proj, v_proj;  // [inner, H] each
+  std::vector<float> conv;            // [3 inner, K]: q, k, v channels in that order
+  TensorView f_a;                     // [d, H]
+  TensorView f_b;                     // [inner, d]
+  TensorView b_proj;                  // [nh, H]
+  std::vector<float> ssm_a;           // [nh], = -exp(A_log)
+  std::vector<float> dt_bias;         // [inner]
+  TensorView g_a;                     // [d, H]
+  TensorView g_b;                     // [inner, d]
+  std::vector<float> norm;            // [d], plain weight
+  TensorView o_proj;                  // [H, inner]
+};
+
+// Latent attention (spec §7.3) with nh heads; L = kv_lora_rank.
+struct MlaWeights {
+  TensorView q_proj;                  // [nh (dn + dr), H]: per head [q_nope | q_pe]
+  TensorView kv_a;                    // [L + dr, H]: [c_kv | k_pe]
+  std::vector<float> kv_a_norm;       // [L]
+  // Per head, whatever the file's cut (HF kv_b_proj or GGUF attn_k_b /
+  // attn_v_b): k_b_t[h] = W_k,h^T [L, dn] (absorbs q_nope into the latent),
+  // v_b[h] = W_v,h [dv, L]. Views of the file, or of `owned` where the file
+  // stores W_k,h untransposed (HF).
+  std::vector<TensorView> k_b_t;
+  std::vector<TensorView> v_b;
+  std::shared_ptr<const std::vector<float>> owned;
+  TensorView o_proj;                  // [H, nh dv]
+};
+
 // Sparse MoE FFN (spec §4.3), every routed expert a SwiGLU of width I_e.
 // Per-expert views are slices of the file's tensors, whatever their layout.
 struct MoeWeights {
@@ -73,7 +103,8 @@ struct MoeWeights {
   TensorView shared_gate;              // [I_s, H]
   TensorView shared_up;                // [I_s, H]
   TensorView shared_down;              // [H, I_s]
-  std::vector<float> shared_gate_inp;  // [H]: the shared expert's scale is sigmoid(x . this)
+  std::vector<float> shared_gate_inp;  // [H]: the shared expert's scale is sigmoid(x . this); empty: no gate (kimi)
+  std::vector<float> score_bias;       // [E]: kimi's e_score_correction_bias (selection only); else empty
 };
 
 struct LayerWeights {
@@ -82,10 +113,12 @@ struct LayerWeights {
   std::vector<float> post_norm;   // [H], effective scale (post_attention_layernorm)
   LinearAttentionWeights linear;  // valid when kind == kLinearAttention
   FullAttentionWeights full;      // valid when kind == kFullAttention
+  KdaWeights kda;                 // kimi_linear, kind == kLinearAttention
+  MlaWeights mla;                 // kimi_linear, kind == kFullAttention
   TensorView gate_proj;           // [I, H]   (dense FFN; invalid for MoE models)
   TensorView up_proj;             // [I, H]
   TensorView down_proj;           // [H, I]
-  MoeWeights moe;                 // valid when config.moe()
+  MoeWeights moe;                 // valid when config.moe_layer(l)
 };
 
 struct Weights {

@@ -25,6 +25,11 @@ const std::vector<ModelShape>& KnownShapes() {
       // Spec §8: 12 attention layers × 2 × 2 × 256 × bf16 = 24,576 B/token;
       // 36 GDN layers with 32 value heads, conv_dim 8192, fp32.
       {"qwen3-next-80b", 24576, GdnStateBytes(36, 32, 8192), 12.0, 0.25, 16 * GiB, 256 * GiB, 1.0e9, 0.5e9, 5.0e9},
+      // Spec §8: 7 MLA layers × one latent row of 576 × bf16 = 8,064 B/token; 20 KDA
+      // layers of 32 heads × 128 × 128 plus 3 convs × 3 × 4096, fp32 (42.8 MiB). Speeds
+      // as qwen3-next-80b: both activate ~3B parameters per token.
+      {"kimi-linear-48b-a3b", 7 * 576 * 2, 20 * (32 * 128 * 128 + 3 * 3 * 4096) * 4, 12.0, 0.25, 16 * GiB, 256 * GiB,
+       1.0e9, 0.5e9, 5.0e9},
       // Spec §11: 28 layers × 2 × 8 KV heads × 128 × bf16 = 114,688 B/token, no recurrent state.
       {"qwen3-0.6b", 114688, 0, 80.0, 0.06, 4 * GiB, 64 * GiB, 1.0e9, 0.5e9, 5.0e9},
   };

@@ -43,6 +43,19 @@ const std::string kDeepseekV3 =
     "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
     " ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
+// Kimi K2 (tokenization_kimi.py's tiktoken pattern; llama.cpp's "kimi-k2"
+// runs it in a hand-written splitter): Han runs split off first, and the
+// letter classes of the GPT-4o-style words exclude Han. The original's class
+// intersections ([...&&[^\p{Han}]]) are written as a negative look-ahead,
+// which PCRE2 supports and which matches the same characters.
+const std::string kKimiK2 =
+    "\\p{Han}+|"
+    "[^\\r\\n\\p{L}\\p{N}]?(?:(?!\\p{Han})[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}])*"
+    "(?:(?!\\p{Han})[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}])+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+    "[^\\r\\n\\p{L}\\p{N}]?(?:(?!\\p{Han})[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}])+"
+    "(?:(?!\\p{Han})[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}])*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+    "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
 bool In(std::string_view name, std::initializer_list<std::string_view> names) {
   for (std::string_view n : names) {
     if (n == name) return true;
@@ -85,6 +98,8 @@ PretokenizerPreset PresetForName(std::string_view name, bool* known) {
     p.patterns = {kGpt2};
   } else if (In(name, {"gpt-4o", "llama4", "minimax-m2"})) {
     p.patterns = {kGpt4o};
+  } else if (In(name, {"kimi-k2"})) {
+    p.patterns = {kKimiK2};
   } else if (In(name, {"tekken"})) {
     p.patterns = {kTekken};
     p.ignore_merges = true;

@@ -158,7 +158,8 @@ TEST_P(DiskRestoreArch, ANewRunRestoresFromDiskWithTheLogitsOfAColdPrefill) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, DiskRestoreArch,
-                         ::testing::Values(model::Arch::kQwen3_5, model::Arch::kQwen3_5Moe, model::Arch::kQwen3Next),
+                         ::testing::Values(model::Arch::kQwen3_5, model::Arch::kQwen3_5Moe, model::Arch::kQwen3Next,
+                                           model::Arch::kKimiLinear),
                          [](const auto& info) { return std::string(model::ArchName(info.param)); });
 
 TEST(DiskRestore, Bf16KvPagesRoundTripAndAreForeignToAnF32Engine) {

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <string>
 #include <memory>
+#include <random>
+#include <span>
 #include <vector>
 
 #include "engine/engine.h"
@@ -89,6 +91,28 @@ inline double WorstErrorAgainstReference(std::shared_ptr<const model::Model> m, 
   std::printf("  %s %s weights, %s KV: max relative logit error %.3g\n", model::ArchName(m->config.arch),
               std::string(Info(m->weights.embed.dtype).name).c_str(), std::string(Info(kv_dtype).name).c_str(), worst);
   return worst;
+}
+
+// Prefills `num_tokens` tokens in pieces of 1..max_piece tokens at random
+// (three times, each from an empty sequence) and expects the logits after
+// every piece within `tol` of the reference.
+inline void ExpectRandomPrefillCutsMatchReference(const std::shared_ptr<const model::Model>& m, Engine& engine,
+                                                  int64_t num_tokens, int64_t max_piece, double tol) {
+  const std::vector<int32_t> tokens = Tokens(num_tokens, m->config.vocab, 3);
+  auto ref = model::ReferenceForward(*m, tokens);
+  ASSERT_TRUE(ref.ok());
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 3; ++trial) {
+    Sequence seq = engine.NewSequence();
+    int64_t done = 0;
+    while (done < num_tokens) {
+      const int64_t n = std::min<int64_t>(num_tokens - done, 1 + rng() % max_piece);
+      PrefillResult r;
+      ASSERT_TRUE(engine.Prefill(seq, std::span(tokens).subspan(done, n), {}, &r).ok());
+      done += n;
+      EXPECT_LT(MaxRelError(r.logits, (*ref)[done - 1]), tol) << "trial " << trial << " after " << done;
+    }
+  }
 }
 
 }  // namespace lineage::engine::testing

@@ -46,22 +46,8 @@ TEST_P(Moe, LoadedFilesOfBothFormatsMatchReference) {
 
 TEST_P(Moe, PrefillCutAtRandomPoints) {
   auto m = TinyModel(GetParam());
-  const std::vector<int32_t> tokens = Tokens(120, m->config.vocab, 3);
-  auto ref = model::ReferenceForward(*m, tokens);
-  ASSERT_TRUE(ref.ok());
   auto engine = MakeEngine(m);
-  std::mt19937 rng(7);
-  for (int trial = 0; trial < 3; ++trial) {
-    Sequence seq = engine->NewSequence();
-    int64_t done = 0;
-    while (done < static_cast<int64_t>(tokens.size())) {
-      const int64_t n = std::min<int64_t>(static_cast<int64_t>(tokens.size()) - done, 1 + rng() % 40);
-      PrefillResult r;
-      ASSERT_TRUE(engine->Prefill(seq, std::span(tokens).subspan(done, n), {}, &r).ok());
-      done += n;
-      EXPECT_LT(MaxRelError(r.logits, (*ref)[done - 1]), 1e-4) << "trial " << trial << " after " << done;
-    }
-  }
+  testing::ExpectRandomPrefillCutsMatchReference(m, *engine, 120, 40, 1e-4);
 }
 
 TEST_P(Moe, BatchedDecodeOfSequencesRoutedToDifferentExperts) {

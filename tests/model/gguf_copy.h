@@ -27,6 +27,10 @@ inline Status CopyGgufMetadata(const GgufFile& g, GgufWriter& w,
       case GgufType::kArray:
         if (v.elem_type == GgufType::kString) {
           w.AddStringArray(key, *g.GetStringArray(key));
+        } else if (v.elem_type == GgufType::kUint32) {
+          const std::vector<int64_t> values = *g.GetIntArray(key);
+          std::vector<uint32_t> x(values.begin(), values.end());
+          w.AddUint32Array(key, x);
         } else if (v.elem_type == GgufType::kInt32) {
           const std::vector<int64_t> values = *g.GetIntArray(key);
           std::vector<int32_t> x(values.begin(), values.end());

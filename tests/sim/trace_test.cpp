@@ -216,6 +216,8 @@ TEST(Shapes, SpecNumbers) {
   // Spec §8 in fp32: Qwen3.5-0.8B 19.27 MiB, Qwen3-Next 75.38 MiB; §11: 112 KiB/token.
   EXPECT_NEAR(FindShape("qwen3.5-0.8b")->recurrent_bytes / 1048576.0, 19.27, 0.01);
   EXPECT_NEAR(FindShape("qwen3-next-80b")->recurrent_bytes / 1048576.0, 75.38, 0.01);
+  EXPECT_EQ(FindShape("kimi-linear-48b-a3b")->kv_bytes_per_token, 8064);  // spec §8
+  EXPECT_NEAR(FindShape("kimi-linear-48b-a3b")->recurrent_bytes / 1048576.0, 42.81, 0.01);
   EXPECT_EQ(FindShape("qwen3-0.6b")->kv_bytes_per_token, 112 * 1024);
   EXPECT_TRUE(FindShape("qwen3-0.6b")->attention_only());
   EXPECT_FALSE(FindShape("nope").ok());

@@ -53,6 +53,17 @@ TEST(QwenPretokenizer, NewlinesAndPunctuation) {
   EXPECT_EQ(SplitWith("qwen2", "我想在apple工作"), (V{"我想在apple工作"}));
 }
 
+// kimi-k2 (tokenization_kimi.py): Han runs split off Latin letters, words
+// GPT-4o style (case runs, contraction kept), digits in threes.
+TEST(KimiPretokenizer, HanRunsSplitFromOtherLetters) {
+  bool known = false;
+  PresetForName("kimi-k2", &known);
+  EXPECT_TRUE(known);
+  EXPECT_EQ(SplitWith("kimi-k2", "我想在apple工作"), (V{"我想在", "apple", "工作"}));
+  EXPECT_EQ(SplitWith("kimi-k2", "Hello World's 12345"), (V{"Hello", " World's", " ", "123", "45"}));
+  EXPECT_EQ(SplitWith("kimi-k2", "HELLO x\n\ny"), (V{"HELLO", " x", "\n\n", "y"}));
+}
+
 TEST(Pretokenizer, InvalidUtf8IsIsolatedNotFatal) {
   EXPECT_EQ(SplitWith("qwen2", "ab\xFF" "cd"), (V{"ab", "\xFF", "cd"}));
 }

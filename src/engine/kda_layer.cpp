@@ -1,0 +1,92 @@
+// Kimi Delta Attention mixer (spec §7.2), for every segment of a batch:
+//   q | k | v = q_proj xn | k_proj xn | v_proj xn   raw, [R, 3 inner]
+//   y         = silu(causal_conv(q | k | v))        per channel, with the sequence's window
+//   q, k      = l2norm per head; q /= sqrt(d)
+//   g         = ssm_a[h] * softplus(f_b f_a xn + dt_bias)   per channel
+//   beta      = sigmoid(b_proj xn)
+//   o         = KDA delta rule per head, from and into the sequence's state
+//   out       = o_proj( rmsnorm_d(o) * norm_w * sigmoid(g_b g_a xn) )
+// The conv window and S live where a GDN layer's do (RecurrentState): the
+// three convs' channels are one [q | k | v] window of 3 inner channels.
+#include <immintrin.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/kda_rule.h"
+#include "core/kernels.h"
+#include "engine/layers.h"
+#include "engine/multi_gemm.h"
+#include "engine/recurrent_ops.h"
+
+namespace lineage::engine {
+namespace {
+
+// x[i] *= y[i].
+void MulInPlace(float* x, const float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  for (; i < n; ++i) x[i] *= y[i];
+}
+
+}  // namespace
+
+void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const StepContext& ctx, const float* xn,
+                        float* out) {
+  const model::ModelConfig& c = ctx.config;
+  const int64_t R = ctx.batch.num_rows, H = c.hidden;
+  const int64_t nh = c.lin_num_k_heads, d = c.lin_k_dim, inner = nh * d, conv_dim = 3 * inner, K = c.conv_kernel;
+  KimiScratch& ks = ctx.ws.kimi;
+  float* mixed = ctx.ws.wide0.data();  // [R, 3 inner] raw q | k | v
+  float* conv = ctx.ws.wide1.data();   // [R, 3 inner] after conv + SiLU
+  float* low = ks.low.data();          // [R, 2 d]: f_a xn | g_a xn
+  float* decay = ks.decay.data();      // [R, inner]
+  float* gate = ks.gate.data();        // [R, inner]
+  float* core = ctx.ws.mid1.data();    // [R, inner]
+  float* beta = ctx.ws.heads0.data();  // [R, nh]
+  MultiGemm({{&w.q_proj, mixed, conv_dim}, {&w.k_proj, mixed + inner, conv_dim},
+             {&w.v_proj, mixed + 2 * inner, conv_dim}, {&w.f_a, low, 2 * d}, {&w.g_a, low + d, 2 * d},
+             {&w.b_proj, beta, nh}},
+            xn, H, R, ctx.pool);
+  kernels::Gemm(w.f_b, low, 2 * d, decay, inner, R, ctx.pool);
+  kernels::Gemm(w.g_b, low + d, 2 * d, gate, inner, R, ctx.pool);
+
+  ConvAllSegments(w.conv.data(), K, conv_dim, kda_index, ctx, mixed, conv);
+  const std::vector<Segment>& segs = ctx.batch.segments;
+
+  NormalizeQk(conv, R, conv_dim, nh, d);
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t h = 0; h < nh; ++h) {
+      beta[r * nh + h] = 1.0f / (1.0f + std::exp(-beta[r * nh + h]));
+      float* gh = decay + r * inner + h * d;
+      for (int64_t i = 0; i < d; ++i) gh[i] = w.ssm_a[h] * Softplus(gh[i] + w.dt_bias[h * d + i]);
+    }
+  }
+
+  ctx.pool->parallel_for(static_cast<int64_t>(segs.size()) * nh, [&](int64_t i0, int64_t i1, int) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const Segment& s = segs[i / nh];
+      const int64_t h = i % nh;
+      const float* rows = conv + s.row_begin * conv_dim;
+      const float* q = rows + h * d;
+      const float* k = rows + inner + h * d;
+      const float* v = rows + 2 * inner + h * d;
+      const float* g = decay + s.row_begin * inner + h * d;
+      const float* b = beta + s.row_begin * nh + h;
+      float* S = s.seq->recurrent().delta(kda_index) + h * d * d;
+      float* o = core + s.row_begin * inner + h * d;
+      if (s.num_tokens >= ctx.delta_chunked_min_tokens) {
+        kernels::KdaChunked(q, k, conv_dim, v, conv_dim, g, inner, b, nh, s.num_tokens, d, d, S, o, inner);
+      } else {
+        kernels::KdaRecurrent(q, k, conv_dim, v, conv_dim, g, inner, b, nh, s.num_tokens, d, d, S, o, inner);
+      }
+    }
+  });
+
+  kernels::RmsNorm(core, w.norm.data(), static_cast<float>(c.rms_eps), R * nh, d, core);
+  kernels::Sigmoid(gate, gate, R * inner);
+  MulInPlace(core, gate, R * inner);
+  kernels::Gemm(w.o_proj, core, inner, out, H, R, ctx.pool);
+}
+
+}  // namespace lineage::engine

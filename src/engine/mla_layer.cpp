@@ -1,0 +1,221 @@
+// Latent attention mixer (MLA, NoPE; spec §7.3) in the absorbed form, for
+// every segment of a batch:
+//   q          = q_proj xn                       per head [q_nope (dn) | q_pe (dr)]
+//   [c | k_pe] = kv_a xn;  c = rmsnorm(c) * kv_a_norm      the latent row, W = L + dr
+//   latent row -> the sequence's pages (docs/engine.md: K half | V half)
+//   q_lat,h    = [W_k,h^T q_nope,h | q_pe,h]     W_k absorbed into the query
+//   a_h        = softmax_j(q_lat,h . row_j / sqrt(dn + dr)) . c_j   over the latent rows
+//                (kernels::AttentionTile: the rows are the keys and the values)
+//   out        = o_proj [W_v,h a_h]_h            W_v applied after attention
+// No step expands the cached latent rows into per-head keys or values: a
+// query costs W multiply-adds per cached row and head, whatever the chunk.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/attention_tile.h"
+#include "core/kernels.h"
+#include "engine/layers.h"
+#include "engine/multi_gemm.h"
+
+namespace lineage::engine {
+namespace {
+
+// Most query rows per attention task.
+constexpr int64_t kMaxRowsPerTask = 16;
+// Below this many rows a segment's heads are split across tasks instead.
+constexpr int64_t kRowsForWholeHeads = 16;
+
+struct LatentRun {
+  const cache::PageTable* kv = nullptr;
+  int64_t layer = 0;
+  int64_t start_pos = 0;
+  int64_t latent = 0;  // W = L + dr: the row; its first L values are c
+  int64_t rank = 0;    // L
+  float scale = 1.0f;
+};
+
+// Rows [row0, row1) of heads [h0, h1) (q_lat of head h at q + h W, row
+// stride ldq): each page's latent rows are put back together ([K half | V
+// half]) in a buffer and fed to a kernels::AttentionTile whose keys and
+// values are both the row, every head of the block a query of the one
+// latent "kv head". The first L values of each head's output (stride ldo,
+// W per head) are the attended c. REQUIRES: W a multiple of 16.
+void AttendLatentTiled(const LatentRun& run, int64_t row0, int64_t row1, int64_t h0, int64_t h1, const float* q,
+                       int64_t ldq, float* out, int64_t ldo) {
+  const cache::KvLayout& layout = run.kv->layout();
+  const int64_t P = layout.page_tokens, W = run.latent, half = W / 2;
+  kernels::AttentionQueries queries;
+  queries.q = q + row0 * ldq + h0 * W;
+  queries.ldq = ldq;
+  queries.out = out + row0 * ldo + h0 * W;
+  queries.ldo = ldo;
+  queries.num_rows = row1 - row0;
+  queries.group = h1 - h0;
+  queries.head_dim = W;
+  queries.first_pos = run.start_pos + row0;
+  queries.scale = run.scale;
+  thread_local kernels::AttentionTile tile;
+  thread_local std::vector<float> rows, widened;
+  rows.resize(static_cast<size_t>(P * W));
+  widened.resize(static_cast<size_t>(2 * P * half));
+  tile.Begin(queries);
+  const int64_t num_keys = tile.last_key() + 1;
+  for (int64_t p = 0; p * P < num_keys; ++p) {
+    const cache::KvPage& page = run.kv->page(p);
+    const int64_t n = std::min(P, num_keys - p * P);
+    const float *kr, *vr;
+    if (layout.dtype == DType::kF32) {
+      kr = static_cast<const float*>(page.k(run.layer, 0));
+      vr = static_cast<const float*>(page.v(run.layer, 0));
+    } else {
+      page.ReadRows(run.layer, 0, false, n, widened.data());
+      page.ReadRows(run.layer, 0, true, n, widened.data() + P * half);
+      kr = widened.data();
+      vr = widened.data() + P * half;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      std::memcpy(rows.data() + j * W, kr + j * half, static_cast<size_t>(half) * 4);
+      std::memcpy(rows.data() + j * W + half, vr + j * half, static_cast<size_t>(half) * 4);
+    }
+    tile.AddKeys(p * P, n, rows.data(), rows.data(), DType::kF32);
+  }
+  tile.Finish();
+}
+
+// Rows [row0, row1) of one head: q_lat rows at q (stride ldq, W values
+// each), the attended latent c (L values) to out (stride ldo). Online
+// softmax a page at a time, a dot product per key: the form for latent
+// widths the tile does not take (not a multiple of 16).
+void AttendLatent(const LatentRun& run, int64_t row0, int64_t row1, const float* q, int64_t ldq, float* out,
+                  int64_t ldo) {
+  const cache::KvLayout& layout = run.kv->layout();
+  const int64_t P = layout.page_tokens, half = run.latent / 2, L = run.rank, rows = row1 - row0;
+  thread_local std::vector<float> acc, mx, sum, scores, widened;
+  acc.assign(static_cast<size_t>(rows * L), 0.0f);
+  mx.assign(static_cast<size_t>(rows), -INFINITY);
+  sum.assign(static_cast<size_t>(rows), 0.0f);
+  scores.resize(static_cast<size_t>(P));
+  widened.resize(static_cast<size_t>(2 * P * half));
+  const int64_t max_keys = run.start_pos + row1;
+  for (int64_t p = 0; p * P < max_keys; ++p) {
+    const cache::KvPage& page = run.kv->page(p);
+    const int64_t n = std::min(P, max_keys - p * P);
+    const float *kr, *vr;
+    if (layout.dtype == DType::kF32) {
+      kr = static_cast<const float*>(page.k(run.layer, 0));
+      vr = static_cast<const float*>(page.v(run.layer, 0));
+    } else {
+      page.ReadRows(run.layer, 0, false, n, widened.data());
+      page.ReadRows(run.layer, 0, true, n, widened.data() + P * half);
+      kr = widened.data();
+      vr = widened.data() + P * half;
+    }
+    for (int64_t t = std::max(row0, p * P - run.start_pos); t < row1; ++t) {
+      const int64_t r = t - row0;
+      const int64_t m = std::min(n, run.start_pos + t + 1 - p * P);  // keys of this page row t sees
+      const float* qt = q + t * ldq;
+      float page_max = -INFINITY;
+      for (int64_t j = 0; j < m; ++j) {
+        scores[j] = (kernels::Dot(qt, kr + j * half, half) + kernels::Dot(qt + half, vr + j * half, half)) * run.scale;
+        page_max = std::max(page_max, scores[j]);
+      }
+      float* a = acc.data() + r * L;
+      if (page_max > mx[r]) {
+        const float rescale = std::exp(mx[r] - page_max);  // exp(-inf) = 0 on the first page
+        kernels::Scale(a, rescale, L);
+        sum[r] *= rescale;
+        mx[r] = page_max;
+      }
+      for (int64_t j = 0; j < m; ++j) {
+        const float wj = std::exp(scores[j] - mx[r]);
+        sum[r] += wj;
+        kernels::Axpy(wj, kr + j * half, a, half);           // c[0, half)
+        kernels::Axpy(wj, vr + j * half, a + half, L - half);  // c[half, L)
+      }
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    float* o = out + (row0 + r) * ldo;
+    std::memcpy(o, acc.data() + r * L, static_cast<size_t>(L) * 4);
+    kernels::Scale(o, 1.0f / sum[r], L);
+  }
+}
+
+}  // namespace
+
+void LatentAttention(const model::MlaWeights& w, int64_t mla_index, const StepContext& ctx, const float* xn,
+                     float* out) {
+  const model::ModelConfig& c = ctx.config;
+  const int64_t R = ctx.batch.num_rows, H = c.hidden, nh = c.num_heads;
+  const int64_t dn = c.qk_nope_dim, dr = c.qk_rope_dim, dq = dn + dr, dv = c.v_head_dim, L = c.kv_lora_rank;
+  const int64_t W = c.latent_dim(), half = W / 2;
+  KimiScratch& ks = ctx.ws.kimi;
+  float* q = ctx.ws.wide0.data();   // [R, nh dq]
+  float* lat = ks.lat.data();       // [R, W]
+  float* q_lat = ks.q_lat.data();   // [R, nh W]
+  float* att_lat = ks.ctx.data();   // [R, nh W]: per head the attended row, c in its first L
+  float* att = ctx.ws.mid0.data();  // [R, nh dv]
+  MultiGemm({{&w.q_proj, q, nh * dq}, {&w.kv_a, lat, W}}, xn, H, R, ctx.pool);
+  for (int64_t r = 0; r < R; ++r)
+    kernels::RmsNorm(lat + r * W, w.kv_a_norm.data(), static_cast<float>(c.rms_eps), 1, L, lat + r * W);
+  const std::vector<Segment>& segs = ctx.batch.segments;
+  for (const Segment& s : segs)
+    for (int64_t t = 0; t < s.num_tokens; ++t) {
+      const float* row = lat + (s.row_begin + t) * W;
+      s.seq->kv().WriteRow(mla_index, 0, s.start_pos() + t, row, row + half);
+    }
+
+  // q_lat,h = [W_k,h^T q_nope,h | q_pe,h]: one Gemm per head, heads across threads.
+  ctx.pool->parallel_for(nh, [&](int64_t h0, int64_t h1, int) {
+    for (int64_t h = h0; h < h1; ++h) {
+      kernels::Gemm(w.k_b_t[h], q + h * dq, nh * dq, q_lat + h * W, nh * W, R, nullptr);
+      for (int64_t r = 0; r < R; ++r)
+        std::memcpy(q_lat + r * nh * W + h * W + L, q + r * nh * dq + h * dq + dn, static_cast<size_t>(dr) * 4);
+    }
+  });
+
+  // Tasks: (segment, block of rows, block of heads). Long runs keep every
+  // head in one task, so a page is put back together once per row block;
+  // short ones (decode) split the heads so every thread has work.
+  struct Task {
+    int64_t seg, row0, row1, h0, h1;
+  };
+  const bool tiled = W % 16 == 0;
+  const int64_t threads = ctx.pool ? ctx.pool->size() : 1;
+  std::vector<Task> tasks;
+  for (int64_t si = 0; si < static_cast<int64_t>(segs.size()); ++si) {
+    const int64_t T = segs[si].num_tokens;
+    const int64_t head_blocks =
+        !tiled ? nh : T >= kRowsForWholeHeads ? 1 : std::min<int64_t>(nh, (2 * threads + segs.size() - 1) / segs.size());
+    const int64_t heads_per = (nh + head_blocks - 1) / head_blocks;
+    for (int64_t r0 = 0; r0 < T; r0 += kMaxRowsPerTask)
+      for (int64_t h0 = 0; h0 < nh; h0 += heads_per)
+        tasks.push_back({si, r0, std::min(T, r0 + kMaxRowsPerTask), h0, std::min(nh, h0 + heads_per)});
+  }
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dq));
+  ctx.pool->parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t i0, int64_t i1, int) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const Task& t = tasks[i];
+      const Segment& s = segs[t.seg];
+      const LatentRun run{&s.seq->kv(), mla_index, s.start_pos(), W, L, scale};
+      const float* qs = q_lat + s.row_begin * nh * W;
+      float* os = att_lat + s.row_begin * nh * W;
+      if (tiled) {
+        AttendLatentTiled(run, t.row0, t.row1, t.h0, t.h1, qs, nh * W, os, nh * W);
+      } else {
+        for (int64_t h = t.h0; h < t.h1; ++h) AttendLatent(run, t.row0, t.row1, qs + h * W, nh * W, os + h * W, nh * W);
+      }
+    }
+  });
+
+  // out_h = W_v,h a_h, then o_proj.
+  ctx.pool->parallel_for(nh, [&](int64_t h0, int64_t h1, int) {
+    for (int64_t h = h0; h < h1; ++h)
+      kernels::Gemm(w.v_b[h], att_lat + h * W, nh * W, att + h * dv, nh * dv, R, nullptr);
+  });
+  kernels::Gemm(w.o_proj, att, nh * dv, out, H, R, ctx.pool);
+}
+
+}  // namespace lineage::engine

@@ -1,0 +1,82 @@
+#include "engine/recurrent_ops.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/kernels.h"
+
+namespace lineage::engine {
+
+// y[c] += w[c] * x[c]. Written with AVX2 (the build's baseline) because -O2
+// leaves loops of unknown length scalar.
+void MulAdd(const float* w, const float* x, float* y, int64_t n) {
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    _mm256_storeu_ps(y + c, _mm256_fmadd_ps(_mm256_loadu_ps(w + c), _mm256_loadu_ps(x + c), _mm256_loadu_ps(y + c)));
+  }
+  for (; c < n; ++c) y[c] += w[c] * x[c];
+}
+
+void CausalConv(const float* weight, int64_t K, int64_t conv_dim, int64_t c0, int64_t c1, float* window,
+                const float* in, int64_t ld, int64_t T, float* y) {
+  const int64_t keep = K - 1, n = c1 - c0;
+  // Tap-major copy of this block's weights, so the channel loop is contiguous.
+  thread_local std::vector<float> taps;
+  taps.resize(static_cast<size_t>(K * n));
+  for (int64_t c = 0; c < n; ++c) {
+    for (int64_t j = 0; j < K; ++j) taps[j * n + c] = weight[(c0 + c) * K + j];
+  }
+  for (int64_t t = 0; t < T; ++t) {
+    float* yrow = y + t * ld + c0;
+    for (int64_t c = 0; c < n; ++c) yrow[c] = 0.0f;
+    for (int64_t j = 0; j < K; ++j) {
+      const int64_t u = t - keep + j;  // input row; negative rows come from the window
+      const float* xrow = (u < 0 ? window + (keep + u) * conv_dim : in + u * ld) + c0;
+      MulAdd(taps.data() + j * n, xrow, yrow, n);
+    }
+    kernels::Silu(yrow, yrow, n);
+  }
+  // New window = last K-1 rows of [window ; in].
+  for (int64_t i = 0; i < keep; ++i) {
+    const int64_t u = T - keep + i;  // source row in the concatenation, relative to `in`
+    float* dst = window + i * conv_dim;
+    if (u >= 0) {
+      std::memcpy(dst + c0, in + u * ld + c0, static_cast<size_t>(c1 - c0) * 4);
+    } else {
+      // u < 0 refers to window row keep + u, which is >= i: moving rows up in
+      // increasing i never overwrites a row still to be read.
+      std::memcpy(dst + c0, window + (keep + u) * conv_dim + c0, static_cast<size_t>(c1 - c0) * 4);
+    }
+  }
+}
+
+
+void NormalizeQk(float* rows, int64_t R, int64_t ld, int64_t heads, int64_t d) {
+  const float q_scale = 1.0f / std::sqrt(static_cast<float>(d));
+  for (int64_t r = 0; r < R; ++r) {
+    float* row = rows + r * ld;
+    kernels::L2Normalize(row, 2 * heads, d, 1e-6f);  // q heads then k heads, adjacent
+    kernels::Scale(row, q_scale, heads * d);
+  }
+}
+
+void ConvAllSegments(const float* weight, int64_t K, int64_t conv_dim, int64_t index, const StepContext& ctx,
+                     const float* mixed, float* conv) {
+  const std::vector<Segment>& segs = ctx.batch.segments;
+  const int64_t kConvGrain = 256;
+  const int64_t num_blocks = (conv_dim + kConvGrain - 1) / kConvGrain;
+  ctx.pool->parallel_for(static_cast<int64_t>(segs.size()) * num_blocks, [&](int64_t b0, int64_t b1, int) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const Segment& s = segs[b / num_blocks];
+      const int64_t c0 = (b % num_blocks) * kConvGrain, c1 = std::min(conv_dim, c0 + kConvGrain);
+      CausalConv(weight, K, conv_dim, c0, c1, s.seq->recurrent().conv(index), mixed + s.row_begin * conv_dim,
+                 conv_dim, s.num_tokens, conv + s.row_begin * conv_dim);
+    }
+  });
+}
+
+}  // namespace lineage::engine
