@@ -63,11 +63,11 @@ void CacheStore::Evict(EntryId id, CommitExplanation* ex) {
   }
 }
 
-EntryId CacheStore::LruVictim(bool anchors_only, bool allow_anchors) const {
+EntryId CacheStore::LruVictim(bool anchors_only, bool allow_anchors, bool allow_leased) const {
   EntryId victim = kNoEntry;
   uint64_t oldest = UINT64_MAX;
   for (const auto& [id, e] : entries_) {
-    if (e.leases > 0) continue;
+    if (e.leases > 0 && !allow_leased) continue;
     if (anchors_only && !e.anchor) continue;
     if (!allow_anchors && e.anchor) continue;
     if (e.last_used < oldest) {
@@ -98,11 +98,15 @@ void CacheStore::EvictOverBudget(CommitExplanation* ex) {
       Evict(v, ex);
     }
   }
-  // Conversations leave first; anchors only when nothing else is left.
+  // Conversations leave first; anchors only when nothing else is left;
+  // leased entries last. A lease's restore point holds its own references
+  // to the payload, so the request it serves loses nothing: the budget is a
+  // hard limit after every call.
   while (ram_.total_bytes() > o_.ram_budget_bytes) {
     EntryId v = LruVictim(false, /*allow_anchors=*/false);
     if (v == kNoEntry) v = LruVictim(true, true);
-    if (v == kNoEntry) break;  // only leased entries remain
+    if (v == kNoEntry) v = LruVictim(false, true, /*allow_leased=*/true);
+    if (v == kNoEntry) break;  // nothing left
     Evict(v, ex);
   }
 }
@@ -210,7 +214,6 @@ Status CacheStore::CheckInvariants() const {
   for (const auto& [id, rec] : leases_) {
     if (rec.tier == Tier::kRam && entries_.count(rec.source)) ++pins[rec.source];
   }
-  bool evictable = false;
   for (const auto& [id, e] : entries_) {
     Charge(ram, e, true);
     if (e.anchor) {
@@ -218,7 +221,6 @@ Status CacheStore::CheckInvariants() const {
       ++num_anchors;
     }
     if (e.leases != pins[id]) return Internal("entry " + std::to_string(id) + " lease count is wrong");
-    evictable |= e.leases == 0;
     if (e.kv->num_tokens() != e.num_tokens()) return Internal("entry KV length differs from its tokens");
     int64_t prev = 0;
     for (const Checkpoint& c : e.checkpoints) {
@@ -242,8 +244,8 @@ Status CacheStore::CheckInvariants() const {
   if (anchors.total_bytes() != anchor_ledger_.total_bytes() || num_anchors != num_anchors_) {
     return Internal("anchor ledger drifted from a recount");
   }
-  if (ram_.total_bytes() > o_.ram_budget_bytes && evictable) {
-    return Internal("RAM over budget with an unpinned entry: " + std::to_string(ram_.total_bytes()));
+  if (ram_.total_bytes() > o_.ram_budget_bytes) {
+    return Internal("RAM over budget: " + std::to_string(ram_.total_bytes()));
   }
   if ((num_anchors_ > o_.max_anchor_entries || anchor_ledger_.total_bytes() > o_.max_anchor_bytes)) {
     bool unpinned_anchor = false;

@@ -98,8 +98,9 @@ class CacheStore {
  private:
   bool PrivateKv() const { return o_.mode == CacheMode::kExact; }
   void Charge(ByteLedger& ledger, const Entry& e, bool add) const;
-  // The least recently used entry with no lease; anchors only if `anchors`.
-  EntryId LruVictim(bool anchors_only, bool allow_anchors) const;
+  // The least recently used entry (anchors only if `allow_anchors`, leased
+  // ones only if `allow_leased`).
+  EntryId LruVictim(bool anchors_only, bool allow_anchors, bool allow_leased = false) const;
 
   const CacheOptions& o_;
   DiskTier* disk_;

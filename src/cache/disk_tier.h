@@ -58,6 +58,7 @@ struct DiskStats {
   int64_t entries = 0;
   int64_t anchors = 0;
   int64_t bytes = 0;          // currently stored
+  int64_t budget_bytes = 0;   // the tier's byte cap
   int64_t bytes_written = 0;  // since construction
   int64_t bytes_read = 0;     // since construction
   int64_t evictions = 0;

@@ -335,6 +335,7 @@ CacheStats LineageCache::Stats() const {
   st.anchors = s.num_anchors();
   for (const auto& [id, e] : s.entries()) st.checkpoints += static_cast<int64_t>(e.checkpoints.size());
   st.ram_bytes = s.ram().total_bytes();
+  st.ram_budget_bytes = options_.ram_budget_bytes;
   st.kv_bytes = s.ram().kv_bytes();
   st.recurrent_bytes = s.ram().blob_bytes();
   st.anchor_bytes = s.anchor_ledger().total_bytes();

@@ -117,6 +117,7 @@ DiskStats MemoryDiskTier::Stats() {
   DiskStats s = stats_;
   s.entries = static_cast<int64_t>(entries_.size());
   s.bytes = ledger_.total_bytes();
+  s.budget_bytes = cap_bytes_;
   return s;
 }
 

@@ -89,7 +89,7 @@ TEST(CacheTiers, DiskCapEvictsLeastRecentlyUsedWithAnchorsLast) {
   EXPECT_EQ(tight.Stats().evictions, 1);
 }
 
-TEST(CacheTiers, LeasedEntriesAreNeverEvicted) {
+TEST(CacheTiers, LeasedEntriesLeaveRamLast) {
   CacheOptions o;
   o.ram_budget_bytes = 20 * 1024;
   Harness h(o, kShape);

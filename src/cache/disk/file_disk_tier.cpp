@@ -191,6 +191,7 @@ DiskStats FileDiskTier::Stats() {
   s.entries = static_cast<int64_t>(index_.entries().size());
   s.anchors = index_.num_anchors();
   s.bytes = index_.bytes();
+  s.budget_bytes = options_.cap_bytes;
   return s;
 }
 
