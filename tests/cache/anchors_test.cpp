@@ -97,14 +97,35 @@ TEST(CacheAnchors, SystemPromptsDifferingByFourTokensShareThroughADivergenceChec
   h.Run(Cat({sys_a, src.Fresh(20)}), hints);
   Outcome b = h.Run(Cat({sys_b, src.Fresh(20)}), hints);
   EXPECT_EQ(b.lookup.closest_shared_tokens, 990);
-  const std::vector<PlannedCapture> want{{990, K::kDivergence}, {998, K::kAnchor}, {1004, K::kGuard}};
+  // The divergence point keeps the anchor's slack before the boundary.
+  const std::vector<PlannedCapture> want{{988, K::kDivergence}, {998, K::kAnchor}, {1004, K::kGuard}};
   EXPECT_EQ(b.captures, want);
   // A third variant restores all but the differing tail.
   Outcome c = h.Run(Cat({sys_c, src.Fresh(20)}), hints);
-  EXPECT_EQ(c.restore.length, 990);
+  EXPECT_EQ(c.restore.length, 988);
   EXPECT_EQ(c.restore.kind, K::kDivergence);
   // And the second variant's next session lands on its own anchor.
   EXPECT_EQ(h.Run(Cat({sys_b, src.Fresh(8)}), hints).restore.length, 998);
+}
+
+TEST(CacheAnchors, ADivergenceCheckpointServesASessionThatLeavesOneTokenEarlier) {
+  // BPE merges the boundary token differently in the next prompt: it leaves
+  // the shared prefix one token before the previous sibling did.
+  Harness h;
+  TokenSource src;
+  const Tokens x = src.Fresh(1400);  // its guard (1384) lies past the boundary
+  auto leave_at = [&](int64_t at) {
+    Tokens s(x.begin(), x.begin() + at);
+    const Tokens tail = src.Fresh(300);
+    s.insert(s.end(), tail.begin(), tail.end());
+    return s;
+  };
+  h.Run(x);
+  Outcome b = h.Run(leave_at(990));
+  EXPECT_EQ(b.lookup.closest_shared_tokens, 990);
+  Outcome c = h.Run(leave_at(989));
+  EXPECT_EQ(c.restore.length, 990 - kBoundarySlackTokens);
+  EXPECT_EQ(c.restore.kind, K::kDivergence);
 }
 
 TEST(CacheAnchors, NoDivergenceCheckpointForASmallGain) {
