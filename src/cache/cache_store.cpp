@@ -38,13 +38,21 @@ void CacheStore::Add(Entry entry) {
     ++num_anchors_;
   }
   const EntryId id = entry.id;
+  lru_[entry.anchor].insert({entry.last_used, id});
   entries_.emplace(id, std::move(entry));
+}
+
+void CacheStore::Use(Entry& e) {
+  lru_[e.anchor].erase({e.last_used, e.id});
+  e.last_used = Touch();
+  lru_[e.anchor].insert({e.last_used, e.id});
 }
 
 Entry CacheStore::Take(EntryId id) {
   auto it = entries_.find(id);
   Entry e = std::move(it->second);
   entries_.erase(it);
+  lru_[e.anchor].erase({e.last_used, e.id});
   tree_.Remove(e.tokens, e.id);
   Charge(ram_, e, false);
   if (e.anchor) {
@@ -64,18 +72,18 @@ void CacheStore::Evict(EntryId id, CommitExplanation* ex) {
 }
 
 EntryId CacheStore::LruVictim(bool anchors_only, bool allow_anchors, bool allow_leased) const {
-  EntryId victim = kNoEntry;
-  uint64_t oldest = UINT64_MAX;
-  for (const auto& [id, e] : entries_) {
-    if (e.leases > 0 && !allow_leased) continue;
-    if (anchors_only && !e.anchor) continue;
-    if (!allow_anchors && e.anchor) continue;
-    if (e.last_used < oldest) {
-      oldest = e.last_used;
-      victim = id;
+  // The oldest eligible entry of one class; leased entries are few, so the
+  // walk past them is short.
+  auto oldest = [&](int anchor_class) -> std::pair<uint64_t, EntryId> {
+    for (const auto& [used, id] : lru_[anchor_class]) {
+      if (allow_leased || entries_.at(id).leases == 0) return {used, id};
     }
-  }
-  return victim;
+    return {UINT64_MAX, kNoEntry};
+  };
+  std::pair<uint64_t, EntryId> best{UINT64_MAX, kNoEntry};
+  if (!anchors_only) best = oldest(0);
+  if (anchors_only || allow_anchors) best = std::min(best, oldest(1));
+  return best.second;
 }
 
 void CacheStore::EnforceBudgets(CommitExplanation* ex) {

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -63,6 +65,8 @@ class CacheStore {
   Entry* Find(EntryId id);
   const std::unordered_map<EntryId, Entry>& entries() const { return entries_; }
   uint64_t Touch() { return ++tick_; }
+  // Marks a stored entry as just used (keeps the LRU order).
+  void Use(Entry& entry);
   uint64_t Recency(EntryId id) const;
   EntryId NewId() { return next_id_++; }
 
@@ -105,6 +109,10 @@ class CacheStore {
   const CacheOptions& o_;
   DiskTier* disk_;
   std::unordered_map<EntryId, Entry> entries_;
+  // (last_used, id) of every entry, oldest first: [0] conversations,
+  // [1] anchors. Eviction takes the first unleased one instead of scanning
+  // every entry, which made a long replay quadratic.
+  std::set<std::pair<uint64_t, EntryId>> lru_[2];
   std::unordered_map<uint64_t, LeaseRecord> leases_;
   PrefixTree tree_;
   ByteLedger ram_;

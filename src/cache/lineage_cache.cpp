@@ -104,7 +104,7 @@ Result<LookupResult> LineageCache::Lookup(TokenSpan prompt, const LookupHints& h
   LeaseRecord lease;
   if (found.best.entry != kNoEntry) {
     Entry* e = s.Find(found.best.entry);
-    e->last_used = s.Touch();
+    s.Use(*e);
     out.restore = PointOf(*e, found.best);
     lease = {e->id, Tier::kRam, out.restore.length, out.restore.kind, out.restore.state, e->anchor};
   }

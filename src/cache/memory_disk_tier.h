@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <mutex>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "cache/byte_ledger.h"
@@ -41,6 +43,9 @@ class MemoryDiskTier final : public DiskTier {
   std::mutex mu_;
   int64_t cap_bytes_;
   std::unordered_map<EntryId, Stored> entries_;
+  // (anchor, last_used, id), the next eviction first: a scan of every entry
+  // per eviction made long replays quadratic.
+  std::set<std::tuple<bool, uint64_t, EntryId>> lru_;
   PrefixTree tree_;
   ByteLedger ledger_;
   uint64_t tick_ = 0;
