@@ -38,21 +38,22 @@ void CacheStore::Add(Entry entry) {
     ++num_anchors_;
   }
   const EntryId id = entry.id;
-  lru_[entry.anchor].insert({entry.last_used, id});
+  lru_[ClassOf(entry)].insert({entry.last_used, id});
   entries_.emplace(id, std::move(entry));
 }
 
 void CacheStore::Use(Entry& e) {
-  lru_[e.anchor].erase({e.last_used, e.id});
+  lru_[ClassOf(e)].erase({e.last_used, e.id});
   e.last_used = Touch();
-  lru_[e.anchor].insert({e.last_used, e.id});
+  ++e.hits;
+  lru_[ClassOf(e)].insert({e.last_used, e.id});
 }
 
 Entry CacheStore::Take(EntryId id) {
   auto it = entries_.find(id);
   Entry e = std::move(it->second);
   entries_.erase(it);
-  lru_[e.anchor].erase({e.last_used, e.id});
+  lru_[ClassOf(e)].erase({e.last_used, e.id});
   tree_.Remove(e.tokens, e.id);
   Charge(ram_, e, false);
   if (e.anchor) {
@@ -71,18 +72,18 @@ void CacheStore::Evict(EntryId id, CommitExplanation* ex) {
   }
 }
 
-EntryId CacheStore::LruVictim(bool anchors_only, bool allow_anchors, bool allow_leased) const {
-  // The oldest eligible entry of one class; leased entries are few, so the
+EntryId CacheStore::LruVictim(std::initializer_list<Class> classes, bool allow_leased) const {
+  // The oldest eligible entry of each class; leased entries are few, so the
   // walk past them is short.
-  auto oldest = [&](int anchor_class) -> std::pair<uint64_t, EntryId> {
-    for (const auto& [used, id] : lru_[anchor_class]) {
-      if (allow_leased || entries_.at(id).leases == 0) return {used, id};
-    }
-    return {UINT64_MAX, kNoEntry};
-  };
   std::pair<uint64_t, EntryId> best{UINT64_MAX, kNoEntry};
-  if (!anchors_only) best = oldest(0);
-  if (anchors_only || allow_anchors) best = std::min(best, oldest(1));
+  for (Class c : classes) {
+    for (const auto& [used, id] : lru_[c]) {
+      if (allow_leased || entries_.at(id).leases == 0) {
+        best = std::min(best, std::pair{used, id});
+        break;
+      }
+    }
+  }
   return best.second;
 }
 
@@ -95,25 +96,27 @@ void CacheStore::EnforceBudgets(CommitExplanation* ex) {
 
 void CacheStore::EvictOverBudget(CommitExplanation* ex) {
   while (num_anchors_ > o_.max_anchor_entries || anchor_ledger_.total_bytes() > o_.max_anchor_bytes) {
-    const EntryId v = LruVictim(/*anchors_only=*/true, true);
+    EntryId v = LruVictim({kUnprovenAnchor});
+    if (v == kNoEntry) v = LruVictim({kProvenAnchor});
     if (v == kNoEntry) break;
     Evict(v, ex);
   }
   if (o_.mode == CacheMode::kExact) {
     while (static_cast<int64_t>(entries_.size()) > o_.exact_max_entries) {
-      const EntryId v = LruVictim(false, true);
+      const EntryId v = LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor});
       if (v == kNoEntry) break;
       Evict(v, ex);
     }
   }
-  // Conversations leave first; anchors only when nothing else is left;
+  // Conversations and anchors nothing has restored from leave first, in
+  // LRU order; anchors that served a restore only when nothing else is left;
   // leased entries last. A lease's restore point holds its own references
   // to the payload, so the request it serves loses nothing: the budget is a
   // hard limit after every call.
   while (ram_.total_bytes() > o_.ram_budget_bytes) {
-    EntryId v = LruVictim(false, /*allow_anchors=*/false);
-    if (v == kNoEntry) v = LruVictim(true, true);
-    if (v == kNoEntry) v = LruVictim(false, true, /*allow_leased=*/true);
+    EntryId v = LruVictim({kConversation, kUnprovenAnchor});
+    if (v == kNoEntry) v = LruVictim({kProvenAnchor});
+    if (v == kNoEntry) v = LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor}, /*allow_leased=*/true);
     if (v == kNoEntry) break;  // nothing left
     Evict(v, ex);
   }

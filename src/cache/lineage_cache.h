@@ -25,8 +25,9 @@
 //    evict. It may also be absorbed. Either way the restore point the caller
 //    holds keeps its own references to the payload, so the request it serves
 //    loses nothing; only the cache stops indexing (and charging) it.
-//  - Anchors are never absorbed or thinned; they leave RAM only under their
-//    own caps or when nothing else is left to evict.
+//  - Anchors are never absorbed or thinned. An anchor no request has
+//    restored from leaves RAM in LRU order with the conversations; one that
+//    served a restore leaves only under its own caps or when nothing else is.
 // CacheOptions::mode == kExact turns all of this into the previous design
 // (whole snapshots at m - 16 and m, a small LRU); docs/cache.md has the rest.
 //

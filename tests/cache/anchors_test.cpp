@@ -44,6 +44,8 @@ TEST(CacheAnchors, AnchorIsPinnedEvenWhenItFallsAfterTheGuard) {
   EXPECT_EQ(s1.captures, want);
   ASSERT_EQ(s1.commit.anchors_created.size(), 1u);
   const EntryId anchor = s1.commit.anchors_created[0];
+  // A second session restores from it: evidence of reuse.
+  EXPECT_EQ(h.Run(Cat({sys, src.Fresh(8)}), hints).restore.entry, anchor);
   // Unrelated conversations push every other entry out of RAM.
   for (int i = 0; i < 12; ++i) h.Run(src.Fresh(1000));
   EXPECT_NE(h.Info(anchor), nullptr);
@@ -52,6 +54,31 @@ TEST(CacheAnchors, AnchorIsPinnedEvenWhenItFallsAfterTheGuard) {
   Outcome s2 = h.Run(Cat({sys, src.Fresh(9)}), hints);
   EXPECT_EQ(s2.restore.length, 417);
   EXPECT_EQ(s2.restore.entry, anchor);
+}
+
+TEST(CacheAnchors, AnAnchorNothingRestoredFromLeavesWithTheConversations) {
+  // A system prompt with a timestamp in it pins a new anchor every request;
+  // ranked by kind alone they would push every conversation out.
+  const PayloadShape shape{64, 1024, 256};
+  CacheOptions o;
+  o.ram_budget_bytes = 48 * 1024;  // the conversation and four sessions
+  Harness h(o, shape);
+  TokenSource src;
+  Tokens conversation = src.Fresh(600);
+  h.Run(conversation);
+  std::vector<EntryId> anchors;
+  for (int i = 0; i < 6; ++i) {
+    Outcome s = h.Run(Cat({src.Fresh(400), src.Fresh(10)}), {400, 0});
+    ASSERT_EQ(s.commit.anchors_created.size(), 1u);
+    anchors.push_back(s.commit.anchors_created[0]);
+    if (i == 1) {  // the conversation goes on between the sessions
+      conversation = Cat({conversation, src.Fresh(5)});
+      EXPECT_EQ(h.Run(conversation).restore.length, 600);
+    }
+  }
+  EXPECT_EQ(h.Info(anchors[0]), nullptr) << "the oldest unused anchor has left";
+  EXPECT_EQ(h.Run(Cat({conversation, src.Fresh(5)})).restore.length, 605)
+      << "the conversation used after it stays";
 }
 
 TEST(CacheAnchors, AnchorCapsEvictTheLeastRecentlyUsedAnchor) {
