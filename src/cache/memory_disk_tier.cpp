@@ -53,6 +53,11 @@ std::optional<DiskPoint> MemoryDiskTier::Lookup(TokenSpan prompt, int64_t longer
   return DiskPoint{found.best.entry, found.best.n, found.best.kind, entries_.at(found.best.entry).record.anchor};
 }
 
+int64_t MemoryDiskTier::SharedTokens(TokenSpan prompt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tree_.Walk(prompt, static_cast<int64_t>(prompt.size()), [](const TreePoint&) {});
+}
+
 Result<DiskLoad> MemoryDiskTier::Load(EntryId entry, int64_t length) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(entry);

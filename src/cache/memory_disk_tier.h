@@ -26,6 +26,7 @@ class MemoryDiskTier final : public DiskTier {
 
   Status Put(const DiskRecord& record) override;
   std::optional<DiskPoint> Lookup(TokenSpan prompt, int64_t longer_than, bool recurrent) override;
+  int64_t SharedTokens(TokenSpan prompt) override;
   Result<DiskLoad> Load(EntryId entry, int64_t length) override;
   void Erase(EntryId entry) override;
   bool Contains(EntryId entry) override;

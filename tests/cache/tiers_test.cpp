@@ -105,6 +105,24 @@ TEST(CacheTiers, LeasedEntriesLeaveRamLast) {
   EXPECT_LE(h.cache().Stats().ram_bytes, o.ram_budget_bytes);
 }
 
+TEST(CacheTiers, DivergencePlanningSeesASharerHeldOnlyOnDisk) {
+  // Issue 12, defect 1: a document held only on disk never produced a
+  // divergence checkpoint, so every question about it started cold.
+  CacheOptions o;
+  o.ram_budget_bytes = Pages(5300) * kPage * 3 / 2;  // one such entry, not two
+  Harness h(o, kShape, int64_t{1} << 30);
+  TokenSource src;
+  const Tokens doc = src.Fresh(5000);
+  const Outcome a = h.Run(Cat({doc, src.Fresh(300)}));
+  h.Run(src.Fresh(5300));  // unrelated traffic pushes the first question to disk
+  ASSERT_EQ(h.Info(a.entry), nullptr);
+  ASSERT_TRUE(h.disk()->Contains(a.entry));
+  const Outcome b = h.Run(Cat({doc, src.Fresh(300)}));
+  EXPECT_TRUE(std::find(b.captures.begin(), b.captures.end(), PlannedCapture{4998, PointKind::kDivergence}) != b.captures.end());
+  const Outcome c = h.Run(Cat({doc, src.Fresh(300)}));
+  EXPECT_EQ(c.restore.length, 5000 - kBoundarySlackTokens);
+}
+
 TEST(CacheTiers, AttentionOnlyLayoutsRestoreAnyPrefix) {
   const PayloadShape attention_only{64, kPage, 0};
   Harness h({}, attention_only);
