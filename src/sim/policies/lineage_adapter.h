@@ -28,6 +28,7 @@ class LineagePolicy final : public Policy {
   void Commit(const RequestView& r, int64_t now_ms) override;
   void Finish(const RequestView& r, int64_t now_ms) override;
   PolicyCounters counters() const override;
+  bool has_disk_tier() const override { return disk_ != nullptr; }
   Status status() const override { return status_; }
 
  private:
