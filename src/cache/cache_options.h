@@ -3,9 +3,20 @@
 // construction.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace lineage::cache {
+
+// A boundary found by comparing token sequences (the end of the shared
+// system + tools prefix, the point a prompt leaves a stored sibling) moves by
+// a token or two when BPE merges differently across it in the next prompt.
+// Restore points placed at such a boundary sit this many tokens before it.
+inline constexpr int64_t kBoundarySlackTokens = 2;
+// The restore point for a boundary after `shared_tokens` equal tokens.
+inline int64_t BeforeBoundary(int64_t shared_tokens) {
+  return std::max<int64_t>(0, shared_tokens - kBoundarySlackTokens);
+}
 
 // kLineage is the design of §3; kExact is the previous behaviour kept behind
 // the off switch (§3.5, last point): two whole snapshots per request at

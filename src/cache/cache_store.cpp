@@ -38,13 +38,22 @@ void CacheStore::Add(Entry entry) {
     ++num_anchors_;
   }
   const EntryId id = entry.id;
+  lru_[ClassOf(entry)].insert({entry.last_used, id});
   entries_.emplace(id, std::move(entry));
+}
+
+void CacheStore::Use(Entry& e) {
+  lru_[ClassOf(e)].erase({e.last_used, e.id});
+  e.last_used = Touch();
+  ++e.hits;
+  lru_[ClassOf(e)].insert({e.last_used, e.id});
 }
 
 Entry CacheStore::Take(EntryId id) {
   auto it = entries_.find(id);
   Entry e = std::move(it->second);
   entries_.erase(it);
+  lru_[ClassOf(e)].erase({e.last_used, e.id});
   tree_.Remove(e.tokens, e.id);
   Charge(ram_, e, false);
   if (e.anchor) {
@@ -63,19 +72,19 @@ void CacheStore::Evict(EntryId id, CommitExplanation* ex) {
   }
 }
 
-EntryId CacheStore::LruVictim(bool anchors_only, bool allow_anchors) const {
-  EntryId victim = kNoEntry;
-  uint64_t oldest = UINT64_MAX;
-  for (const auto& [id, e] : entries_) {
-    if (e.leases > 0) continue;
-    if (anchors_only && !e.anchor) continue;
-    if (!allow_anchors && e.anchor) continue;
-    if (e.last_used < oldest) {
-      oldest = e.last_used;
-      victim = id;
+EntryId CacheStore::LruVictim(std::initializer_list<Class> classes, bool allow_leased) const {
+  // The oldest eligible entry of each class; leased entries are few, so the
+  // walk past them is short.
+  std::pair<uint64_t, EntryId> best{UINT64_MAX, kNoEntry};
+  for (Class c : classes) {
+    for (const auto& [used, id] : lru_[c]) {
+      if (allow_leased || entries_.at(id).leases == 0) {
+        best = std::min(best, std::pair{used, id});
+        break;
+      }
     }
   }
-  return victim;
+  return best.second;
 }
 
 void CacheStore::EnforceBudgets(CommitExplanation* ex) {
@@ -87,22 +96,28 @@ void CacheStore::EnforceBudgets(CommitExplanation* ex) {
 
 void CacheStore::EvictOverBudget(CommitExplanation* ex) {
   while (num_anchors_ > o_.max_anchor_entries || anchor_ledger_.total_bytes() > o_.max_anchor_bytes) {
-    const EntryId v = LruVictim(/*anchors_only=*/true, true);
+    EntryId v = LruVictim({kUnprovenAnchor});
+    if (v == kNoEntry) v = LruVictim({kProvenAnchor});
     if (v == kNoEntry) break;
     Evict(v, ex);
   }
   if (o_.mode == CacheMode::kExact) {
     while (static_cast<int64_t>(entries_.size()) > o_.exact_max_entries) {
-      const EntryId v = LruVictim(false, true);
+      const EntryId v = LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor});
       if (v == kNoEntry) break;
       Evict(v, ex);
     }
   }
-  // Conversations leave first; anchors only when nothing else is left.
+  // Conversations and anchors nothing has restored from leave first, in
+  // LRU order; anchors that served a restore only when nothing else is left;
+  // leased entries last. A lease's restore point holds its own references
+  // to the payload, so the request it serves loses nothing: the budget is a
+  // hard limit after every call.
   while (ram_.total_bytes() > o_.ram_budget_bytes) {
-    EntryId v = LruVictim(false, /*allow_anchors=*/false);
-    if (v == kNoEntry) v = LruVictim(true, true);
-    if (v == kNoEntry) break;  // only leased entries remain
+    EntryId v = LruVictim({kConversation, kUnprovenAnchor});
+    if (v == kNoEntry) v = LruVictim({kProvenAnchor});
+    if (v == kNoEntry) v = LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor}, /*allow_leased=*/true);
+    if (v == kNoEntry) break;  // nothing left
     Evict(v, ex);
   }
 }
@@ -210,7 +225,6 @@ Status CacheStore::CheckInvariants() const {
   for (const auto& [id, rec] : leases_) {
     if (rec.tier == Tier::kRam && entries_.count(rec.source)) ++pins[rec.source];
   }
-  bool evictable = false;
   for (const auto& [id, e] : entries_) {
     Charge(ram, e, true);
     if (e.anchor) {
@@ -218,7 +232,6 @@ Status CacheStore::CheckInvariants() const {
       ++num_anchors;
     }
     if (e.leases != pins[id]) return Internal("entry " + std::to_string(id) + " lease count is wrong");
-    evictable |= e.leases == 0;
     if (e.kv->num_tokens() != e.num_tokens()) return Internal("entry KV length differs from its tokens");
     int64_t prev = 0;
     for (const Checkpoint& c : e.checkpoints) {
@@ -242,8 +255,8 @@ Status CacheStore::CheckInvariants() const {
   if (anchors.total_bytes() != anchor_ledger_.total_bytes() || num_anchors != num_anchors_) {
     return Internal("anchor ledger drifted from a recount");
   }
-  if (ram_.total_bytes() > o_.ram_budget_bytes && evictable) {
-    return Internal("RAM over budget with an unpinned entry: " + std::to_string(ram_.total_bytes()));
+  if (ram_.total_bytes() > o_.ram_budget_bytes) {
+    return Internal("RAM over budget: " + std::to_string(ram_.total_bytes()));
   }
   if ((num_anchors_ > o_.max_anchor_entries || anchor_ledger_.total_bytes() > o_.max_anchor_bytes)) {
     bool unpinned_anchor = false;

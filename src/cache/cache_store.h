@@ -9,6 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <set>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +31,7 @@ struct Entry {
   RecurrentPtr state;                    // at tokens.size()
   std::vector<Checkpoint> checkpoints;   // ascending, distinct n < tokens.size()
   bool anchor = false;
+  int64_t hits = 0;  // lookups that restored from this entry
   int64_t leases = 0;
   uint64_t last_used = 0;
   int64_t num_tokens() const { return static_cast<int64_t>(tokens.size()); }
@@ -63,6 +67,8 @@ class CacheStore {
   Entry* Find(EntryId id);
   const std::unordered_map<EntryId, Entry>& entries() const { return entries_; }
   uint64_t Touch() { return ++tick_; }
+  // Marks a stored entry as just restored from (keeps the LRU order).
+  void Use(Entry& entry);
   uint64_t Recency(EntryId id) const;
   EntryId NewId() { return next_id_++; }
 
@@ -98,12 +104,25 @@ class CacheStore {
  private:
   bool PrivateKv() const { return o_.mode == CacheMode::kExact; }
   void Charge(ByteLedger& ledger, const Entry& e, bool add) const;
-  // The least recently used entry with no lease; anchors only if `anchors`.
-  EntryId LruVictim(bool anchors_only, bool allow_anchors) const;
+  // Eviction classes. Anchors compete on evidence of reuse, not on their
+  // kind alone: an anchor nothing has restored from yet (a system prompt
+  // with a timestamp in it makes one per request) leaves RAM in LRU order
+  // with the conversations; one that has served a restore leaves after them.
+  enum Class { kConversation = 0, kUnprovenAnchor = 1, kProvenAnchor = 2 };
+  static Class ClassOf(const Entry& e) {
+    return !e.anchor ? kConversation : e.hits > 0 ? kProvenAnchor : kUnprovenAnchor;
+  }
+  // The least recently used entry among `classes` (leased ones only if
+  // `allow_leased`); kNoEntry if none.
+  EntryId LruVictim(std::initializer_list<Class> classes, bool allow_leased = false) const;
 
   const CacheOptions& o_;
   DiskTier* disk_;
   std::unordered_map<EntryId, Entry> entries_;
+  // (last_used, id) of every entry by Class, oldest first. Eviction takes
+  // the first unleased one instead of scanning every entry, which made a
+  // long replay quadratic.
+  std::set<std::pair<uint64_t, EntryId>> lru_[3];
   std::unordered_map<uint64_t, LeaseRecord> leases_;
   PrefixTree tree_;
   ByteLedger ram_;

@@ -32,8 +32,10 @@ std::vector<PlannedCapture> PlanCaptures(const PlanInputs& in, const CacheOption
   }
   if (o.capture_anchor && in.anchor_tokens > 0 && !in.anchor_exists) add(in.anchor_tokens, PointKind::kAnchor);
   if (o.recurrent) {
-    const int64_t d = in.closest_shared_tokens;
-    if (d < m && d - r >= o.divergence_min_gain_tokens) add(d, PointKind::kDivergence);
+    // The next session may leave one or two tokens earlier (BPE merges at
+    // the boundary): the anchor's slack rule.
+    const int64_t d = BeforeBoundary(in.closest_shared_tokens);
+    if (in.closest_shared_tokens < m && d - r >= o.divergence_min_gain_tokens) add(d, PointKind::kDivergence);
     if (o.capture_history_end && in.history_end_tokens < m) add(in.history_end_tokens, PointKind::kHistoryEnd);
     if (m - r >= o.guard_min_suffix_tokens) add(guard_n, PointKind::kGuard);
     if (o.periodic_tokens > 0) {

@@ -3,8 +3,9 @@
 // closest stored sequence; a pure function of its inputs.
 //  - anchor at a when r < a <= m and no anchor exists for prompt[0, a):
 //    wherever it falls, also after the guard (the seed's 426-token case);
-//  - divergence at d (tokens shared with the closest stored sequence) when
-//    r < d < m and d - r >= divergence_min_gain_tokens;
+//  - divergence at d = BeforeBoundary(tokens shared with the closest stored
+//    sequence), the anchor's slack rule, when the prompt leaves that
+//    sequence before m and d - r >= divergence_min_gain_tokens;
 //  - history end at h when r < h < m;
 //  - guard at m - guard_tokens when m - r >= guard_min_suffix_tokens;
 //  - periodic every periodic_tokens (absolute multiples) in (r, m), if on.

@@ -58,6 +58,7 @@ struct DiskStats {
   int64_t entries = 0;
   int64_t anchors = 0;
   int64_t bytes = 0;          // currently stored
+  int64_t budget_bytes = 0;   // the tier's byte cap
   int64_t bytes_written = 0;  // since construction
   int64_t bytes_read = 0;     // since construction
   int64_t evictions = 0;
@@ -70,6 +71,10 @@ class DiskTier {
   // `recurrent` false: attention-only layouts, any prefix restores.
   virtual std::optional<DiskPoint> Lookup(TokenSpan prompt, int64_t longer_than,
                                           bool recurrent) = 0;
+  // Leading tokens `prompt` shares with the closest sequence the tier
+  // holds: divergence planning (capture_plan.h) must see sharers that are on
+  // disk only. 0 when the tier cannot tell.
+  virtual int64_t SharedTokens(TokenSpan prompt) { return 0; }
   virtual Result<DiskLoad> Load(EntryId entry, int64_t length) = 0;
   virtual void Erase(EntryId entry) = 0;
   virtual bool Contains(EntryId entry) = 0;

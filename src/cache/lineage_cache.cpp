@@ -104,15 +104,18 @@ Result<LookupResult> LineageCache::Lookup(TokenSpan prompt, const LookupHints& h
   LeaseRecord lease;
   if (found.best.entry != kNoEntry) {
     Entry* e = s.Find(found.best.entry);
-    e->last_used = s.Touch();
+    s.Use(*e);
     out.restore = PointOf(*e, found.best);
     lease = {e->id, Tier::kRam, out.restore.length, out.restore.kind, out.restore.state, e->anchor};
   }
   ex.best_ram = out.restore.ref();
 
   std::optional<DiskPoint> on_disk;
+  int64_t shared_tokens = found.shared_tokens;
   if (DiskTier* disk = s.disk()) {
     ex.disk_consulted = true;
+    // A sequence held on disk only still tells where this prompt diverges.
+    if (!any_prefix) shared_tokens = std::max(shared_tokens, disk->SharedTokens(prompt));
     on_disk = disk->Lookup(prompt, out.restore.length, !any_prefix);
     if (on_disk && (on_disk->length <= out.restore.length || on_disk->length >= m)) on_disk.reset();
   }
@@ -137,7 +140,7 @@ Result<LookupResult> LineageCache::Lookup(TokenSpan prompt, const LookupHints& h
   PlanInputs plan;
   plan.prompt_tokens = m;
   plan.restore_tokens = out.restore.length;
-  plan.closest_shared_tokens = found.shared_tokens;
+  plan.closest_shared_tokens = shared_tokens;
   plan.anchor_tokens = a;
   plan.anchor_exists = anchor_exists;
   plan.history_end_tokens = hints.history_end_tokens;
@@ -335,6 +338,7 @@ CacheStats LineageCache::Stats() const {
   st.anchors = s.num_anchors();
   for (const auto& [id, e] : s.entries()) st.checkpoints += static_cast<int64_t>(e.checkpoints.size());
   st.ram_bytes = s.ram().total_bytes();
+  st.ram_budget_bytes = options_.ram_budget_bytes;
   st.kv_bytes = s.ram().kv_bytes();
   st.recurrent_bytes = s.ram().blob_bytes();
   st.anchor_bytes = s.anchor_ledger().total_bytes();

@@ -20,13 +20,14 @@
 //    [0, r) of a stored sequence S with S[0, r) == prompt[0, r), and
 //    restore.state is the state after exactly those tokens. r < m always.
 //  - RAM bytes (each distinct KV page once, plus every distinct recurrent
-//    blob) never exceed the budget after a call returns, except by entries a
-//    live Lease pins (which were within the budget when pinned).
-//  - An entry a Lease pins is never evicted (LevelDB's cache invariant). It
-//    may still be absorbed: its state lives on inside the absorbing entry and
-//    the lease's own payload pointers keep the data alive.
-//  - Anchors are never absorbed or thinned; they leave RAM only under their
-//    own caps or when nothing else is left to evict.
+//    blob) never exceed the budget after a call returns: a hard limit.
+//  - An entry a Lease pins leaves RAM only when no unpinned entry is left to
+//    evict. It may also be absorbed. Either way the restore point the caller
+//    holds keeps its own references to the payload, so the request it serves
+//    loses nothing; only the cache stops indexing (and charging) it.
+//  - Anchors are never absorbed or thinned. An anchor no request has
+//    restored from leaves RAM in LRU order with the conversations; one that
+//    served a restore leaves only under its own caps or when nothing else is.
 // CacheOptions::mode == kExact turns all of this into the previous design
 // (whole snapshots at m - 16 and m, a small LRU); docs/cache.md has the rest.
 //
@@ -134,6 +135,7 @@ struct CacheStats {
   int64_t anchors = 0;
   int64_t checkpoints = 0;
   int64_t ram_bytes = 0;      // the budgeted figure
+  int64_t ram_budget_bytes = 0;
   int64_t kv_bytes = 0;
   int64_t recurrent_bytes = 0;
   int64_t anchor_bytes = 0;

@@ -32,12 +32,14 @@ Status MemoryDiskTier::Put(const DiskRecord& record) {
     Charge(it->second.record, false, nullptr);
     tree_.Remove(it->second.record.tokens, record.id);
     stats_.anchors -= it->second.record.anchor;
+    lru_.erase({it->second.record.anchor, it->second.last_used, record.id});
     entries_.erase(it);
   }
   tree_.Insert(record.tokens, record.id);
   for (const Checkpoint& c : record.checkpoints) tree_.AddPoint(record.tokens, record.id, c.n, c.kind);
   stats_.anchors += record.anchor;
   entries_[record.id] = {record, ++tick_};
+  lru_.insert({record.anchor, tick_, record.id});
   EnforceCapLocked();
   return Status::Ok();
 }
@@ -49,6 +51,11 @@ std::optional<DiskPoint> MemoryDiskTier::Lookup(TokenSpan prompt, int64_t longer
       /*want_closest=*/false);
   if (found.best.entry == kNoEntry || found.best.n <= longer_than) return std::nullopt;
   return DiskPoint{found.best.entry, found.best.n, found.best.kind, entries_.at(found.best.entry).record.anchor};
+}
+
+int64_t MemoryDiskTier::SharedTokens(TokenSpan prompt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tree_.Walk(prompt, static_cast<int64_t>(prompt.size()), [](const TreePoint&) {});
 }
 
 Result<DiskLoad> MemoryDiskTier::Load(EntryId entry, int64_t length) {
@@ -70,7 +77,9 @@ Result<DiskLoad> MemoryDiskTier::Load(EntryId entry, int64_t length) {
   }
   stats_.bytes_read += static_cast<int64_t>(out.kv->page_ids().size()) * out.kv->page_bytes();
   if (out.state) stats_.bytes_read += out.state->bytes();
+  lru_.erase({r.anchor, it->second.last_used, entry});
   it->second.last_used = ++tick_;
+  lru_.insert({r.anchor, tick_, entry});
   return out;
 }
 
@@ -80,6 +89,7 @@ void MemoryDiskTier::EraseLocked(EntryId entry) {
   Charge(it->second.record, false, nullptr);
   tree_.Remove(it->second.record.tokens, entry);
   stats_.anchors -= it->second.record.anchor;
+  lru_.erase({it->second.record.anchor, it->second.last_used, entry});
   entries_.erase(it);
 }
 
@@ -89,20 +99,9 @@ void MemoryDiskTier::Erase(EntryId entry) {
 }
 
 void MemoryDiskTier::EnforceCapLocked() {
-  while (ledger_.total_bytes() > cap_bytes_ && !entries_.empty()) {
-    // Least recently used first; anchors are the last candidates, not exempt.
-    EntryId victim = kNoEntry;
-    bool victim_anchor = true;
-    uint64_t oldest = UINT64_MAX;
-    for (const auto& [id, s] : entries_) {
-      const bool anchor = s.record.anchor;
-      if ((victim_anchor && !anchor) || (anchor == victim_anchor && s.last_used < oldest)) {
-        victim = id;
-        victim_anchor = anchor;
-        oldest = s.last_used;
-      }
-    }
-    EraseLocked(victim);
+  // Least recently used first; anchors are the last candidates, not exempt.
+  while (ledger_.total_bytes() > cap_bytes_ && !lru_.empty()) {
+    EraseLocked(std::get<2>(*lru_.begin()));
     ++stats_.evictions;
   }
 }
@@ -117,6 +116,7 @@ DiskStats MemoryDiskTier::Stats() {
   DiskStats s = stats_;
   s.entries = static_cast<int64_t>(entries_.size());
   s.bytes = ledger_.total_bytes();
+  s.budget_bytes = cap_bytes_;
   return s;
 }
 

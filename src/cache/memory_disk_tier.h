@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <mutex>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "cache/byte_ledger.h"
@@ -24,6 +26,7 @@ class MemoryDiskTier final : public DiskTier {
 
   Status Put(const DiskRecord& record) override;
   std::optional<DiskPoint> Lookup(TokenSpan prompt, int64_t longer_than, bool recurrent) override;
+  int64_t SharedTokens(TokenSpan prompt) override;
   Result<DiskLoad> Load(EntryId entry, int64_t length) override;
   void Erase(EntryId entry) override;
   bool Contains(EntryId entry) override;
@@ -41,6 +44,9 @@ class MemoryDiskTier final : public DiskTier {
   std::mutex mu_;
   int64_t cap_bytes_;
   std::unordered_map<EntryId, Stored> entries_;
+  // (anchor, last_used, id), the next eviction first: a scan of every entry
+  // per eviction made long replays quadratic.
+  std::set<std::tuple<bool, uint64_t, EntryId>> lru_;
   PrefixTree tree_;
   ByteLedger ledger_;
   uint64_t tick_ = 0;

@@ -168,7 +168,7 @@ int64_t PrefixTree::Walk(TokenSpan prompt, int64_t max_n,
 }
 
 void PrefixTree::EntriesSharing(TokenSpan prompt, int64_t shared_tokens,
-                                const std::function<void(EntryId)>& visit) const {
+                                const std::function<bool(EntryId)>& visit) const {
   if (shared_tokens <= 0) return;
   const Node* node = root_.get();
   while (node->end() < shared_tokens) {
@@ -180,7 +180,9 @@ void PrefixTree::EntriesSharing(TokenSpan prompt, int64_t shared_tokens,
   while (!stack.empty()) {
     const Node* n = stack.back();
     stack.pop_back();
-    for (EntryId id : n->terminals) visit(id);
+    for (EntryId id : n->terminals) {
+      if (!visit(id)) return;
+    }
     for (const auto& [tok, child] : n->children) stack.push_back(child.get());
   }
 }

@@ -55,9 +55,10 @@ class PrefixTree {
                const std::function<void(const TreePoint&)>& visit) const;
 
   // Calls visit(id) for every entry whose sequence shares at least
-  // `shared_tokens` (as returned by Walk, > 0) leading tokens with `prompt`.
+  // `shared_tokens` (as returned by Walk, > 0) leading tokens with `prompt`,
+  // until visit returns false.
   void EntriesSharing(TokenSpan prompt, int64_t shared_tokens,
-                      const std::function<void(EntryId)>& visit) const;
+                      const std::function<bool(EntryId)>& visit) const;
 
   int64_t num_nodes() const { return num_nodes_; }
 

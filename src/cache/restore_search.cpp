@@ -26,6 +26,10 @@ RestoreSearch FindRestorePoint(const PrefixTree& tree, TokenSpan prompt, bool re
       out.closest = id;
       closest_recency = rec;
     }
+    // Recurrent layouts only name the closest sequence (explanations): the
+    // first found will do. Scanning every sharer per lookup made a replay
+    // quadratic when thousands of entries share one prefix.
+    return !recurrent;
   });
   if (!recurrent) {
     const int64_t r = std::min(out.shared_tokens, m - 1);

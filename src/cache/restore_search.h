@@ -17,7 +17,10 @@ namespace lineage::cache {
 struct RestoreSearch {
   TreePoint best;              // best.entry == kNoEntry: nothing restorable
   int64_t shared_tokens = 0;   // l of the closest stored sequence
-  EntryId closest = kNoEntry;  // most recent entry sharing shared_tokens (if asked)
+  // An entry sharing shared_tokens (if asked): the most recently used one
+  // for attention-only layouts, where it becomes the restore point; any one
+  // for recurrent layouts, where it only names the closest sequence.
+  EntryId closest = kNoEntry;
 };
 
 // `also_visit`, if set, sees every point on the prompt's path with n <= m

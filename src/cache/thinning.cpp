@@ -16,21 +16,35 @@ int64_t CheckpointLimit(const CacheOptions& options, int64_t entry_kv_bytes, int
 
 namespace {
 
+// The newest history end: where the next user turn most likely leaves the
+// conversation (the tool-loop requests after it only add turn boundaries).
+// Thinning keeps it while anything else can go. points.size() if none.
+size_t NewestHistoryEnd(const std::vector<Checkpoint>& points) {
+  for (size_t i = points.size(); i-- > 0;) {
+    if (points[i].kind == PointKind::kHistoryEnd) return i;
+  }
+  return points.size();
+}
+
 // Index of the point the seed's rule drops next.
 size_t SeedVictim(const std::vector<Checkpoint>& points) {
+  const size_t keep = NewestHistoryEnd(points);
   size_t guards = 0;
   for (const Checkpoint& c : points) guards += c.kind == PointKind::kGuard;
   for (size_t i = 0; i < points.size(); ++i) {
     const bool is_guard = points[i].kind == PointKind::kGuard;
-    if (guards >= 2 ? is_guard : !is_guard) return i;  // ascending n: the oldest first
+    if (i != keep && (guards >= 2 ? is_guard : !is_guard)) return i;  // ascending n: the oldest first
   }
-  return 0;
+  // Only the newest guard and the kept history end are left: the guard goes.
+  return keep == 0 && points.size() > 1 ? 1 : 0;
 }
 
 size_t SpreadVictim(const std::vector<Checkpoint>& points, int64_t entry_tokens) {
-  size_t victim = 0;
+  const size_t keep = NewestHistoryEnd(points);
+  size_t victim = points.size() > 1 && keep == 0 ? 1 : 0;
   int64_t victim_gap = INT64_MAX;
   for (size_t i = 0; i < points.size(); ++i) {
+    if (i == keep && points.size() > 1) continue;
     const int64_t prev = i == 0 ? 0 : points[i - 1].n;
     const int64_t next = i + 1 == points.size() ? entry_tokens : points[i + 1].n;
     const int64_t gap = std::min(points[i].n - prev, next - points[i].n);

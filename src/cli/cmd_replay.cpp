@@ -18,7 +18,7 @@ namespace {
 struct ReplayArgs {
   std::string trace;
   std::string shape = "glm-5.3-flash";
-  std::string policies = "oracle,lineage,exact,llama-server,periodic,marconi,omlx";
+  std::string policies = "oracle,lineage,lineage-ram,exact,llama-server,periodic,marconi,omlx";
   std::string ram, disk, plot, per_request;
   std::string replicas;  // "1,2,4": the replica table instead of the policy table
   bool json = false;
@@ -130,7 +130,9 @@ int RunReplay(const ReplayArgs& a) {
       o.ram_budget_bytes = budget;
       auto r = sim::ReplayPolicies(*trace, *shape, swept, o);
       if (!r.ok()) return Fail(r.status());
-      for (const sim::ReplayResult& x : *r) points.push_back({x.policy, budget, x.share_of_oracle()});
+      // Policies with a disk tier are named "+disk" in the plot's key.
+      for (const sim::ReplayResult& x : *r)
+        points.push_back({x.disk_tier ? x.policy + "+disk" : x.policy, budget, x.share_of_oracle()});
     }
     Status st = sim::PlotSweep(points, a.trace + " on " + shape->name, a.plot);
     if (!st.ok()) return Fail(st);

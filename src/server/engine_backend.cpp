@@ -116,8 +116,9 @@ CacheStats EngineBackend::Stats() const {
   c.checkpoints = s.checkpoints;
   c.anchors = s.anchors;
   c.ram_bytes = s.ram_bytes;
-  c.ram_budget_bytes = options_.cache.ram_budget_bytes;
+  c.ram_budget_bytes = s.ram_budget_bytes;
   c.disk_bytes = s.disk.bytes;
+  c.disk_budget_bytes = s.disk.budget_bytes;
   c.absorptions = s.absorptions;
   c.evictions_ram = s.evictions;
   c.evictions_disk = s.disk.evictions;
@@ -125,7 +126,7 @@ CacheStats EngineBackend::Stats() const {
              {"anchor_bytes", s.anchor_bytes},   {"peak_ram_bytes", s.peak_ram_bytes},
              {"live_leases", s.live_leases},     {"thinned", s.thinned},
              {"lookups", s.lookups},             {"restored_tokens", s.restored_tokens},
-             {"disk_restores", s.disk_restores}, {"mode", options_.cache.mode == cache::CacheMode::kLineage ? "lineage" : "exact"}};
+             {"disk_restores", s.disk_restores}, {"mode", cache_->options().mode == cache::CacheMode::kLineage ? "lineage" : "exact"}};
   return c;
 }
 

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cache/cache_options.h"
 #include "server/system_messages.h"
 
 namespace lineage::server {
 
 namespace {
-constexpr int64_t kAnchorSlackTokens = 2;
 
 bool EndsInsideThink(const std::string& text) {
   size_t open = text.rfind("<think>");
@@ -121,7 +121,7 @@ Result<BuiltPrompt> PromptBuilder::Build(const ApiRequest& request, int64_t max_
     if (prefix.ok() && prefix->shared_chars > 0) {
       std::vector<int32_t> anchor = AnchorTokens(prefix->text.substr(0, prefix->shared_chars));
       int64_t shared = CommonPrefixTokens(anchor, out.tokens);
-      out.anchor_tokens = std::max<int64_t>(0, shared - kAnchorSlackTokens);
+      out.anchor_tokens = cache::BeforeBoundary(shared);
     }
   }
   return out;

@@ -15,13 +15,11 @@ int64_t Us(Clock::time_point a, Clock::time_point b) {
 struct Scheduler::Live {
   Job job;
   engine::Sequence seq;
-  cache::LookupResult lookup;
-  std::vector<cache::CapturedState> captured;
+  cache::RequestDriver driver;  // the cache side: lookup, lease, captures, entry
   engine::Sampler sampler;
   std::unique_ptr<TokenConstraint> constraint;  // null: unconstrained
   std::vector<float> masked_logits;
   std::vector<int32_t> generated;  // sampled tokens; all but the last are in seq
-  cache::EntryId entry = cache::kNoEntry;
   bool decoding = false;
   bool done = false;
   RequestReport report;
@@ -29,8 +27,8 @@ struct Scheduler::Live {
   Clock::time_point admitted = Clock::now();
   Clock::time_point last_progress_log = admitted;
 
-  Live(Job j, engine::Sequence s, cache::LookupResult lr)
-      : job(std::move(j)), seq(std::move(s)), lookup(std::move(lr)), sampler(job.sampling) {}
+  Live(Job j, engine::Sequence s, cache::RequestDriver d)
+      : job(std::move(j)), seq(std::move(s)), driver(std::move(d)), sampler(job.sampling) {}
   int64_t prompt_tokens() const { return static_cast<int64_t>(job.prompt.size()); }
 };
 
@@ -74,33 +72,35 @@ void Scheduler::Admit(Job job) {
     return;
   }
   auto t0 = Clock::now();
-  Result<cache::LookupResult> lr = cache_->Lookup(job.prompt, job.hints);
-  if (!lr.ok()) {
-    job.stream->Close(FinishReason::kError, report, lr.status());
+  Result<cache::RequestDriver> driver = cache::RequestDriver::Begin(*cache_, job.prompt, job.hints);
+  if (!driver.ok()) {
+    job.stream->Close(FinishReason::kError, report, driver.status().With("cache lookup"));
     return;
   }
-  const cache::RestorePoint& rp = lr->restore;
+  const cache::LookupResult& lr = driver->lookup();
+  const cache::RestorePoint& rp = lr.restore;
   Result<engine::Sequence> seq = rp.length == 0 ? Result<engine::Sequence>(engine_->NewSequence())
                                                 : engine_->Admit(*rp.kv, rp.state.get());
   if (!seq.ok()) {
     job.stream->Close(FinishReason::kError, report, seq.status().With("admission"));
     return;
   }
-  const int64_t reused = options_.after_admit ? options_.after_admit(job.prompt, *lr, *seq) : 0;
+  const int64_t reused = options_.after_admit ? options_.after_admit(job.prompt, lr, *seq) : 0;
   report.admission_us = Us(t0, Clock::now());
   report.cached_tokens = rp.length + reused;
   report.reused_tokens = reused;
   report.restore_kind = rp.length == 0 ? "none" : rp.KindName();
   report.restore_tier = rp.length == 0 ? "none" : cache::TierName(rp.tier);
-  if (rp.length == 0 && lr->explanation.closest_entry != cache::kNoEntry)
-    report.closest_tokens = lr->explanation.closest_shared_tokens;
-  report.cache_detail = lr->explanation.ToString();
-  auto live = std::make_unique<Live>(std::move(job), std::move(seq).value(), std::move(lr).value());
+  if (rp.length == 0 && lr.explanation.closest_entry != cache::kNoEntry)
+    report.closest_tokens = lr.explanation.closest_shared_tokens;
+  report.cache_detail = lr.explanation.ToString();
+  const int64_t admitted_tokens = rp.length + reused;
+  auto live = std::make_unique<Live>(std::move(job), std::move(seq).value(), std::move(driver).value());
   live->report = report;
   if (live->job.grammar) {
     live->constraint = std::make_unique<TokenConstraint>(live->job.grammar, constraint_vocab_);
   }
-  live->job.stream->Admitted(rp.length + reused);
+  live->job.stream->Admitted(admitted_tokens);
   live_.push_back(std::move(live));
 }
 
@@ -115,15 +115,13 @@ void Scheduler::PrefillOne() {
     if (l.job.stream->cancelled()) {
       // Keep what was prefilled: a client that timed out during a long
       // prefill and retries lands on it instead of starting cold again.
-      if (l.seq.num_tokens() > l.report.cached_tokens) CommitPrompt(l, l.seq.num_tokens());
+      CommitPrompt(l, l.seq.num_tokens());
       Finish(l, FinishReason::kCancelled);
       return;
     }
     int64_t pos = l.seq.num_tokens(), m = l.prompt_tokens();
     int64_t end = std::min(m, pos + options_.prefill_chunk_tokens);
-    std::vector<int64_t> capture_at;
-    for (const cache::PlannedCapture& c : l.lookup.captures)
-      if (c.n > pos && c.n <= end) capture_at.push_back(c.n);
+    std::vector<int64_t> capture_at = l.driver.CapturesIn(pos, end);
     engine::PrefillOptions po;
     po.capture_at = capture_at;
     engine::PrefillResult result;
@@ -131,12 +129,7 @@ void Scheduler::PrefillOne() {
     Status st = engine_->Prefill(l.seq, std::span(l.job.prompt).subspan(pos, end - pos), po, &result);
     l.report.prefill_us += Us(t0, Clock::now());
     if (!st.ok()) return Finish(l, FinishReason::kError, st.With("prefill"));
-    for (engine::Capture& c : result.captures) {
-      auto planned = std::find_if(l.lookup.captures.begin(), l.lookup.captures.end(),
-                                  [&](const cache::PlannedCapture& p) { return p.n == c.num_tokens; });
-      if (planned == l.lookup.captures.end()) continue;
-      l.captured.push_back({c.num_tokens, planned->kind, std::move(c.recurrent)});
-    }
+    for (engine::Capture& c : result.captures) l.driver.Captured(c.num_tokens, std::move(c.recurrent));
     l.job.stream->Prefilled(end);
     if (end < m) return LogPrefillProgress(l);
     // Prompt end: commit, then the first token.
@@ -221,32 +214,28 @@ void Scheduler::DecodeAll() {
 void Scheduler::CommitPrompt(Live& l, int64_t num_tokens) {
   auto t1 = Clock::now();
   engine::Snapshot snap = l.seq.Snap();
-  cache::CommitRequest req;
-  req.prompt = num_tokens == l.prompt_tokens() ? l.job.prompt
-                                               : cache::Tokens(l.job.prompt.begin(), l.job.prompt.begin() + num_tokens);
-  req.kv = snap.kv;
-  req.state = snap.recurrent;
-  req.captured = std::move(l.captured);
-  req.lease = std::move(l.lookup.lease);
-  l.report.captures = static_cast<int64_t>(req.captured.size());
-  Result<cache::CommitResult> cr = cache_->Commit(std::move(req));
+  l.report.captures = l.driver.num_captured();
+  // A partial prompt (a cancelled prefill) is kept only past the restore point.
+  Result<cache::CommitResult> cr = l.driver.CommitPartial(num_tokens, snap.kv, snap.recurrent);
   l.report.commit_us = Us(t1, Clock::now());
-  if (cr.ok()) l.entry = cr->entry;  // a failed commit costs reuse, not the request
-  l.report.cache_detail += cr.ok() ? "; commit " + cr->explanation.ToString() : "; commit failed: " + cr.status().message();
+  // A failed commit costs reuse, not the request.
+  if (!cr.ok()) l.report.cache_detail += "; commit failed: " + cr.status().message();
+  else if (l.driver.committed()) l.report.cache_detail += "; commit " + cr->explanation.ToString();
 }
 
 void Scheduler::Finish(Live& l, FinishReason reason, Status error) {
   if (l.done) return;
   l.done = true;
   int64_t fed = l.seq.num_tokens();
-  if (options_.extend_after_generation && l.entry != cache::kNoEntry && fed > l.prompt_tokens()) {
+  if (options_.extend_after_generation && l.driver.entry() != cache::kNoEntry && fed > l.prompt_tokens()) {
     // The sequence holds the prompt and every sampled token but the last.
     cache::Tokens tokens = l.job.prompt;
     tokens.insert(tokens.end(), l.generated.begin(), l.generated.begin() + (fed - l.prompt_tokens()));
     engine::Snapshot snap = l.seq.Snap();
-    (void)cache_->ExtendAfterGeneration(l.entry, tokens, snap.kv, snap.recurrent);
+    Status ext = l.driver.Extend(tokens, snap.kv, snap.recurrent);
+    if (!ext.ok()) l.report.cache_detail += "; extend failed: " + ext.message();
   }
-  l.lookup.lease.Release();
+  l.driver.Release();
   if (options_.trace_log)
     options_.trace_log->Append(Us(started_, l.job.submitted) / 1000, l.job.prompt, l.job.hints.anchor_tokens, l.generated);
   l.report.total_us = Us(l.job.submitted, Clock::now());

@@ -3,17 +3,20 @@
 //
 // Each turn of its loop:
 //   1. admits queued jobs while fewer than max_live sequences run:
-//      cache.Lookup -> engine.Admit from the restore point (shares KV pages,
-//      copies the recurrent state) -> stream.Admitted(r);
+//      cache::RequestDriver::Begin (lookup) -> engine.Admit from the restore
+//      point (shares KV pages, copies the recurrent state) -> stream.Admitted(r);
+//      the driver carries the request's cache side to the end, exactly as
+//      the simulator drives it (src/sim/policies/lineage_adapter.cpp);
 //   2. runs one prefill chunk of one prefilling sequence (round robin), split
 //      at the capture points, so a long prompt never freezes the others;
-//      at prompt end: cache.Commit, then the first token is sampled;
+//      at prompt end: driver.Commit, then the first token is sampled;
+//      a prefill cancelled midway commits what it prefilled (CommitPartial);
 //   3. runs one decode step over every decoding sequence at once;
 //      a request with a grammar (tool_choice) samples only tokens that
 //      continue it (token_constraint.h); others pay nothing for it;
 //   4. ends sequences that finished, hit a limit, or whose client went away:
-//      cache.ExtendAfterGeneration (the reply's KV and state are already
-//      there), then the stream is closed with the request's report.
+//      driver.Extend (the reply's KV and state are already there; a failure
+//      is noted in the report), then the stream is closed with the report.
 //
 // Ownership: the scheduler borrows the engine and the cache, which must
 // outlive it; it owns its thread. Thread-safety: Enqueue() may be called
@@ -33,6 +36,7 @@
 #include <vector>
 
 #include "cache/lineage_cache.h"
+#include "cache/request_driver.h"
 #include "core/status.h"
 #include "engine/engine.h"
 #include "engine/sampler.h"

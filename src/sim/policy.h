@@ -56,6 +56,9 @@ class Policy {
   virtual void Commit(const RequestView& r, int64_t now_ms) = 0;
   virtual void Finish(const RequestView& r, int64_t now_ms) = 0;
   virtual PolicyCounters counters() const = 0;
+  // True when the policy keeps a disk tier behind its RAM (tables and plots
+  // mark such policies so that like is compared with like).
+  virtual bool has_disk_tier() const { return false; }
   // Not ok once the policy detected a fault of its own (a restore whose
   // tokens differ from the prompt's, a failed commit); the replay reports it.
   virtual Status status() const { return Status::Ok(); }

@@ -64,6 +64,7 @@ Result<ReplayResult> Replay(const Trace& trace, const ModelShape& shape, Policy&
   auto wall_start = std::chrono::steady_clock::now();
   ReplayResult res;
   res.policy = policy.name();
+  res.disk_tier = policy.has_disk_tier();
   const int64_t n = static_cast<int64_t>(trace.requests.size());
   res.restore_tokens.assign(static_cast<size_t>(n), 0);
   std::vector<double> ttft_s(static_cast<size_t>(n), 0);

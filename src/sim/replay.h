@@ -22,6 +22,7 @@ namespace lineage::sim {
 
 struct ReplayResult {
   std::string policy;
+  bool disk_tier = false;          // the policy keeps a disk tier behind its RAM
   int64_t requests = 0;
   int64_t prompt_tokens = 0;
   int64_t cached_tokens = 0;

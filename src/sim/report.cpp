@@ -65,11 +65,11 @@ Status RunToFile(const std::vector<std::string>& argv, const std::string& out_pa
 }  // namespace
 
 std::string FormatTable(const std::vector<ReplayResult>& results) {
-  std::vector<std::vector<std::string>> rows = {{"policy", "requests", "prompt tok", "cached tok", "of oracle",
+  std::vector<std::vector<std::string>> rows = {{"policy", "tiers", "requests", "prompt tok", "cached tok", "of oracle",
                                                  "RAM peak", "disk written", "disk read", "evictions",
                                                  "TTFT p50", "TTFT p95"}};
   for (const ReplayResult& r : results) {
-    rows.push_back({r.policy, std::to_string(r.requests), std::to_string(r.prompt_tokens),
+    rows.push_back({r.policy, r.disk_tier ? "RAM+disk" : "RAM", std::to_string(r.requests), std::to_string(r.prompt_tokens),
                     std::to_string(r.cached_tokens), Fmt("%.1f%%", 100.0 * r.share_of_oracle()),
                     FormatBytes(r.counters.ram_peak_bytes), FormatBytes(r.counters.disk_written_bytes),
                     FormatBytes(r.counters.disk_read_bytes), std::to_string(r.counters.evictions),
@@ -87,6 +87,7 @@ std::string FormatJson(const std::vector<ReplayResult>& results) {
   nlohmann::json arr = nlohmann::json::array();
   for (const ReplayResult& r : results) {
     arr.push_back({{"policy", r.policy},
+                   {"disk_tier", r.disk_tier},
                    {"requests", r.requests},
                    {"prompt_tokens", r.prompt_tokens},
                    {"cached_tokens", r.cached_tokens},

@@ -44,6 +44,8 @@ TEST(CacheAnchors, AnchorIsPinnedEvenWhenItFallsAfterTheGuard) {
   EXPECT_EQ(s1.captures, want);
   ASSERT_EQ(s1.commit.anchors_created.size(), 1u);
   const EntryId anchor = s1.commit.anchors_created[0];
+  // A second session restores from it: evidence of reuse.
+  EXPECT_EQ(h.Run(Cat({sys, src.Fresh(8)}), hints).restore.entry, anchor);
   // Unrelated conversations push every other entry out of RAM.
   for (int i = 0; i < 12; ++i) h.Run(src.Fresh(1000));
   EXPECT_NE(h.Info(anchor), nullptr);
@@ -52,6 +54,31 @@ TEST(CacheAnchors, AnchorIsPinnedEvenWhenItFallsAfterTheGuard) {
   Outcome s2 = h.Run(Cat({sys, src.Fresh(9)}), hints);
   EXPECT_EQ(s2.restore.length, 417);
   EXPECT_EQ(s2.restore.entry, anchor);
+}
+
+TEST(CacheAnchors, AnAnchorNothingRestoredFromLeavesWithTheConversations) {
+  // A system prompt with a timestamp in it pins a new anchor every request;
+  // ranked by kind alone they would push every conversation out.
+  const PayloadShape shape{64, 1024, 256};
+  CacheOptions o;
+  o.ram_budget_bytes = 48 * 1024;  // the conversation and four sessions
+  Harness h(o, shape);
+  TokenSource src;
+  Tokens conversation = src.Fresh(600);
+  h.Run(conversation);
+  std::vector<EntryId> anchors;
+  for (int i = 0; i < 6; ++i) {
+    Outcome s = h.Run(Cat({src.Fresh(400), src.Fresh(10)}), {400, 0});
+    ASSERT_EQ(s.commit.anchors_created.size(), 1u);
+    anchors.push_back(s.commit.anchors_created[0]);
+    if (i == 1) {  // the conversation goes on between the sessions
+      conversation = Cat({conversation, src.Fresh(5)});
+      EXPECT_EQ(h.Run(conversation).restore.length, 600);
+    }
+  }
+  EXPECT_EQ(h.Info(anchors[0]), nullptr) << "the oldest unused anchor has left";
+  EXPECT_EQ(h.Run(Cat({conversation, src.Fresh(5)})).restore.length, 605)
+      << "the conversation used after it stays";
 }
 
 TEST(CacheAnchors, AnchorCapsEvictTheLeastRecentlyUsedAnchor) {
@@ -97,14 +124,35 @@ TEST(CacheAnchors, SystemPromptsDifferingByFourTokensShareThroughADivergenceChec
   h.Run(Cat({sys_a, src.Fresh(20)}), hints);
   Outcome b = h.Run(Cat({sys_b, src.Fresh(20)}), hints);
   EXPECT_EQ(b.lookup.closest_shared_tokens, 990);
-  const std::vector<PlannedCapture> want{{990, K::kDivergence}, {998, K::kAnchor}, {1004, K::kGuard}};
+  // The divergence point keeps the anchor's slack before the boundary.
+  const std::vector<PlannedCapture> want{{988, K::kDivergence}, {998, K::kAnchor}, {1004, K::kGuard}};
   EXPECT_EQ(b.captures, want);
   // A third variant restores all but the differing tail.
   Outcome c = h.Run(Cat({sys_c, src.Fresh(20)}), hints);
-  EXPECT_EQ(c.restore.length, 990);
+  EXPECT_EQ(c.restore.length, 988);
   EXPECT_EQ(c.restore.kind, K::kDivergence);
   // And the second variant's next session lands on its own anchor.
   EXPECT_EQ(h.Run(Cat({sys_b, src.Fresh(8)}), hints).restore.length, 998);
+}
+
+TEST(CacheAnchors, ADivergenceCheckpointServesASessionThatLeavesOneTokenEarlier) {
+  // BPE merges the boundary token differently in the next prompt: it leaves
+  // the shared prefix one token before the previous sibling did.
+  Harness h;
+  TokenSource src;
+  const Tokens x = src.Fresh(1400);  // its guard (1384) lies past the boundary
+  auto leave_at = [&](int64_t at) {
+    Tokens s(x.begin(), x.begin() + at);
+    const Tokens tail = src.Fresh(300);
+    s.insert(s.end(), tail.begin(), tail.end());
+    return s;
+  };
+  h.Run(x);
+  Outcome b = h.Run(leave_at(990));
+  EXPECT_EQ(b.lookup.closest_shared_tokens, 990);
+  Outcome c = h.Run(leave_at(989));
+  EXPECT_EQ(c.restore.length, 990 - kBoundarySlackTokens);
+  EXPECT_EQ(c.restore.kind, K::kDivergence);
 }
 
 TEST(CacheAnchors, NoDivergenceCheckpointForASmallGain) {

@@ -64,7 +64,10 @@ TEST(PrefixTree, WalkMatchesADirectScanThroughInsertsAndRemovals) {
     ASSERT_EQ(shared, want_shared) << "step " << step;
     ASSERT_EQ(got, want) << "step " << step;
     std::set<EntryId> sharing;
-    tree.EntriesSharing(probe, shared, [&](EntryId id) { sharing.insert(id); });
+    tree.EntriesSharing(probe, shared, [&](EntryId id) {
+      sharing.insert(id);
+      return true;
+    });
     for (const auto& [id, t] : live) {
       ASSERT_EQ(sharing.count(id) == 1, shared > 0 && Lcp(probe, t) == shared) << "step " << step;
     }

@@ -64,6 +64,21 @@ TEST(CacheThinning, SeedOrderKeepsTheNewestGuardOnly) {
   EXPECT_EQ(cps[1].kind, K::kGuard);
 }
 
+TEST(CacheThinning, TheNewestHistoryEndOutlivesTheToolLoopThatFollowsIt) {
+  // A turn's first request captured its history end (1000); the tool-loop
+  // requests after it each left a turn boundary. The next user turn leaves
+  // the conversation at that history end, so it is kept over older points.
+  for (ThinOrder order : {ThinOrder::kSeed, ThinOrder::kSpread}) {
+    auto cps = At({{400, K::kHistoryEnd}, {1000, K::kHistoryEnd}, {1010, K::kFinal}, {1200, K::kFinal},
+                   {1400, K::kFinal}, {1600, K::kFinal}, {1784, K::kGuard}});
+    ThinCheckpoints(cps, 1800, 4, order);
+    ASSERT_EQ(cps.size(), 4u);
+    bool kept = false;
+    for (const Checkpoint& c : cps) kept |= c.n == 1000 && c.kind == K::kHistoryEnd;
+    EXPECT_TRUE(kept) << "order " << static_cast<int>(order);
+  }
+}
+
 TEST(CacheThinning, ByteSizedCountGrowsWithTheContext) {
   CacheOptions o;
   o.thin_count = ThinCount::kBytes;

@@ -89,7 +89,7 @@ TEST(CacheTiers, DiskCapEvictsLeastRecentlyUsedWithAnchorsLast) {
   EXPECT_EQ(tight.Stats().evictions, 1);
 }
 
-TEST(CacheTiers, LeasedEntriesAreNeverEvicted) {
+TEST(CacheTiers, LeasedEntriesLeaveRamLast) {
   CacheOptions o;
   o.ram_budget_bytes = 20 * 1024;
   Harness h(o, kShape);
@@ -103,6 +103,24 @@ TEST(CacheTiers, LeasedEntriesAreNeverEvicted) {
   EXPECT_EQ(h.Info(source)->leases, 1);
   h.Finish(std::move(held));
   EXPECT_LE(h.cache().Stats().ram_bytes, o.ram_budget_bytes);
+}
+
+TEST(CacheTiers, DivergencePlanningSeesASharerHeldOnlyOnDisk) {
+  // Issue 12, defect 1: a document held only on disk never produced a
+  // divergence checkpoint, so every question about it started cold.
+  CacheOptions o;
+  o.ram_budget_bytes = Pages(5300) * kPage * 3 / 2;  // one such entry, not two
+  Harness h(o, kShape, int64_t{1} << 30);
+  TokenSource src;
+  const Tokens doc = src.Fresh(5000);
+  const Outcome a = h.Run(Cat({doc, src.Fresh(300)}));
+  h.Run(src.Fresh(5300));  // unrelated traffic pushes the first question to disk
+  ASSERT_EQ(h.Info(a.entry), nullptr);
+  ASSERT_TRUE(h.disk()->Contains(a.entry));
+  const Outcome b = h.Run(Cat({doc, src.Fresh(300)}));
+  EXPECT_TRUE(std::find(b.captures.begin(), b.captures.end(), PlannedCapture{4998, PointKind::kDivergence}) != b.captures.end());
+  const Outcome c = h.Run(Cat({doc, src.Fresh(300)}));
+  EXPECT_EQ(c.restore.length, 5000 - kBoundarySlackTokens);
 }
 
 TEST(CacheTiers, AttentionOnlyLayoutsRestoreAnyPrefix) {

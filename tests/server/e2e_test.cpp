@@ -235,6 +235,29 @@ TEST_F(EndToEnd, ARestartServesTheConversationFromDiskWithTheSameTokens) {
   EXPECT_EQ(Output(Post(*cold, "/v1/chat/completions", Request(conv2))), Output(t2));
 }
 
+TEST_F(EndToEnd, CacheStatsReportTheCachesOwnBudgets) {
+  const std::string cache_dir = (dir_ / "stats_disk_cache").string();
+  std::filesystem::remove_all(cache_dir);
+  EngineBackendOptions bo;
+  bo.engine.num_threads = 2;
+  bo.cache.ram_budget_bytes = int64_t{3} << 28;
+  bo.cache_dir = cache_dir;
+  bo.cache_disk_max_bytes = int64_t{5} << 30;
+  auto s = testing::StartStack(path_, bo);
+  httplib::Client c("127.0.0.1", s->http->port());
+  auto res = c.Get("/v1/cache/stats");
+  ASSERT_TRUE(res);
+  json stats = json::parse(res->body);
+  EXPECT_EQ(stats["ram_budget_bytes"], int64_t{3} << 28);
+  EXPECT_EQ(stats["disk_budget_bytes"], int64_t{5} << 30);
+  auto metrics = c.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  const std::string key = "lineage_cache_budget_bytes{tier=\"disk\"} ";
+  const size_t at = metrics->body.find(key);
+  ASSERT_NE(at, std::string::npos) << metrics->body;
+  EXPECT_DOUBLE_EQ(std::stod(metrics->body.substr(at + key.size())), static_cast<double>(int64_t{5} << 30));
+}
+
 TEST_F(EndToEnd, ExactModeServesTheSameTokens) {
   auto lineage = Start();
   auto exact = Start(0, cache::CacheMode::kExact);

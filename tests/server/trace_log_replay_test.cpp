@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "server/prompt_builder.h"
+#include "cache/cache_options.h"
 #include "server/trace_log.h"
 #include "sim/policies/lineage_adapter.h"
 #include "sim/policies/oracle.h"
@@ -167,7 +168,7 @@ TEST_F(ThinkingConversation, ReplayedCommonPrefixesAreTheRealOnes) {
   ExpectReplayedLcpIsReal(requests_, trace);
   for (size_t i = 0; i < requests_.size(); ++i) {
     EXPECT_EQ(trace.requests[i].history_end_tokens, requests_[i].prompt.history_end_tokens) << i;
-    EXPECT_EQ(trace.requests[i].anchor_tokens, requests_[i].prompt.anchor_tokens + TraceLog::kAnchorSlackTokens) << i;
+    EXPECT_EQ(trace.requests[i].anchor_tokens, requests_[i].prompt.anchor_tokens + cache::kBoundarySlackTokens) << i;
   }
 }
 

@@ -135,12 +135,18 @@ TEST(Report, TableAndJsonCarryEveryColumn) {
   r.requests = 3;
   r.cached_tokens = 50;
   r.oracle_tokens = 100;
-  std::string table = FormatTable({r});
-  for (const char* col : {"policy", "requests", "prompt tok", "cached tok", "of oracle", "RAM peak", "disk written",
+  ReplayResult d = r;
+  d.policy = "q";
+  d.disk_tier = true;
+  std::string table = FormatTable({r, d});
+  EXPECT_NE(table.find("RAM+disk"), std::string::npos) << "disk-tier policies are marked";
+  for (const char* col : {"policy", "tiers", "requests", "prompt tok", "cached tok", "of oracle", "RAM peak", "disk written",
                           "disk read", "evictions", "TTFT p50", "TTFT p95", "50.0%"})
     EXPECT_NE(table.find(col), std::string::npos) << col;
-  auto j = nlohmann::json::parse(FormatJson({r}));
+  auto j = nlohmann::json::parse(FormatJson({r, d}));
   EXPECT_DOUBLE_EQ(j[0]["share_of_oracle"].get<double>(), 0.5);
+  EXPECT_FALSE(j[0]["disk_tier"].get<bool>());
+  EXPECT_TRUE(j[1]["disk_tier"].get<bool>());
 }
 
 // The CLI end to end: tracegen, replay --json, a bad byte size, and the plot.

@@ -14,6 +14,23 @@ Trace Gen(const std::string& scenario, uint64_t seed = 5, int64_t n = 400) {
   return std::move(t).value();
 }
 
+TEST(Tracegen, EveryRequestSaysWhenItsReplyEndsAndTheSessionWaitsForIt) {
+  for (const std::string& s : ScenarioNames()) {
+    Trace t = Gen(s);
+    std::map<uint32_t, int64_t> session_end_ms;
+    int64_t overlapping = 0;
+    for (const Request& r : t.requests) {
+      ASSERT_GE(r.end_ms, r.arrival_ms) << s;
+      auto it = session_end_ms.find(r.session);
+      if (it != session_end_ms.end() && r.arrival_ms < it->second) ++overlapping;
+      session_end_ms[r.session] = std::max(session_end_ms[r.session], r.end_ms);
+    }
+    // Only deliberate overlaps (a retry racing its original, a regenerate
+    // sent before the reply ended) start before the session's last reply ends.
+    EXPECT_LE(overlapping * 10, static_cast<int64_t>(t.requests.size())) << s;
+  }
+}
+
 TEST(Tracegen, EveryScenarioIsDeterministicSortedAndSized) {
   for (const std::string& s : ScenarioNames()) {
     Trace a = Gen(s), b = Gen(s), c = Gen(s, 6);

@@ -160,6 +160,11 @@ std::optional<DiskPoint> FileDiskTier::Lookup(TokenSpan prompt, int64_t longer_t
   return DiskPoint{found.best.entry, found.best.n, found.best.kind, index_.Find(found.best.entry)->meta.anchor};
 }
 
+int64_t FileDiskTier::SharedTokens(TokenSpan prompt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return index_.tree().Walk(prompt, static_cast<int64_t>(prompt.size()), [](const TreePoint&) {});
+}
+
 void FileDiskTier::Erase(EntryId entry) {
   std::unique_lock<std::mutex> lock(mu_);
   for (auto it = queue_.begin(); it != queue_.end(); ++it) {
@@ -193,6 +198,7 @@ DiskStats FileDiskTier::Stats() {
   s.entries = static_cast<int64_t>(index_.entries().size());
   s.anchors = index_.num_anchors();
   s.bytes = index_.bytes();
+  s.budget_bytes = options_.cap_bytes;
   return s;
 }
 

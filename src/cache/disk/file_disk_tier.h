@@ -143,6 +143,7 @@ class FileDiskTier final : public DiskTier {
   void Erase(EntryId entry) override;
   // Published, or queued / being written and not erased since.
   bool Contains(EntryId entry) override;
+  int64_t SharedTokens(TokenSpan prompt) override;
   DiskStats Stats() override;
 
   // Blocks until every queued write and deletion has been carried out.

@@ -34,38 +34,40 @@ void LineagePolicy::Fail(const Status& st) {
 
 Admission LineagePolicy::Admit(const RequestView& r, int64_t) {
   const Request& q = *r.request;
-  InFlight f;
-  f.tokens = std::make_shared<cache::Tokens>();
-  f.tokens->reserve(static_cast<size_t>(q.num_prompt_tokens + q.output.num_tokens));
-  AppendTokens(q.prompt, *f.tokens);
-  cache::TokenSpan prompt(*f.tokens);
+  cache::Tokens prompt;
+  prompt.reserve(static_cast<size_t>(q.num_prompt_tokens + q.output.num_tokens));
+  AppendTokens(q.prompt, prompt);
   cache::LookupHints hints;
-  if (q.anchor_tokens > kAnchorSlackTokens) hints.anchor_tokens = q.anchor_tokens - kAnchorSlackTokens;
+  // The trace states the shared prefix; the server hints it minus the slack.
+  hints.anchor_tokens = cache::BeforeBoundary(q.anchor_tokens);
   // The server gives the history end as it is, with no slack (engine_backend.cpp).
   hints.history_end_tokens = q.history_end_tokens;
   const int64_t read_before = disk_ ? disk_->Stats().bytes_read : 0;
-  Result<cache::LookupResult> lr = cache_->Lookup(prompt, hints);
+  Result<cache::RequestDriver> driver = cache::RequestDriver::Begin(*cache_, std::move(prompt), hints);
   Admission a;
-  f.seq = std::make_unique<cache::CountedSequence>(&pages_, payload_);
-  if (!lr.ok()) {
-    Fail(lr.status());
-    f.seq->Admit(prompt, cache::RestorePoint{});
-    f.captured = f.seq->Prefill(prompt, {});
-  } else {
-    Status safe = cache::VerifyRestore(prompt, lr->restore, !shape_.attention_only());
-    if (!safe.ok()) Fail(safe.With("request " + std::to_string(r.index)));
-    a.restore_tokens = safe.ok() ? lr->restore.length : 0;
-    f.seq->Admit(prompt, safe.ok() ? lr->restore : cache::RestorePoint{});
-    f.captured = f.seq->Prefill(prompt, lr->captures);
-    f.lease = std::move(lr->lease);
-    // Admission copies the recurrent state and the page holding r, if r is
-    // inside one; the previous design cloned the whole snapshot instead.
-    if (a.restore_tokens > 0 && exact_) {
-      a.ram_copy_bytes = shape_.SnapshotBytes(a.restore_tokens);
-    } else if (a.restore_tokens > 0) {
-      a.ram_copy_bytes = shape_.recurrent_bytes;
-      if (a.restore_tokens % payload_.page_tokens != 0) a.ram_copy_bytes += payload_.page_bytes;
-    }
+  if (!driver.ok()) {
+    Fail(driver.status().With("request " + std::to_string(r.index)));
+    return a;
+  }
+  InFlight f{std::move(driver).value(), std::make_unique<cache::CountedSequence>(&pages_, payload_)};
+  const cache::RestorePoint& rp = f.driver.restore();
+  const cache::TokenSpan tokens(f.driver.prompt());
+  Status safe = cache::VerifyRestore(tokens, rp, !shape_.attention_only());
+  if (!safe.ok()) {
+    Fail(safe.With("request " + std::to_string(r.index)));
+    return a;
+  }
+  a.restore_tokens = rp.length;
+  f.seq->Admit(tokens, rp);
+  for (cache::CapturedState& c : f.seq->Prefill(tokens, f.driver.lookup().captures))
+    f.driver.Captured(c.n, std::move(c.state));
+  // Admission copies the recurrent state and the page holding r, if r is
+  // inside one; the previous design cloned the whole snapshot instead.
+  if (a.restore_tokens > 0 && exact_) {
+    a.ram_copy_bytes = shape_.SnapshotBytes(a.restore_tokens);
+  } else if (a.restore_tokens > 0) {
+    a.ram_copy_bytes = shape_.recurrent_bytes;
+    if (a.restore_tokens % payload_.page_tokens != 0) a.ram_copy_bytes += payload_.page_bytes;
   }
   if (disk_) a.disk_read_bytes = disk_->Stats().bytes_read - read_before;
   in_flight_[r.index] = std::move(f);
@@ -73,20 +75,14 @@ Admission LineagePolicy::Admit(const RequestView& r, int64_t) {
 }
 
 void LineagePolicy::Commit(const RequestView& r, int64_t) {
-  InFlight& f = in_flight_[r.index];
-  cache::CommitRequest c;
-  c.prompt = std::move(*f.tokens);  // the sequence keeps its own copy
-  c.kv = f.seq->Kv();
-  c.state = f.seq->State();
-  c.captured = std::move(f.captured);
-  c.lease = std::move(f.lease);
-  Result<cache::CommitResult> res = cache_->Commit(std::move(c));
+  auto it = in_flight_.find(r.index);
+  if (it == in_flight_.end()) return;
+  InFlight& f = it->second;
+  Result<cache::CommitResult> res = f.driver.Commit(f.seq->Kv(), f.seq->State());
   if (!res.ok()) {
     Fail(res.status());
-    in_flight_.erase(r.index);
-    return;
+    in_flight_.erase(it);
   }
-  f.entry = res->entry;
 }
 
 void LineagePolicy::Finish(const RequestView& r, int64_t) {
@@ -94,12 +90,12 @@ void LineagePolicy::Finish(const RequestView& r, int64_t) {
   if (it == in_flight_.end()) return;
   InFlight& f = it->second;
   const Request& q = *r.request;
-  if (f.entry != cache::kNoEntry && q.output.num_tokens > 0) {
+  if (q.output.num_tokens > 0 && f.driver.entry() != cache::kNoEntry) {
     cache::Tokens reply;
     AppendTokens(std::span(&q.output, 1), reply);
     f.seq->Append(reply);
-    auto ext = cache_->ExtendAfterGeneration(f.entry, f.seq->tokens(), f.seq->Kv(), f.seq->State());
-    if (!ext.ok() && ext.status().code() != StatusCode::kNotFound) Fail(ext.status());
+    Status ext = f.driver.Extend(f.seq->tokens(), f.seq->Kv(), f.seq->State());
+    if (!ext.ok()) Fail(ext);
   }
   in_flight_.erase(it);
 }

@@ -1,9 +1,9 @@
 // The `lineage` and `exact` policies: the real src/cache LineageCache (in
 // lineage mode, or behind its off switch) driven with byte-count payloads
 // (cache/counted_payload.h) and the in-memory byte-counting disk tier. No
-// policy logic lives here: this file only turns replay events into the
-// engine's calls (Lookup, admit + prefill with captures, Commit,
-// ExtendAfterGeneration) and checks every restore against the prompt.
+// policy logic lives here: replay events drive the same cache::RequestDriver
+// the server's scheduler drives (lookup, captures, commit, extension), and
+// every restore is checked token by token against the prompt.
 #pragma once
 
 #include <memory>
@@ -12,6 +12,7 @@
 #include "cache/counted_payload.h"
 #include "cache/lineage_cache.h"
 #include "cache/memory_disk_tier.h"
+#include "cache/request_driver.h"
 #include "sim/policy.h"
 
 namespace lineage::sim {
@@ -29,18 +30,13 @@ class LineagePolicy final : public Policy {
   void Commit(const RequestView& r, int64_t now_ms) override;
   void Finish(const RequestView& r, int64_t now_ms) override;
   PolicyCounters counters() const override;
+  bool has_disk_tier() const override { return disk_ != nullptr; }
   Status status() const override { return status_; }
-
-  // Slack the server subtracts from the anchor length for BPE merges (DESIGN.md §2).
-  static constexpr int64_t kAnchorSlackTokens = 2;
 
  private:
   struct InFlight {
-    std::shared_ptr<cache::Tokens> tokens;
+    cache::RequestDriver driver;
     std::unique_ptr<cache::CountedSequence> seq;
-    std::vector<cache::CapturedState> captured;
-    cache::Lease lease;
-    cache::EntryId entry = cache::kNoEntry;
   };
   void Fail(const Status& st);
 

@@ -22,6 +22,7 @@ class OmlxPolicy final : public Policy {
   void Commit(const RequestView&, int64_t) override {}
   void Finish(const RequestView& r, int64_t now_ms) override;
   PolicyCounters counters() const override { return counters_; }
+  bool has_disk_tier() const override { return options_.disk_budget_bytes > 0; }
 
   int64_t block_tokens() const { return block_tokens_; }
 

@@ -60,17 +60,21 @@ Segment Conversation::Send(int64_t reply_tokens) {
   last_new_tokens_ = NumTokens(history) - Lcp(last_sent_, history);
   last_reply_tokens_ = reply_tokens;
   last_sent_ = history;
+  // When the reply ends on the pacing shape: the replay holds a session's
+  // next turn behind it on a slower shape (docs/sim.md, arrival).
+  r.end_ms = now_ms + BusyMs();
   Segment reply = r.output;
   g_.Emit(std::move(r));
   return reply;
 }
 
-void Conversation::Wait(int64_t think_ms) {
-  double busy_s = static_cast<double>(last_new_tokens_) / g_.prefill_tokens_per_s +
-                  static_cast<double>(last_reply_tokens_) * g_.decode_s_per_token;
-  int64_t busy_ms = static_cast<int64_t>(busy_s * 1000.0);
-  now_ms += busy_ms + think_ms;
+int64_t Conversation::BusyMs() const {
+  const double busy_s = static_cast<double>(last_new_tokens_) / g_.prefill_tokens_per_s +
+                        static_cast<double>(last_reply_tokens_) * g_.decode_s_per_token;
+  return static_cast<int64_t>(busy_s * 1000.0);
 }
+
+void Conversation::Wait(int64_t think_ms) { now_ms += BusyMs() + think_ms; }
 
 void Conversation::StartWith(std::vector<Segment> prefix) {
   history = std::move(prefix);

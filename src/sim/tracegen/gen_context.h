@@ -64,8 +64,9 @@ class Conversation {
   std::string Name(const std::string& what);  // unique segment name within the conversation
   Segment NewSeg(const std::string& what, int64_t num_tokens, Role role = Role::kUser);
 
-  // Sends `history` at now_ms with a reply of `reply_tokens`; returns the
-  // reply segment. Does not append the reply and does not advance time.
+  // Sends `history` at now_ms with a reply of `reply_tokens` (ending, as
+  // end_ms says, after the modelled prefill and decode); returns the reply
+  // segment. Does not append the reply and does not advance time.
   Segment Send(int64_t reply_tokens);
   // Advances now_ms past the modelled reply of the last Send plus `think_ms`.
   void Wait(int64_t think_ms);
@@ -83,6 +84,8 @@ class Conversation {
   int64_t num_tokens() const { return NumTokens(history); }
 
  private:
+  // The modelled prefill of the last Send's new tokens plus its reply's decode.
+  int64_t BusyMs() const;
   GenContext& g_;
   std::string tag_;
   uint32_t session_;
