@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "core/attention_tile.h"
@@ -35,6 +36,19 @@ struct LatentRun {
   int64_t rank = 0;    // L
   float scale = 1.0f;
 };
+
+// The K and V halves of a page's first n latent rows as f32: the page's
+// own rows when it stores f32, else widened into `widened` (2 P half floats).
+std::pair<const float*, const float*> PageLatentHalves(const LatentRun& run, const cache::KvPage& page, int64_t n,
+                                                       float* widened) {
+  const cache::KvLayout& layout = run.kv->layout();
+  if (layout.dtype == DType::kF32)
+    return {static_cast<const float*>(page.k(run.layer, 0)), static_cast<const float*>(page.v(run.layer, 0))};
+  const int64_t half_block = layout.page_tokens * (run.latent / 2);
+  page.ReadRows(run.layer, 0, false, n, widened);
+  page.ReadRows(run.layer, 0, true, n, widened + half_block);
+  return {widened, widened + half_block};
+}
 
 // Rows [row0, row1) of heads [h0, h1) (q_lat of head h at q + h W, row
 // stride ldq): each page's latent rows are put back together ([K half | V
@@ -65,16 +79,7 @@ void AttendLatentTiled(const LatentRun& run, int64_t row0, int64_t row1, int64_t
   for (int64_t p = 0; p * P < num_keys; ++p) {
     const cache::KvPage& page = run.kv->page(p);
     const int64_t n = std::min(P, num_keys - p * P);
-    const float *kr, *vr;
-    if (layout.dtype == DType::kF32) {
-      kr = static_cast<const float*>(page.k(run.layer, 0));
-      vr = static_cast<const float*>(page.v(run.layer, 0));
-    } else {
-      page.ReadRows(run.layer, 0, false, n, widened.data());
-      page.ReadRows(run.layer, 0, true, n, widened.data() + P * half);
-      kr = widened.data();
-      vr = widened.data() + P * half;
-    }
+    auto [kr, vr] = PageLatentHalves(run, page, n, widened.data());
     for (int64_t j = 0; j < n; ++j) {
       std::memcpy(rows.data() + j * W, kr + j * half, static_cast<size_t>(half) * 4);
       std::memcpy(rows.data() + j * W + half, vr + j * half, static_cast<size_t>(half) * 4);
@@ -102,16 +107,7 @@ void AttendLatent(const LatentRun& run, int64_t row0, int64_t row1, const float*
   for (int64_t p = 0; p * P < max_keys; ++p) {
     const cache::KvPage& page = run.kv->page(p);
     const int64_t n = std::min(P, max_keys - p * P);
-    const float *kr, *vr;
-    if (layout.dtype == DType::kF32) {
-      kr = static_cast<const float*>(page.k(run.layer, 0));
-      vr = static_cast<const float*>(page.v(run.layer, 0));
-    } else {
-      page.ReadRows(run.layer, 0, false, n, widened.data());
-      page.ReadRows(run.layer, 0, true, n, widened.data() + P * half);
-      kr = widened.data();
-      vr = widened.data() + P * half;
-    }
+    auto [kr, vr] = PageLatentHalves(run, page, n, widened.data());
     for (int64_t t = std::max(row0, p * P - run.start_pos); t < row1; ++t) {
       const int64_t r = t - row0;
       const int64_t m = std::min(n, run.start_pos + t + 1 - p * P);  // keys of this page row t sees
