@@ -360,7 +360,11 @@ Value Interpreter::Eval(const Expr& e, Scope& scope) {
   bool stack_spent = stack_base_ > frame && stack_base_ - frame > limits_.max_stack_bytes;
   if (++eval_depth_ > limits_.max_eval_depth || stack_spent) {
     --eval_depth_;
-    Fail(ErrorKind::kLimit, "expression evaluation nested too deeply");
+    // Which limit trips first depends on the build's frame sizes: the stack
+    // message names both ways a template gets there.
+    Fail(ErrorKind::kLimit, stack_spent ? "maximum recursion depth exceeded: calls and expressions nested too deeply "
+                                          "for the render's stack budget"
+                                        : "expression evaluation nested too deeply");
   }
   struct Leave {
     int* d;
