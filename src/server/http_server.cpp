@@ -49,12 +49,14 @@ bool Authorized(const httplib::Request& req, const std::string& key) {
   return req.has_header("x-api-key") && ConstantTimeEquals(req.get_header_value("x-api-key"), key);
 }
 
+// Every route the server answers: the /metrics labels and what GET / lists.
+constexpr const char* kRoutes[] = {"/", "/v1/chat/completions", "/v1/completions", "/v1/messages",
+                                   "/v1/messages/count_tokens", "/v1/responses", "/v1/models",
+                                   "/health", "/metrics", "/v1/cache/stats"};
+
 // The /metrics label of a path: the routes themselves, and one label for
 // everything else, so that clients cannot grow the metrics without bound.
 std::string RouteLabel(const std::string& path) {
-  static const char* kRoutes[] = {"/", "/v1/chat/completions", "/v1/completions", "/v1/messages",
-                                  "/v1/messages/count_tokens", "/v1/responses", "/v1/models",
-                                  "/health", "/metrics", "/v1/cache/stats"};
   for (const char* r : kRoutes)
     if (path == r) return r;
   return "other";
@@ -266,10 +268,10 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
   // Clients probe the root before their first request (Claude Code sends
   // HEAD /); httplib answers HEAD from the GET route.
   http.Get("/", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(Dump({{"name", "lineage"}, {"model", backend_->model_id()},
-                          {"endpoints", {"/v1/chat/completions", "/v1/completions", "/v1/messages",
-                                         "/v1/messages/count_tokens", "/v1/responses", "/v1/models", "/health",
-                                         "/metrics", "/v1/cache/stats"}}}),
+    json endpoints = json::array();
+    for (const char* r : kRoutes)
+      if (std::string_view(r) != "/") endpoints.push_back(r);
+    res.set_content(Dump({{"name", "lineage"}, {"model", backend_->model_id()}, {"endpoints", endpoints}}),
                     "application/json");
   });
   http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {

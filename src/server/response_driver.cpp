@@ -95,7 +95,8 @@ bool ResponseDriver::Step(const Writer& write, std::chrono::milliseconds wait, s
     out += formatter_->Begin(submission_.prompt_tokens, cached_tokens_);
   }
   completion_tokens_ += item.num_tokens;
-  // Push by push, so that tokens are counted as reasoning by the text they made.
+  // Push by push (the pieces cover the text), so that tokens are counted as
+  // reasoning by the text they made.
   size_t offset = 0;
   for (const GenerationItem::Piece& piece : item.pieces) {
     bool reasoning_before = request_.is_chat() && parser_.in_reasoning();
@@ -103,7 +104,6 @@ bool ResponseDriver::Step(const Writer& write, std::chrono::milliseconds wait, s
     offset += piece.bytes;
     if (reasoning_before || (request_.is_chat() && parser_.in_reasoning())) reasoning_tokens_ += piece.tokens;
   }
-  if (offset < item.text.size()) out += Process(std::string_view(item.text).substr(offset));
   if (item.done) {
     finished_ = true;
     report_ = item.report;
