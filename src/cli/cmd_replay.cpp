@@ -18,7 +18,7 @@ namespace {
 struct ReplayArgs {
   std::string trace;
   std::string shape = "glm-5.3-flash";
-  std::string policies = "oracle,lineage,lineage-ram,exact,llama-server,periodic,marconi,omlx";
+  std::string policies = "oracle,oracle-zero-latency,lineage,lineage-ram,exact,llama-server,periodic,marconi,omlx,vllm,sglang";
   std::string ram, disk, plot, per_request;
   std::string replicas;  // "1,2,4": the replica table instead of the policy table
   bool json = false;

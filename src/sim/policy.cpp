@@ -6,14 +6,20 @@
 #include "sim/policies/omlx.h"
 #include "sim/policies/oracle.h"
 #include "sim/policies/periodic.h"
+#include "sim/policies/sglang.h"
+#include "sim/policies/vllm.h"
 
 namespace lineage::sim {
 
-std::vector<std::string> PolicyNames() { return {"oracle", "lineage", "lineage-ram", "lineage-spread", "lineage-bytes", "exact", "mlx-vlm", "llama-server", "periodic", "marconi", "omlx"}; }
+std::vector<std::string> PolicyNames() {
+  return {"oracle",       "oracle-zero-latency", "lineage",  "lineage-ram", "lineage-spread", "lineage-bytes", "exact",
+          "mlx-vlm",      "llama-server",        "periodic", "marconi",     "omlx",           "vllm",          "sglang"};
+}
 
 Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelShape& shape,
                                            const PolicyOptions& options) {
-  if (name == "oracle") return std::unique_ptr<Policy>(new OraclePolicy(shape));
+  if (name == "oracle") return std::unique_ptr<Policy>(new OraclePolicy(shape, false));
+  if (name == "oracle-zero-latency") return std::unique_ptr<Policy>(new OraclePolicy(shape, true));
   if (name == "lineage") return std::unique_ptr<Policy>(new LineagePolicy(shape, options, false));
   if (name == "lineage-ram") {
     PolicyOptions ram_only = options;
@@ -37,6 +43,8 @@ Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelS
   if (name == "periodic") return std::unique_ptr<Policy>(new PeriodicPolicy(shape, options));
   if (name == "omlx") return std::unique_ptr<Policy>(new OmlxPolicy(shape, options));
   if (name == "marconi") return std::unique_ptr<Policy>(new MarconiPolicy(shape, options));
+  if (name == "vllm") return std::unique_ptr<Policy>(new VllmPolicy(shape, options));
+  if (name == "sglang") return std::unique_ptr<Policy>(new SglangPolicy(shape, options));
   std::string known;
   for (const std::string& n : PolicyNames()) known += (known.empty() ? "" : ", ") + n;
   return NotFound("unknown policy '" + name + "' (known: " + known + ")");

@@ -5,7 +5,8 @@
 // end exists), and Finish when its modelled decode ends (the state after the
 // reply exists). Calls for different requests interleave in time order, so a
 // policy must handle a Commit arriving after other requests were admitted
-// (concurrency). Tickets returned by Admit are passed back unchanged.
+// (concurrency). A policy with a fixed number of working contexts may answer
+// Admit with wait_for_slot; the request is admitted later (FIFO).
 //
 // Policies charge bytes with the ModelShape they were built with and keep
 // their own counters. Not thread-safe: one replay drives one policy.
@@ -26,6 +27,10 @@ struct Admission {
   int64_t restore_tokens = 0;   // tokens not recomputed (prefix restore + reused chunks)
   int64_t disk_read_bytes = 0;  // read from disk to restore
   int64_t ram_copy_bytes = 0;   // copied in RAM to restore (whole-state clones)
+  // The request cannot start now (llama-server: every slot is busy). The
+  // replay queues it and calls Admit again, in arrival order, after the next
+  // Finish; the other fields are ignored. Its TTFT includes the wait.
+  bool wait_for_slot = false;
 };
 
 struct PolicyCounters {
@@ -64,7 +69,7 @@ class Policy {
   virtual Status status() const { return Status::Ok(); }
 };
 
-// Builds a policy by name: oracle, lineage, exact, llama-server, periodic, marconi.
+// Builds a policy by name (PolicyNames()).
 Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelShape& shape,
                                            const PolicyOptions& options);
 std::vector<std::string> PolicyNames();

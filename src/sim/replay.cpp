@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <queue>
 #include <tuple>
 
@@ -33,7 +34,7 @@ int64_t DecodeMs(const Request& r, const ModelShape& shape) {
 // t_ms is sorted, so arrivals stay in trace order.
 class ArrivalClock {
  public:
-  // REQUIRES: every earlier request has been Admitted().
+  // Earlier requests count once Admitted() (a queued one when it starts).
   int64_t Arrival(const Request& r) {
     while (!ended_.empty() && ended_.top().first <= r.arrival_ms) {
       slip_ms_ = std::max(slip_ms_, ended_.top().second);
@@ -73,6 +74,28 @@ Result<ReplayResult> Replay(const Trace& trace, const ModelShape& shape, Policy&
   std::priority_queue<Event, std::vector<Event>, std::greater<>> pending;
   ArrivalClock arrivals;
   int64_t next_arrival = 0, next_arrival_ms = n > 0 ? arrivals.Arrival(trace.requests[0]) : 0;
+  std::deque<std::pair<int64_t, int64_t>> waiting;  // (index, arrival) of queued requests
+  // Admits request `index` (arrived at `arrival_ms`) at `now_ms`; false when
+  // the policy has no free slot for it.
+  auto admit = [&](int64_t index, int64_t arrival_ms, int64_t now_ms) -> Result<bool> {
+    const Request& req = trace.requests[static_cast<size_t>(index)];
+    Admission a = policy.Admit({index, &req}, now_ms);
+    if (a.wait_for_slot) return false;
+    if (a.restore_tokens < 0 || a.restore_tokens >= req.num_prompt_tokens)
+      return Internal(policy.name() + ": restore point " + std::to_string(a.restore_tokens) + " outside [0, " +
+                      std::to_string(req.num_prompt_tokens) + ") at request " + std::to_string(index));
+    double t = static_cast<double>(a.disk_read_bytes) / shape.disk_read_bytes_per_s +
+               static_cast<double>(a.ram_copy_bytes) / shape.ram_copy_bytes_per_s +
+               static_cast<double>(req.num_prompt_tokens - a.restore_tokens) / shape.prefill_tokens_per_s;
+    ttft_s[static_cast<size_t>(index)] = static_cast<double>(now_ms - arrival_ms) / 1000.0 + t;
+    res.restore_tokens[static_cast<size_t>(index)] = a.restore_tokens;
+    res.cached_tokens += a.restore_tokens;
+    res.prompt_tokens += req.num_prompt_tokens;
+    int64_t commit_ms = now_ms + static_cast<int64_t>(std::ceil(t * 1000.0));
+    pending.push({commit_ms, EventKind::kCommit, index});
+    arrivals.Admitted(req, commit_ms + DecodeMs(req, shape));
+    return true;
+  };
   while (next_arrival < n || !pending.empty()) {
     Event ev;
     bool take_arrival = false;
@@ -91,21 +114,12 @@ Result<ReplayResult> Replay(const Trace& trace, const ModelShape& shape, Policy&
     RequestView view{ev.index, &req};
     switch (ev.kind) {
       case EventKind::kArrival: {
-        Admission a = policy.Admit(view, ev.time_ms);
-        if (a.restore_tokens < 0 || a.restore_tokens >= req.num_prompt_tokens)
-          return Internal(policy.name() + ": restore point " + std::to_string(a.restore_tokens) +
-                          " outside [0, " + std::to_string(req.num_prompt_tokens) + ") at request " +
-                          std::to_string(ev.index));
-        double t = static_cast<double>(a.disk_read_bytes) / shape.disk_read_bytes_per_s +
-                   static_cast<double>(a.ram_copy_bytes) / shape.ram_copy_bytes_per_s +
-                   static_cast<double>(req.num_prompt_tokens - a.restore_tokens) / shape.prefill_tokens_per_s;
-        ttft_s[static_cast<size_t>(ev.index)] = t;
-        res.restore_tokens[static_cast<size_t>(ev.index)] = a.restore_tokens;
-        res.cached_tokens += a.restore_tokens;
-        res.prompt_tokens += req.num_prompt_tokens;
-        int64_t commit_ms = ev.time_ms + static_cast<int64_t>(std::ceil(t * 1000.0));
-        pending.push({commit_ms, EventKind::kCommit, ev.index});
-        arrivals.Admitted(req, commit_ms + DecodeMs(req, shape));
+        // Behind a queue, a request waits its turn (FIFO) without asking.
+        bool admitted = false;
+        if (waiting.empty()) {
+          LINEAGE_ASSIGN_OR_RETURN(admitted, admit(ev.index, ev.time_ms, ev.time_ms));
+        }
+        if (!admitted) waiting.push_back({ev.index, ev.time_ms});
         if (next_arrival < n) next_arrival_ms = arrivals.Arrival(trace.requests[static_cast<size_t>(next_arrival)]);
         break;
       }
@@ -114,16 +128,25 @@ Result<ReplayResult> Replay(const Trace& trace, const ModelShape& shape, Policy&
         pending.push({ev.time_ms + DecodeMs(req, shape), EventKind::kFinish, ev.index});
         break;
       }
-      case EventKind::kFinish:
+      case EventKind::kFinish: {
         policy.Finish(view, ev.time_ms);
+        // A slot may have freed: the queue's head tries again.
+        while (!waiting.empty()) {
+          LINEAGE_ASSIGN_OR_RETURN(bool admitted, admit(waiting.front().first, waiting.front().second, ev.time_ms));
+          if (!admitted) break;
+          waiting.pop_front();
+        }
         break;
+      }
     }
   }
+  if (!waiting.empty()) return Internal(policy.name() + ": " + std::to_string(waiting.size()) + " requests still wait for a slot at the end");
   LINEAGE_RETURN_IF_ERROR(policy.status());
   res.requests = n;
   res.counters = policy.counters();
   res.ttft_p50_s = Percentile(ttft_s, 0.50);
   res.ttft_p95_s = Percentile(ttft_s, 0.95);
+  res.ttft_s = std::move(ttft_s);
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return res;
 }

@@ -5,11 +5,13 @@
 // decode time. Events at one instant run Finish, Commit, then Arrival, so a
 // state committed at t serves a request arriving at t, and requests arriving
 // together (parallel sub-agents, a retry racing its original) all restore
-// before any of them commits. Requests never wait for each other: no queueing
-// is modelled (each runs as if it had the machine to itself).
+// before any of them commits. Requests do not share compute: each runs as if
+// it had the machine to itself. A policy with a fixed number of slots
+// (llama-server) may make a request wait for one (Admission::wait_for_slot):
+// it is queued in arrival order and admitted after a Finish frees a slot.
 //
-// Modelled TTFT = disk bytes read / disk read speed + RAM bytes copied / RAM
-// copy speed + uncached prompt tokens / prefill speed.
+// Modelled TTFT = time waiting for a slot + disk bytes read / disk read speed
+// + RAM bytes copied / RAM copy speed + uncached prompt tokens / prefill speed.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,7 @@ struct ReplayResult {
   double ttft_p50_s = 0, ttft_p95_s = 0;
   double wall_s = 0;               // host time the replay took
   std::vector<int64_t> restore_tokens;  // per request
+  std::vector<double> ttft_s;           // per request, modelled
   double share_of_oracle() const {
     return oracle_tokens > 0 ? static_cast<double>(cached_tokens) / static_cast<double>(oracle_tokens) : 1.0;
   }

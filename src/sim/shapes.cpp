@@ -18,20 +18,20 @@ const std::vector<ModelShape>& KnownShapes() {
   static const std::vector<ModelShape> shapes = {
       // Seed 000: ~27 KB/token of KV over 11 sparse-attention layers, a 143 MB KDA state,
       // 420 tokens/s prefill and 0.033 s/token decode on an M3 Ultra, 48 GB RAM, 1 TB disk.
-      {"glm-5.3-flash", 27 * 1024, 143 * 1000 * 1000, 420.0, 0.033, 48 * GiB, 1 * TiB, 5.0e9, 4.0e9, 10.0e9},
+      {"glm-5.3-flash", 27 * 1024, 143 * 1000 * 1000, 420.0, 0.033, 48 * GiB, 1 * TiB, 5.0e9, 4.0e9, 10.0e9, 11, 34},
       // Spec §8: 6 attention layers × 2 × 2 KV heads × 256 × bf16 = 12,288 B/token;
       // 18 GDN layers with 16 value heads, conv_dim 6144, fp32.
-      {"qwen3.5-0.8b", 12288, GdnStateBytes(18, 16, 6144), 60.0, 0.08, 4 * GiB, 64 * GiB, 1.0e9, 0.5e9, 5.0e9},
+      {"qwen3.5-0.8b", 12288, GdnStateBytes(18, 16, 6144), 60.0, 0.08, 4 * GiB, 64 * GiB, 1.0e9, 0.5e9, 5.0e9, 6, 18},
       // Spec §8: 12 attention layers × 2 × 2 × 256 × bf16 = 24,576 B/token;
       // 36 GDN layers with 32 value heads, conv_dim 8192, fp32.
-      {"qwen3-next-80b", 24576, GdnStateBytes(36, 32, 8192), 12.0, 0.25, 16 * GiB, 256 * GiB, 1.0e9, 0.5e9, 5.0e9},
+      {"qwen3-next-80b", 24576, GdnStateBytes(36, 32, 8192), 12.0, 0.25, 16 * GiB, 256 * GiB, 1.0e9, 0.5e9, 5.0e9, 12, 36},
       // Spec §8: 7 MLA layers × one latent row of 576 × bf16 = 8,064 B/token; 20 KDA
       // layers of 32 heads × 128 × 128 plus 3 convs × 3 × 4096, fp32 (42.8 MiB). Speeds
       // as qwen3-next-80b: both activate ~3B parameters per token.
       {"kimi-linear-48b-a3b", 7 * 576 * 2, 20 * (32 * 128 * 128 + 3 * 3 * 4096) * 4, 12.0, 0.25, 16 * GiB, 256 * GiB,
-       1.0e9, 0.5e9, 5.0e9},
+       1.0e9, 0.5e9, 5.0e9, 7, 20},
       // Spec §11: 28 layers × 2 × 8 KV heads × 128 × bf16 = 114,688 B/token, no recurrent state.
-      {"qwen3-0.6b", 114688, 0, 80.0, 0.06, 4 * GiB, 64 * GiB, 1.0e9, 0.5e9, 5.0e9},
+      {"qwen3-0.6b", 114688, 0, 80.0, 0.06, 4 * GiB, 64 * GiB, 1.0e9, 0.5e9, 5.0e9, 28, 0},
   };
   return shapes;
 }

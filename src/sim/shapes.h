@@ -23,6 +23,8 @@ struct ModelShape {
   double disk_read_bytes_per_s = 0;
   double disk_write_bytes_per_s = 0;
   double ram_copy_bytes_per_s = 0;      // whole-state copies (restore clones)
+  int attention_layers = 0;             // layers holding KV (per-layer page sizes, vLLM's block rule)
+  int recurrent_layers = 0;             // layers holding a recurrent state; 0 = attention-only
   bool attention_only() const { return recurrent_bytes == 0; }
   // Bytes of a full snapshot at n tokens (KV rows [0, n) + recurrent state).
   int64_t SnapshotBytes(int64_t num_tokens) const { return num_tokens * kv_bytes_per_token + recurrent_bytes; }

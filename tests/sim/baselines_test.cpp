@@ -56,16 +56,5 @@ TEST(Marconi, BranchPointGetsAStateWhenASecondSequenceLeavesThere) {
   EXPECT_EQ(r[2], 1000);  // the second request created the branch point at 1000
 }
 
-TEST(Omlx, HybridRestoresOnlyAtABoundarySnapshot) {
-  // 6,000 prompt + 100 reply tokens: full 2,048-token blocks end at 2048 and
-  // 4096; the boundary snapshot sits at 4096.
-  Segment body{7, 5000, Role::kUser};
-  auto r = Restores("omlx", "glm-5.3-flash",
-                    {MakeRequest(0, {kSys, body}, 9, 100), MakeRequest(kHourMs, {kSys, body, kNew}, 10),
-                     MakeRequest(2 * kHourMs, {kSys, {7, 3000}, kNew}, 11)});
-  EXPECT_EQ(r[1], 4096);
-  EXPECT_EQ(r[2], 0);  // shares 4000 tokens: block 2048 matches but holds no snapshot
-}
-
 }  // namespace
 }  // namespace lineage::sim

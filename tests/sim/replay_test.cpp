@@ -37,7 +37,7 @@ TEST(Oracle, EqualsBruteForceLcpOverEarlierRequests) {
     t.requests.push_back(MakeRequest(i * 3600'000LL, p, rng() % 5, static_cast<uint32_t>(rng() % 30)));
   }
   ModelShape shape = TestShape();
-  OraclePolicy oracle(shape);
+  OraclePolicy oracle(shape, false);
   ReplayResult r = Replay(t, shape, oracle).value();
   for (size_t i = 0; i < t.requests.size(); ++i) {
     int64_t best = 0;
@@ -52,18 +52,18 @@ TEST(Replay, TtftIsPrefillOfUncachedTokensAndCommitsAfterPrefill) {
   t.sessions = {"s"};
   std::vector<Segment> p = {{1, 1000}};
   t.requests.push_back(MakeRequest(0, p, 2, 100));        // cold: 10 s of prefill, then 1 s of decode
-  t.requests.push_back(MakeRequest(5'000, p, 3, 10));     // arrives mid-prefill: nothing committed yet
+  t.requests.push_back(MakeRequest(5'000, p, 3, 10));     // arrives mid-prefill: 500 tokens computed
   t.requests.push_back(MakeRequest(10'000, p, 4, 10));    // arrives at the commit: sees the prompt
   t.requests.push_back(MakeRequest(10'000, {{1, 1000}, {2, 100}, {9, 50}}, 5, 10));  // reply not yet decoded
   t.requests.push_back(MakeRequest(11'000, {{1, 1000}, {2, 100}, {9, 50}}, 6, 10));  // decoded: sees the reply
-  OraclePolicy oracle(shape);
+  OraclePolicy oracle(shape, false);
   ReplayResult r = Replay(t, shape, oracle).value();
-  EXPECT_EQ(r.restore_tokens, (std::vector<int64_t>{0, 0, 999, 1000, 1100}));
-  // TTFTs: 10 s, 10 s, 0.01 s, 1.5 s, 0.5 s -> p50 is the third smallest.
+  EXPECT_EQ(r.restore_tokens, (std::vector<int64_t>{0, 500, 999, 1000, 1100}));
+  // TTFTs: 10 s, 5 s, 0.01 s, 1.5 s, 0.5 s -> p50 is the third smallest.
   EXPECT_NEAR(r.ttft_p50_s, 1.5, 1e-9);
   EXPECT_NEAR(r.ttft_p95_s, 10.0, 1e-9);
   EXPECT_EQ(r.prompt_tokens, 1000 * 3 + 1150 * 2);
-  EXPECT_EQ(r.cached_tokens, 999 + 1000 + 1100);
+  EXPECT_EQ(r.cached_tokens, 500 + 999 + 1000 + 1100);
 }
 
 // A server's trace records when each reply really ended. Replayed on a
@@ -82,10 +82,12 @@ TEST(Replay, ARequestSentAfterAReplyEndedArrivesAfterItsModelledEnd) {
       t.requests[1].end_ms = 140;
       t.requests[2].end_ms = 200;
     }
-    OraclePolicy oracle(shape);
+    OraclePolicy oracle(shape, false);
     ReplayResult r = Replay(t, shape, oracle).value();
-    EXPECT_EQ(r.restore_tokens[1], 0) << with_end;
-    EXPECT_EQ(r.restore_tokens[2], with_end ? 1010 : 0) << with_end;
+    // Request 1 at 50 ms sees the 5 tokens request 0 has prefilled; request 2
+    // sees 15 of them at 150 ms, or waits for request 0's modelled end.
+    EXPECT_EQ(r.restore_tokens[1], 5) << with_end;
+    EXPECT_EQ(r.restore_tokens[2], with_end ? 1010 : 15) << with_end;
   }
 }
 

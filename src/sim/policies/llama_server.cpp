@@ -28,15 +28,12 @@ int LlamaServerPolicy::PickSlot(const Request& q, bool* by_similarity) {
   }
   *by_similarity = best >= 0;
   if (best >= 0) return best;
-  // Least recently used idle slot; with every slot busy the request would
-  // wait for one, which is not modelled: it takes the least recently used.
-  for (bool idle_only : {true, false}) {
-    for (int i = 0; i < num_slots; ++i) {
-      const Slot& s = slots_[static_cast<size_t>(i)];
-      if (idle_only && s.busy) continue;
-      if (best < 0 || s.state.last_used_ms < slots_[static_cast<size_t>(best)].state.last_used_ms) best = i;
-    }
-    if (best >= 0) break;
+  // The least recently used idle slot; none when every slot is busy (the
+  // task is deferred until one is released).
+  for (int i = 0; i < num_slots; ++i) {
+    const Slot& s = slots_[static_cast<size_t>(i)];
+    if (s.busy) continue;
+    if (best < 0 || s.state.last_used_ms < slots_[static_cast<size_t>(best)].state.last_used_ms) best = i;
   }
   return best;
 }
@@ -87,8 +84,12 @@ Admission LlamaServerPolicy::Admit(const RequestView& r, int64_t now_ms) {
   const Request& q = *r.request;
   bool by_similarity = false;
   int idx = PickSlot(q, &by_similarity);
-  Slot& slot = slots_[static_cast<size_t>(idx)];
   Admission a;
+  if (idx < 0) {
+    a.wait_for_slot = true;
+    return a;
+  }
+  Slot& slot = slots_[static_cast<size_t>(idx)];
   int64_t reused = 0;
   int64_t restore = RestoreFrom(slot.state, q, &reused);
   int64_t len = NumTokens(slot.state.seq);
@@ -125,6 +126,33 @@ Admission LlamaServerPolicy::Admit(const RequestView& r, int64_t now_ms) {
   return a;
 }
 
+// Checkpoints taken while prefilling prompt[restore, m), each the state
+// before a batch: at the start of a user message when it is the last user
+// message, the slot's first checkpoint, or more than checkpoint_min_spacing
+// past the previous one; and n_ubatch + 4 and 4 tokens before the prompt end
+// (the server ends batches there so that a checkpoint can be taken).
+void LlamaServerPolicy::AddCheckpoints(const Request& q, int64_t restore, std::vector<int64_t>& cps) const {
+  const int64_t m = q.num_prompt_tokens;
+  std::vector<int64_t> user_starts;
+  int64_t at = 0;
+  for (size_t i = 0; i < q.prompt.size(); ++i) {
+    if (q.prompt[i].role == Role::kUser && (i == 0 || q.prompt[i - 1].role != Role::kUser)) user_starts.push_back(at);
+    at += q.prompt[i].num_tokens;
+  }
+  const int64_t last_user = user_starts.empty() ? -1 : user_starts.back();
+  std::vector<std::pair<int64_t, bool>> candidates;  // (position, taken whatever the spacing)
+  for (int64_t u : user_starts) candidates.push_back({u, u == last_user});
+  for (int64_t tail : {m - checkpoint_tail_tokens - ubatch_tokens, m - checkpoint_tail_tokens}) candidates.push_back({tail, true});
+  std::sort(candidates.begin(), candidates.end());
+  for (const auto& [c, always] : candidates) {
+    if (c <= restore || c <= 0 || c >= m) continue;
+    if (!cps.empty() && c <= cps.back()) continue;
+    if (!always && !cps.empty() && c <= cps.back() + checkpoint_min_spacing) continue;
+    cps.push_back(c);
+    if (static_cast<int64_t>(cps.size()) > max_checkpoints) cps.erase(cps.begin());
+  }
+}
+
 void LlamaServerPolicy::Commit(const RequestView& r, int64_t now_ms) {
   const Request& q = *r.request;
   Slot& slot = slots_[static_cast<size_t>(slot_of_[r.index])];
@@ -132,23 +160,7 @@ void LlamaServerPolicy::Commit(const RequestView& r, int64_t now_ms) {
   restore_of_.erase(r.index);
   slot.state.seq = q.prompt;
   slot.state.last_used_ms = now_ms;
-  if (!shape_.attention_only()) {
-    std::vector<int64_t> candidates;
-    int64_t at = 0;
-    for (size_t i = 0; i < q.prompt.size(); ++i) {
-      bool user_start = q.prompt[i].role == Role::kUser && (i == 0 || q.prompt[i - 1].role != Role::kUser);
-      if (user_start && at > restore) candidates.push_back(at);
-      at += q.prompt[i].num_tokens;
-    }
-    candidates.push_back(q.num_prompt_tokens - checkpoint_tail_tokens);
-    auto& cps = slot.state.checkpoints;
-    for (int64_t c : candidates) {
-      if (c <= restore || c <= 0) continue;
-      if (!cps.empty() && c - cps.back() < checkpoint_min_spacing) continue;
-      cps.push_back(c);
-      if (static_cast<int64_t>(cps.size()) > max_checkpoints) cps.erase(cps.begin());
-    }
-  }
+  if (!shape_.attention_only()) AddCheckpoints(q, restore, slot.state.checkpoints);
   Recount();
 }
 

@@ -2,13 +2,15 @@
 //
 // A request takes the idle slot whose stored sequence shares the largest
 // fraction of the new prompt (above `similarity`), else the least recently
-// used idle slot. When the slot came from LRU or keeps less than half its
-// tokens, its state is saved to the prompt cache and the cache's best match
-// is loaded if it restores more. Hybrid models restore at the slot's end or
-// at one of its recurrent checkpoints (at user-message starts at least
-// `checkpoint_min_spacing` apart and a few tokens before each prompt end, at
-// most `max_checkpoints` per slot); attention-only models restore any prefix
-// and, with `cache_reuse_tokens` > 0, shift later equal chunks into place.
+// used idle slot; with every slot busy it waits (Admission::wait_for_slot)
+// and never takes a busy one. When the slot came from LRU or keeps less than
+// half its tokens, its state is saved to the prompt cache and the cache's
+// best match is loaded if it restores more. Hybrid models restore at the
+// slot's end or at one of its recurrent checkpoints (AddCheckpoints: user
+// message starts at least `checkpoint_min_spacing` apart, the last user
+// message, and n_ubatch + 4 and 4 tokens before each prompt end, at most
+// `max_checkpoints` per slot); attention-only models restore any prefix and,
+// with `cache_reuse_tokens` > 0, shift later equal chunks into place.
 #pragma once
 
 #include <list>
@@ -27,11 +29,12 @@ class LlamaServerPolicy final : public Policy {
   void Finish(const RequestView& r, int64_t now_ms) override;
   PolicyCounters counters() const override { return counters_; }
 
-  int num_slots = 4;
-  double similarity = 0.1;
-  int64_t max_checkpoints = 32;
-  int64_t checkpoint_min_spacing = 256;
+  int num_slots = 4;                          // --parallel (the server's automatic choice)
+  double similarity = 0.1;                    // --slot-prompt-similarity
+  int64_t max_checkpoints = 32;               // --ctx-checkpoints
+  int64_t checkpoint_min_spacing = 8192;      // --checkpoint-min-step
   int64_t checkpoint_tail_tokens = 4;
+  int64_t ubatch_tokens = 512;                // --ubatch-size
   int64_t cache_reuse_tokens = 256;  // attention-only models only
 
  private:
@@ -45,7 +48,9 @@ class LlamaServerPolicy final : public Policy {
     State state;
     bool busy = false;
   };
+  // The slot for `q`; -1 when every slot is busy.
   int PickSlot(const Request& q, bool* by_similarity);
+  void AddCheckpoints(const Request& q, int64_t restore, std::vector<int64_t>& cps) const;
   int64_t RestoreFrom(const State& s, const Request& q, int64_t* reused) const;
   int64_t ChunkReuse(const std::vector<Segment>& stored, const std::vector<Segment>& prompt, int64_t lcp) const;
   void SaveToCache(const State& s);

@@ -7,88 +7,106 @@ namespace lineage::sim {
 MarconiPolicy::MarconiPolicy(const ModelShape& shape, const PolicyOptions& options)
     : shape_(shape), options_(options) {}
 
-MarconiPolicy::NodeInfo& MarconiPolicy::Info(SegTrie::NodeId id) {
-  if (static_cast<size_t>(id) >= info_.size()) info_.resize(static_cast<size_t>(id) + 1);
+MarconiPolicy::NodeInfo& MarconiPolicy::Info(TokenRadix::NodeId id) {
+  if (info_.size() < tree_.capacity()) info_.resize(tree_.capacity());
   return info_[static_cast<size_t>(id)];
 }
 
 Admission MarconiPolicy::Admit(const RequestView& r, int64_t now_ms) {
   const Request& q = *r.request;
-  SegTrie::Match match = trie_.Longest(q.prompt);
-  const int64_t cap = std::min(match.tokens, q.num_prompt_tokens - 1);
+  const std::vector<uint32_t> tokens = LookupTokens(q);
+  // Speculative insertion: the walk changes nothing in the tree.
+  TokenRadix::Match match = tree_.Walk(tokens, false);
   Admission a;
   if (shape_.attention_only()) {
-    a.restore_tokens = cap;
+    a.restore_tokens = match.tokens;
   } else {
-    for (SegTrie::NodeId n = match.node; n != SegTrie::kRoot; n = trie_.node(n).parent) {
-      if (Info(n).state && trie_.node(n).end_tokens <= cap) {
-        a.restore_tokens = trie_.node(n).end_tokens;
-        Info(n).last_used_ms = now_ms;
+    for (auto it = match.path.rbegin(); it != match.path.rend(); ++it) {
+      if (Info(*it).state) {
+        a.restore_tokens = tree_.node(*it).end_tokens;
+        Info(*it).last_used_ms = now_ms;
         break;
       }
     }
     a.ram_copy_bytes = a.restore_tokens > 0 ? shape_.recurrent_bytes : 0;
   }
-  // The branch point this prompt creates: where it leaves the tree.
+  // Where this prompt leaves the tree: a branch point once it is inserted.
   branch_of_[r.index] = match.tokens;
   return a;
 }
 
 void MarconiPolicy::Finish(const RequestView& r, int64_t now_ms) {
-  std::vector<Segment> seq = PromptAndOutput(*r.request);
-  int64_t branch = branch_of_[r.index];
+  std::vector<uint32_t> tokens;
+  ExpandTokens(PromptAndOutput(*r.request), tokens);
+  const int64_t branch = branch_of_[r.index];
   branch_of_.erase(r.index);
-  SegTrie::NodeId leaf = trie_.Insert(seq);
-  if (leaf == SegTrie::kRoot) return;
+  if (tokens.empty()) return;
+  TokenRadix::NodeId leaf = tree_.Insert(tokens);
   if (!shape_.attention_only()) {
-    // A state at the branch point (captured during prefill) and at the last token.
-    for (SegTrie::NodeId n = leaf; n != SegTrie::kRoot; n = trie_.node(n).parent) {
-      if (trie_.node(n).end_tokens == branch && trie_.node(n).children.size() >= 2 && !Info(n).state) {
+    // The state at the branch point was captured during prefill; it is kept
+    // when the point really is one (two paths leave it).
+    for (TokenRadix::NodeId n = tree_.node(leaf).parent; n != TokenRadix::kRoot; n = tree_.node(n).parent) {
+      if (tree_.node(n).end_tokens < branch) break;
+      if (tree_.node(n).end_tokens == branch && tree_.node(n).children.size() >= 2 && !Info(n).state) {
         Info(n).state = true;
         Info(n).last_used_ms = now_ms;
         ++num_states_;
       }
-      if (trie_.node(n).end_tokens < branch) break;
-    }
-    if (!Info(leaf).state) {
-      Info(leaf).state = true;
-      ++num_states_;
     }
   }
-  ++Info(leaf).ends;
+  if (!Info(leaf).state) {
+    Info(leaf).state = true;  // the last decoded token (attention-only: marks a sequence end)
+    if (!shape_.attention_only()) ++num_states_;
+  }
   Info(leaf).last_used_ms = now_ms;
   Enforce();
 }
 
 int64_t MarconiPolicy::Bytes() const {
-  return trie_.live_tokens() * shape_.kv_bytes_per_token + num_states_ * shape_.recurrent_bytes;
+  return tree_.live_tokens() * shape_.kv_bytes_per_token + num_states_ * shape_.recurrent_bytes;
+}
+
+int64_t MarconiPolicy::FreedBytes(TokenRadix::NodeId id) {
+  int64_t freed = shape_.attention_only() ? 0 : shape_.recurrent_bytes;
+  if (!tree_.is_leaf(id)) return freed;
+  // The leaf's edge and every stateless ancestor left with no other child.
+  for (TokenRadix::NodeId p = id; p != TokenRadix::kRoot; p = tree_.node(p).parent) {
+    if (p != id && (Info(p).state || tree_.node(p).children.size() > 1)) break;
+    freed += static_cast<int64_t>(tree_.node(p).key.size()) * shape_.kv_bytes_per_token;
+  }
+  return freed;
+}
+
+void MarconiPolicy::Evict(TokenRadix::NodeId id) {
+  if (Info(id).state && !shape_.attention_only()) --num_states_;
+  Info(id) = NodeInfo{};
+  // A leaf leaves with its unshared path; an inner node only loses its state.
+  while (id != TokenRadix::kRoot && tree_.is_leaf(id) && !Info(id).state) {
+    TokenRadix::NodeId parent = tree_.node(id).parent;
+    Info(id) = NodeInfo{};
+    tree_.RemoveLeaf(id);
+    id = parent;
+  }
 }
 
 // Candidates: a state on a leaf (evicting it frees the leaf's own path up to
-// the nearest shared node) or on a node with one child (frees the state).
-// Utility = recency_weight x recency + efficiency_weight x FLOPs saved per
-// byte freed, both scaled to [0, 1] over the candidates; lowest goes first.
+// the nearest shared or stated node) or on a node with one child (frees the
+// state). Utility = recency_weight x recency + efficiency_weight x FLOPs saved
+// per byte freed, both scaled to [0, 1] over the candidates; lowest goes first.
 void MarconiPolicy::Enforce() {
   while (Bytes() > options_.ram_budget_bytes) {
     struct Cand {
-      SegTrie::NodeId node;
+      TokenRadix::NodeId node;
       double recency, efficiency, score;
     };
     std::vector<Cand> cands;
-    for (size_t i = 1; i < info_.size(); ++i) {
-      SegTrie::NodeId id = static_cast<SegTrie::NodeId>(i);
-      const NodeInfo& inf = info_[i];
-      if (!inf.state && inf.ends == 0) continue;
-      const SegTrie::Node& n = trie_.node(id);
-      if (n.refs == 0 || n.children.size() > 1) continue;
-      int64_t freed = inf.state ? shape_.recurrent_bytes : 0;
-      if (n.children.empty()) {
-        for (SegTrie::NodeId p = id; p != SegTrie::kRoot && trie_.node(p).refs == inf.ends; p = trie_.node(p).parent)
-          freed += trie_.node(p).seg.num_tokens * shape_.kv_bytes_per_token;
-      }
+    for (size_t i = 1; i < tree_.capacity(); ++i) {
+      TokenRadix::NodeId id = static_cast<TokenRadix::NodeId>(i);
+      if (!Info(id).state || tree_.node(id).children.size() > 1) continue;
+      int64_t freed = FreedBytes(id);
       if (freed <= 0) continue;
-      double flops = static_cast<double>(n.end_tokens);
-      cands.push_back({id, static_cast<double>(inf.last_used_ms), flops / static_cast<double>(freed), 0});
+      double flops = static_cast<double>(tree_.node(id).end_tokens);
+      cands.push_back({id, static_cast<double>(Info(id).last_used_ms), flops / static_cast<double>(freed), 0});
     }
     if (cands.empty()) break;
     auto [rmin, rmax] = std::minmax_element(cands.begin(), cands.end(), [](auto& a, auto& b) { return a.recency < b.recency; });
@@ -101,23 +119,9 @@ void MarconiPolicy::Enforce() {
     // Evict in score order; a pass re-scores once the cheapest batch is gone.
     size_t batch = std::max<size_t>(1, cands.size() / 8);
     for (size_t k = 0; k < batch && Bytes() > options_.ram_budget_bytes; ++k) {
-      SegTrie::NodeId id = cands[k].node;
-      NodeInfo& inf = Info(id);
-      if (trie_.node(id).refs == 0) continue;  // freed by an earlier eviction in this batch
-      if (inf.state) {
-        inf.state = false;
-        --num_states_;
-      }
-      if (trie_.node(id).children.empty()) {
-        // Every node only these sequences hold goes, states included.
-        int32_t ends = inf.ends;
-        for (SegTrie::NodeId p = id; p != SegTrie::kRoot && trie_.node(p).refs == ends; p = trie_.node(p).parent) {
-          NodeInfo& pi = Info(p);
-          if (pi.state) --num_states_;
-          pi = NodeInfo{};
-        }
-        for (int32_t e = 0; e < ends; ++e) trie_.Release(id);
-      }
+      TokenRadix::NodeId id = cands[k].node;
+      if (!Info(id).state) continue;  // freed by an earlier eviction in this batch
+      Evict(id);
       ++counters_.evictions;
     }
   }

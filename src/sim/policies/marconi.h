@@ -1,17 +1,18 @@
-// Marconi: a radix tree over every finished sequence (prompt + reply) that
-// keeps recurrent states only at branch points and at each sequence's last
-// token; eviction scores candidates by FLOPs saved per byte blended with
-// recency (docs/policies.md).
+// Marconi: a token-level radix tree over every finished sequence (prompt +
+// reply) that keeps recurrent states only at branch points and at each
+// sequence's last token; eviction scores candidates by FLOPs saved per byte
+// blended with recency (docs/policies.md).
 //
-// Built on SegTrie (one node per segment): a branch point is the node where a
-// new sequence leaves an existing path. States are admitted when a request
-// finishes, as Marconi does.
+// Built on TokenRadix: a branch point is the token where a new sequence
+// leaves an existing path, inside a segment or not (found at admission by
+// walking the prompt, captured during its prefill). States are admitted when
+// a request finishes, as Marconi does. Every leaf holds a state.
 #pragma once
 
 #include <unordered_map>
 
 #include "sim/policy.h"
-#include "sim/seg_trie.h"
+#include "sim/token_radix.h"
 
 namespace lineage::sim {
 
@@ -30,18 +31,20 @@ class MarconiPolicy final : public Policy {
  private:
   struct NodeInfo {
     bool state = false;
-    int32_t ends = 0;            // sequences inserted that end here
     int64_t last_used_ms = 0;
   };
-  NodeInfo& Info(SegTrie::NodeId id);
+  NodeInfo& Info(TokenRadix::NodeId id);
   int64_t Bytes() const;
+  // Bytes freed by evicting the state at `id` (with its unshared path when a leaf).
+  int64_t FreedBytes(TokenRadix::NodeId id);
+  void Evict(TokenRadix::NodeId id);
   void Enforce();
 
   ModelShape shape_;
   PolicyOptions options_;
-  SegTrie trie_;
+  TokenRadix tree_;
   std::vector<NodeInfo> info_;
-  std::unordered_map<int64_t, int64_t> branch_of_;  // request index -> matched length at admission
+  std::unordered_map<int64_t, int64_t> branch_of_;  // request index -> branch point found at admission
   int64_t num_states_ = 0;
   PolicyCounters counters_;
 };

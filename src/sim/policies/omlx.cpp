@@ -1,51 +1,19 @@
 #include "sim/policies/omlx.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 
 namespace lineage::sim {
 
-std::vector<uint64_t> ChainedBlockHashes(std::span<const Segment> seq, int64_t block_tokens, int64_t max_tokens) {
-  std::vector<uint64_t> out;
-  uint64_t parent = 0;
-  XXH64_state_t* st = XXH64_createState();
-  XXH64_reset(st, parent);
-  int64_t in_block = 0, at = 0;
-  for (const Segment& s : seq) {
-    uint32_t offset = 0;
-    while (offset < s.num_tokens) {
-      int64_t take = std::min<int64_t>(s.num_tokens - offset, block_tokens - in_block);
-      // A block's tokens are named by the segment pieces covering it.
-      uint64_t piece[3] = {s.id, offset, static_cast<uint64_t>(take)};
-      XXH64_update(st, piece, sizeof piece);
-      offset += static_cast<uint32_t>(take);
-      in_block += take;
-      at += take;
-      if (in_block == block_tokens) {
-        if (at > max_tokens) break;
-        parent = XXH64_digest(st);
-        out.push_back(parent);
-        XXH64_reset(st, parent);
-        in_block = 0;
-      }
-    }
-    if (at > max_tokens) break;
-  }
-  XXH64_freeState(st);
-  return out;
-}
-
 OmlxPolicy::OmlxPolicy(const ModelShape& shape, const PolicyOptions& options)
-    : shape_(shape), options_(options), block_tokens_(shape.attention_only() ? 256 : 2048) {}
-
-int64_t OmlxPolicy::BlockBytes(const Block& b) const {
-  return block_tokens_ * shape_.kv_bytes_per_token + (b.snapshot ? shape_.recurrent_bytes : 0);
-}
+    : shape_(shape),
+      options_(options),
+      block_tokens_(shape.attention_only() ? 256 : 2048),
+      // A hybrid block carries its boundary snapshot (the state at its end).
+      block_bytes_(block_tokens_ * shape.kv_bytes_per_token + shape.recurrent_bytes) {}
 
 void OmlxPolicy::ToRam(uint64_t hash, Block& b) {
   if (b.in_ram) ram_lru_.erase(b.ram_pos);
-  else counters_.ram_bytes += BlockBytes(b);
+  else counters_.ram_bytes += block_bytes_;
   ram_lru_.push_front(hash);
   b.ram_pos = ram_lru_.begin();
   b.in_ram = true;
@@ -56,8 +24,8 @@ void OmlxPolicy::ToDisk(uint64_t hash, Block& b) {
   if (b.on_disk) {
     disk_lru_.erase(b.disk_pos);
   } else {
-    counters_.disk_bytes += BlockBytes(b);
-    counters_.disk_written_bytes += BlockBytes(b);
+    counters_.disk_bytes += block_bytes_;
+    counters_.disk_written_bytes += block_bytes_;
   }
   disk_lru_.push_front(hash);
   b.disk_pos = disk_lru_.begin();
@@ -67,15 +35,13 @@ void OmlxPolicy::ToDisk(uint64_t hash, Block& b) {
 Admission OmlxPolicy::Admit(const RequestView& r, int64_t) {
   const Request& q = *r.request;
   std::vector<uint64_t> hashes = ChainedBlockHashes(q.prompt, block_tokens_, q.num_prompt_tokens - 1);
-  size_t matched = 0, usable = 0;
-  while (matched < hashes.size() && blocks_.count(hashes[matched])) {
-    ++matched;
-    if (shape_.attention_only() || blocks_[hashes[matched - 1]].snapshot) usable = matched;
-  }
+  // Every block ends at a snapshot: the restore is the whole matched chain.
+  size_t usable = 0;
+  while (usable < hashes.size() && blocks_.count(hashes[usable])) ++usable;
   Admission a;
   for (size_t i = 0; i < usable; ++i) {
     Block& b = blocks_[hashes[i]];
-    if (!b.in_ram) a.disk_read_bytes += BlockBytes(b);
+    if (!b.in_ram) a.disk_read_bytes += block_bytes_;
     ToRam(hashes[i], b);  // read blocks are promoted to the hot tier
     if (b.on_disk) ToDisk(hashes[i], b);
   }
@@ -90,22 +56,12 @@ Admission OmlxPolicy::Admit(const RequestView& r, int64_t) {
 void OmlxPolicy::Finish(const RequestView& r, int64_t) {
   std::vector<Segment> seq = PromptAndOutput(*r.request);
   std::vector<uint64_t> hashes = ChainedBlockHashes(seq, block_tokens_, NumTokens(seq));
-  for (size_t i = 0; i < hashes.size(); ++i) {
-    auto [it, fresh] = blocks_.try_emplace(hashes[i]);
-    Block& b = it->second;
-    if (fresh) b.end_tokens = static_cast<int64_t>(i + 1) * block_tokens_;
-    bool boundary = i + 1 == hashes.size() && !shape_.attention_only();
-    if (boundary && !b.snapshot) {
-      // The boundary snapshot joins its block in both tiers.
-      if (b.in_ram) counters_.ram_bytes += shape_.recurrent_bytes;
-      if (b.on_disk) {
-        counters_.disk_bytes += shape_.recurrent_bytes;
-        counters_.disk_written_bytes += shape_.recurrent_bytes;
-      }
-      b.snapshot = true;
-    }
-    ToRam(hashes[i], b);
-    ToDisk(hashes[i], b);
+  // A block is written to the SSD tier once; a later sequence sharing it only
+  // refreshes its place in both LRU lists.
+  for (uint64_t h : hashes) {
+    Block& b = blocks_[h];
+    ToRam(h, b);
+    ToDisk(h, b);
   }
   Enforce();
 }
@@ -116,7 +72,7 @@ void OmlxPolicy::Enforce() {
     ram_lru_.pop_back();
     Block& b = blocks_[h];
     b.in_ram = false;
-    counters_.ram_bytes -= BlockBytes(b);
+    counters_.ram_bytes -= block_bytes_;
     ++counters_.evictions;
     if (!b.on_disk) blocks_.erase(h);
   }
@@ -125,7 +81,7 @@ void OmlxPolicy::Enforce() {
     disk_lru_.pop_back();
     Block& b = blocks_[h];
     b.on_disk = false;
-    counters_.disk_bytes -= BlockBytes(b);
+    counters_.disk_bytes -= block_bytes_;
     ++counters_.evictions;
     if (!b.in_ram) blocks_.erase(h);
   }
