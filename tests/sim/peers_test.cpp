@@ -97,6 +97,25 @@ TEST(LlamaServer, ARequestWaitsForAFreeSlotInsteadOfTakingABusyOne) {
   EXPECT_GT(res.ttft_s[4], wait_s);
 }
 
+TEST(LlamaServer, IdleSlotsMoveToThePromptCacheAndCountInItsBudget) {
+  // A new task saves the idle slot (turn 1: 3,100 tokens x 12 KB + a 20 MB
+  // state = 58 MB) to the prompt cache; with --cache-ram 32M it does not fit,
+  // so turn 2 restores nothing. An idle slot kept outside the budget served
+  // all of turn 1.
+  const ModelShape shape = FindShape("qwen3.5-0.8b").value();
+  Trace t;
+  t.sessions = {"s"};
+  Segment body{7, 2000, Role::kUser};
+  t.requests = {MakeRequest(0, {kSys, body}, 9, 100),
+                MakeRequest(kHourMs, {kSys, body, {9, 100, Role::kAssistant}, {8, 50}}, 10)};
+  for (int64_t budget : {int64_t{32} << 20, int64_t{1} << 30}) {
+    auto p = MakePolicy("llama-server", shape, {budget, 0}).value();
+    ReplayResult r = Replay(t, shape, *p).value();
+    EXPECT_EQ(r.restore_tokens[1], budget < (int64_t{58} << 20) ? 0 : 3100) << budget;
+    EXPECT_LE(r.counters.ram_peak_bytes, budget);
+  }
+}
+
 TEST(LlamaServer, CheckpointsFollowTodaysDefaultSpacing) {
   // User messages start at 1,000, 4,000 and 13,000 (the last); the prompt
   // ends at 21,000. Checkpoints: 1,000 (the first), not 4,000 (within 8,192

@@ -82,6 +82,16 @@ void LlamaServerPolicy::SaveToCache(const State& s) {
 
 Admission LlamaServerPolicy::Admit(const RequestView& r, int64_t now_ms) {
   const Request& q = *r.request;
+  // A new task first saves every idle slot to the prompt cache and clears it
+  // (--cache-idle-slots with the unified KV cache of automatic --parallel):
+  // what idle slots held is then charged to the cache like any saved state.
+  if (cache_idle_slots) {
+    for (Slot& s : slots_) {
+      if (s.busy || s.state.seq.empty()) continue;
+      SaveToCache(s.state);
+      s.state = State{};
+    }
+  }
   bool by_similarity = false;
   int idx = PickSlot(q, &by_similarity);
   Admission a;

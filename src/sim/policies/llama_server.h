@@ -3,7 +3,8 @@
 // A request takes the idle slot whose stored sequence shares the largest
 // fraction of the new prompt (above `similarity`), else the least recently
 // used idle slot; with every slot busy it waits (Admission::wait_for_slot)
-// and never takes a busy one. When the slot came from LRU or keeps less than
+// and never takes a busy one. A new task first moves every idle slot's state
+// to the prompt cache (cache_idle_slots). When the slot came from LRU or keeps less than
 // half its tokens, its state is saved to the prompt cache and the cache's
 // best match is loaded if it restores more. Hybrid models restore at the
 // slot's end or at one of its recurrent checkpoints (AddCheckpoints: user
@@ -35,6 +36,7 @@ class LlamaServerPolicy final : public Policy {
   int64_t checkpoint_min_spacing = 8192;      // --checkpoint-min-step
   int64_t checkpoint_tail_tokens = 4;
   int64_t ubatch_tokens = 512;                // --ubatch-size
+  bool cache_idle_slots = true;               // --cache-idle-slots
   int64_t cache_reuse_tokens = 256;  // attention-only models only
 
  private:
