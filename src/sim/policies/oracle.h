@@ -20,7 +20,8 @@ namespace lineage::sim {
 
 class OraclePolicy final : public Policy {
  public:
-  OraclePolicy(const ModelShape& shape, bool zero_latency) : shape_(shape), zero_latency_(zero_latency) {}
+  explicit OraclePolicy(const ModelShape& shape, bool zero_latency = false)
+      : shape_(shape), zero_latency_(zero_latency) {}
   std::string name() const override { return zero_latency_ ? "oracle-zero-latency" : "oracle"; }
   Admission Admit(const RequestView& r, int64_t now_ms) override;
   void Commit(const RequestView& r, int64_t now_ms) override;
