@@ -114,12 +114,39 @@ void CacheStore::EvictOverBudget(CommitExplanation* ex) {
   // to the payload, so the request it serves loses nothing: the budget is a
   // hard limit after every call.
   while (ram_.total_bytes() > o_.ram_budget_bytes) {
-    EntryId v = LruVictim({kConversation, kUnprovenAnchor});
+    const bool anchors_over_share =
+        static_cast<double>(anchor_ledger_.total_bytes()) > o_.proven_anchor_ram_share * static_cast<double>(o_.ram_budget_bytes);
+    EntryId v = anchors_over_share ? LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor})
+                                   : LruVictim({kConversation, kUnprovenAnchor});
     if (v == kNoEntry) v = LruVictim({kProvenAnchor});
     if (v == kNoEntry) v = LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor}, /*allow_leased=*/true);
     if (v == kNoEntry) break;  // nothing left
+    if (TrimToCheckpoint(v)) continue;
     Evict(v, ex);
   }
+}
+
+bool CacheStore::TrimToCheckpoint(EntryId id) {
+  // A conversation leaves RAM from its tail, one checkpoint at a time, as a
+  // radix cache drops its leaves: under a budget that holds fewer lineages
+  // than the traffic interleaves, whole-entry LRU evicts every lineage just
+  // before its next turn, while a trimmed one still restores at its newest
+  // remaining checkpoint. An entry whose disk copy exists leaves whole (the
+  // disk holds all of it); an attention-only entry has no states to trim to.
+  Entry* e = Find(id);
+  if (e == nullptr || e->anchor || e->leases > 0 || e->checkpoints.empty() || !o_.recurrent ||
+      o_.mode != CacheMode::kLineage || (disk_ && disk_->Contains(id)) || e->checkpoints.back().n <= 0 ||
+      e->checkpoints.back().state == nullptr)
+    return false;
+  Entry t = Take(id);
+  const Checkpoint c = t.checkpoints.back();
+  t.checkpoints.pop_back();
+  t.tokens.resize(static_cast<size_t>(c.n));
+  t.kv = t.kv->Prefix(c.n);
+  t.state = c.state;
+  Add(std::move(t));
+  ++counters_.trimmed;
+  return true;
 }
 
 namespace {

@@ -51,6 +51,7 @@ struct CacheCounters {
   int64_t evictions = 0;
   int64_t absorptions = 0;
   int64_t thinned = 0;
+  int64_t trimmed = 0;  // entries cut back to a checkpoint under the budget
   int64_t lookups = 0;
   int64_t restored_tokens = 0;
   int64_t disk_restores = 0;
@@ -78,6 +79,9 @@ class CacheStore {
   void Evict(EntryId id, CommitExplanation* ex);
   void EnforceBudgets(CommitExplanation* ex);
   void EvictOverBudget(CommitExplanation* ex);
+  // Cuts a RAM-only conversation entry back to its newest checkpoint (that
+  // checkpoint becomes its end); false when the entry must leave whole.
+  bool TrimToCheckpoint(EntryId id);
   // Sorts, merges equal n and thins an entry's checkpoints (not indexed yet).
   void NormalizeAndThin(Entry& entry, CommitExplanation* ex);
   void PutToDisk(const Entry& entry);

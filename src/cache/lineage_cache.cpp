@@ -348,6 +348,7 @@ CacheStats LineageCache::Stats() const {
   st.evictions = c.evictions;
   st.absorptions = c.absorptions;
   st.thinned = c.thinned;
+  st.trimmed = c.trimmed;
   st.lookups = c.lookups;
   st.restored_tokens = c.restored_tokens;
   st.disk_restores = c.disk_restores;

@@ -144,6 +144,7 @@ struct CacheStats {
   int64_t evictions = 0;      // entries that left RAM over the budget
   int64_t absorptions = 0;
   int64_t thinned = 0;
+  int64_t trimmed = 0;        // entries cut back to a checkpoint over the budget
   int64_t lookups = 0;
   int64_t restored_tokens = 0;
   int64_t disk_restores = 0;

@@ -125,6 +125,7 @@ CacheStats EngineBackend::Stats() const {
   c.extra = {{"kv_bytes", s.kv_bytes},           {"recurrent_bytes", s.recurrent_bytes},
              {"anchor_bytes", s.anchor_bytes},   {"peak_ram_bytes", s.peak_ram_bytes},
              {"live_leases", s.live_leases},     {"thinned", s.thinned},
+             {"trimmed", s.trimmed},
              {"lookups", s.lookups},             {"restored_tokens", s.restored_tokens},
              {"disk_restores", s.disk_restores}, {"mode", cache_->options().mode == cache::CacheMode::kLineage ? "lineage" : "exact"}};
   return c;
