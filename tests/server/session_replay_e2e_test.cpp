@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "e2e_stack.h"
 #include "server/trace_log.h"
@@ -108,6 +109,17 @@ class SessionReplayEndToEnd : public ::testing::Test {
     }
   }
 
+  // The server writes entries to disk behind the requests; the replay's
+  // writes are instant. A client's think time between requests lets the
+  // writer catch up: wait for it, so that what left RAM is on disk.
+  static void WaitForDiskWrites(testing::Stack& stack) {
+    for (int i = 0; i < 3000; ++i) {
+      if (stack.backend->Stats().extra["disk_pending_writes"].get<int64_t>() == 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ADD_FAILURE() << "the disk tier's writes did not finish in 30 s";
+  }
+
   // Plays the whole session against a fresh server writing its trace log.
   static Session Play(EngineBackendOptions o) {
     Session out;
@@ -129,6 +141,7 @@ class SessionReplayEndToEnd : public ::testing::Test {
       body.erase("stream_options");
       body["max_tokens"] = kReplyTokens;
       body["temperature"] = 0;
+      if (!o.cache_dir.empty()) WaitForDiskWrites(*stack);
       json r = testing::PostJson(*stack, path, body);
       Served s{step["name"]};
       if (anthropic) {
@@ -193,6 +206,20 @@ TEST_F(SessionReplayEndToEnd, UnderATightRamBudgetTheSameEntriesAreEvicted) {
   Session s = Play(o);
   EXPECT_GT(s.stats.evictions_ram, 0);
   ExpectSimulatorAgrees(s, o, /*disk_budget_bytes=*/0);
+}
+
+// The same budget with a disk tier behind it: what leaves RAM is restored
+// from disk, by the server from its files and by the simulator from its
+// byte-counting tier.
+TEST_F(SessionReplayEndToEnd, WithADiskTierTheSameRestoresComeFromDisk) {
+  EngineBackendOptions o = Options(kTightRamBytes);
+  o.cache_dir = (dir_ / "disk").string();
+  Session s = Play(o);
+  EXPECT_GT(s.stats.evictions_ram, 0);
+  EXPECT_GT(s.stats.extra["disk_restores"].get<int64_t>(), 0);
+  EXPECT_EQ(s.stats.extra["disk_dropped_writes"].get<int64_t>(), 0);
+  EXPECT_EQ(s.stats.extra["disk_failed_writes"].get<int64_t>(), 0);
+  ExpectSimulatorAgrees(s, o, o.cache_disk_max_bytes);
 }
 
 }  // namespace
