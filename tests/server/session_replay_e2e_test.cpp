@@ -6,8 +6,10 @@
 // what the server really replied. The trace the server wrote is then replayed
 // through the simulator's lineage policy with the same cache options, budgets
 // and state sizes, and the restore length of every request must equal the
-// cached tokens the server reported (and the RAM both hold at the end must
-// agree, which checks that the simulator charged the same bytes).
+// cached tokens the server reported (and the RAM both hold at the end and the
+// evictions must agree, which checks that the simulator charged the same
+// bytes). RAM-only with an ample and a tight budget, the lineage design off,
+// and a disk tier.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -27,6 +29,8 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr int64_t kReplyTokens = 12;
+// The tiny model's KV takes 2 KiB a token: this holds one conversation of
+// the session (at most 3.5k tokens) and little else.
 constexpr int64_t kTightRamBytes = int64_t{8} << 20;
 
 // What the server answered one request of the session.
@@ -171,7 +175,7 @@ class SessionReplayEndToEnd : public ::testing::Test {
       ASSERT_EQ(s.trace.requests[i].num_prompt_tokens, s.served[i].prompt_tokens) << s.served[i].name;
     sim::ModelShape shape = TinyShape();
     sim::PolicyOptions po{o.cache.ram_budget_bytes, disk_budget_bytes};
-    sim::LineagePolicy policy(shape, po, /*exact=*/false, o.cache);
+    sim::LineagePolicy policy(shape, po, o.cache.mode == cache::CacheMode::kExact, o.cache);
     auto replayed = sim::Replay(s.trace, shape, policy);
     ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
     std::string table;
@@ -179,8 +183,12 @@ class SessionReplayEndToEnd : public ::testing::Test {
       table += s.served[i].name + ": prompt " + std::to_string(s.served[i].prompt_tokens) + ", server " +
                std::to_string(s.served[i].cached_tokens) + ", simulator " +
                std::to_string(replayed->restore_tokens[i]) + "\n";
-    for (size_t i = 0; i < s.served.size(); ++i)
+    int64_t cached = 0;
+    for (size_t i = 0; i < s.served.size(); ++i) {
       EXPECT_EQ(replayed->restore_tokens[i], s.served[i].cached_tokens) << s.served[i].name << "\n" << table;
+      cached += s.served[i].cached_tokens;
+    }
+    EXPECT_GT(cached, 0) << table;
     EXPECT_EQ(policy.counters().ram_bytes, s.stats.ram_bytes) << table;
     EXPECT_EQ(policy.counters().evictions, s.stats.evictions_ram + s.stats.evictions_disk) << table;
   }
@@ -195,7 +203,17 @@ std::string SessionReplayEndToEnd::path_;
 TEST_F(SessionReplayEndToEnd, RamOnlyCachedTokensEqualTheSimulatorsPrediction) {
   EngineBackendOptions o = Options(int64_t{1} << 30);
   Session s = Play(o);
+  ASSERT_EQ(s.served.size(), 15u);
+  EXPECT_EQ(s.served[5].prompt_tokens, s.served[4].prompt_tokens) << "the retry resends the same body";
   EXPECT_EQ(s.stats.evictions_ram, 0);
+  ExpectSimulatorAgrees(s, o, /*disk_budget_bytes=*/0);
+}
+
+// The off switch (--no-lineage): whole snapshots at m - 16 and m.
+TEST_F(SessionReplayEndToEnd, WithTheLineageDesignOffTooTheSimulatorAgrees) {
+  EngineBackendOptions o = Options(kTightRamBytes);
+  o.cache.mode = cache::CacheMode::kExact;
+  Session s = Play(o);
   ExpectSimulatorAgrees(s, o, /*disk_budget_bytes=*/0);
 }
 
