@@ -22,6 +22,10 @@ std::shared_ptr<const KvView> CountedKv::Prefix(int64_t n) const {
   return std::make_shared<CountedKv>(tokens_, n, std::move(pages), page_tokens_, page_bytes_);
 }
 
+std::shared_ptr<const CountedKv> CountedKv::WithPages(std::vector<PageId> pages) const {
+  return std::make_shared<CountedKv>(tokens_, num_tokens_, std::move(pages), page_tokens_, page_bytes_);
+}
+
 void CountedSequence::Admit(TokenSpan prompt, const RestorePoint& from) {
   const int64_t r = from.length;
   tokens_.assign(prompt.begin(), prompt.begin() + r);

@@ -2,18 +2,39 @@
 
 #include <string>
 
+#include "cache/counted_payload.h"
 #include "cache/restore_search.h"
 
 namespace lineage::cache {
 
+namespace {
+
+// The stored pages a KV holds: pages read back from disk are charged as the
+// content they copy.
+KvPtr StoredContent(const KvPtr& kv) {
+  const auto* counted = dynamic_cast<const CountedKv*>(kv.get());
+  if (!counted) return kv;
+  std::vector<PageId> content;
+  content.reserve(kv->page_ids().size());
+  bool copies = false;
+  for (PageId id : kv->page_ids()) {
+    content.push_back(PageContentId(id));
+    copies |= content.back() != id;
+  }
+  return copies ? counted->WithPages(std::move(content)) : kv;
+}
+
+}  // namespace
+
 void MemoryDiskTier::Charge(const DiskRecord& r, bool add, int64_t* bytes) {
   int64_t moved = 0;
+  const KvPtr kv = StoredContent(r.kv);
   if (add) {
-    moved += ledger_.AddKv(*r.kv, r.whole_snapshot);
+    moved += ledger_.AddKv(*kv, r.whole_snapshot);
     moved += ledger_.AddBlob(r.state.get());
     for (const Checkpoint& c : r.checkpoints) moved += ledger_.AddBlob(c.state.get());
   } else {
-    ledger_.RemoveKv(*r.kv, r.whole_snapshot);
+    ledger_.RemoveKv(*kv, r.whole_snapshot);
     ledger_.RemoveBlob(r.state.get());
     for (const Checkpoint& c : r.checkpoints) ledger_.RemoveBlob(c.state.get());
   }
@@ -67,6 +88,14 @@ Result<DiskLoad> MemoryDiskTier::Load(EntryId entry, int64_t length) {
   if (length <= 0 || length > len) return OutOfRange("disk load: length outside the entry");
   DiskLoad out;
   out.kv = length == len ? r.kv : r.kv->Prefix(length);
+  if (const auto* counted = dynamic_cast<const CountedKv*>(out.kv.get())) {
+    // Read into new pages, as a real tier reads into new memory.
+    std::vector<PageId> copies;
+    copies.reserve(out.kv->page_ids().size());
+    ++reads_;
+    for (PageId id : out.kv->page_ids()) copies.push_back(PageCopyId(PageContentId(id), reads_));
+    out.kv = counted->WithPages(std::move(copies));
+  }
   if (length == len) {
     out.state = r.state;
   } else {

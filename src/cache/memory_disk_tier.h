@@ -2,7 +2,10 @@
 // bytes a real one would move. Used by the cache tests and the simulator.
 //  - Put writes only pages and blobs not already stored (a child entry after
 //    its parent costs its new pages), or everything for a whole snapshot.
-//  - Load charges the pages of rows [0, length) and the state as read.
+//  - Load charges the pages of rows [0, length) and the state as read, and
+//    (counted payloads) returns them in new pages, as a real read does
+//    (PageCopyId): RAM charges them apart from stored pages still in RAM,
+//    and writing them back costs nothing.
 //  - Over the byte cap, least recently used entries go first; anchors last.
 // The index and the restore rule are the RAM policy's (restore_search.h).
 // Thread-safety: every method locks one internal mutex.
@@ -50,6 +53,7 @@ class MemoryDiskTier final : public DiskTier {
   PrefixTree tree_;
   ByteLedger ledger_;
   uint64_t tick_ = 0;
+  uint64_t reads_ = 0;  // Loads so far: each one's pages are copies numbered by it
   DiskStats stats_;
 };
 

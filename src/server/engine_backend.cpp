@@ -128,6 +128,14 @@ CacheStats EngineBackend::Stats() const {
              {"trimmed", s.trimmed},
              {"lookups", s.lookups},             {"restored_tokens", s.restored_tokens},
              {"disk_restores", s.disk_restores}, {"mode", cache_->options().mode == cache::CacheMode::kLineage ? "lineage" : "exact"}};
+  if (disk_) {
+    // Writes run behind the requests: an entry is restorable from disk once
+    // its write is done.
+    const cache::disk::FileTierCounters d = disk_->Counters();
+    c.extra["disk_pending_writes"] = d.pending_writes;
+    c.extra["disk_dropped_writes"] = d.dropped_writes;
+    c.extra["disk_failed_writes"] = d.failed_writes;
+  }
   return c;
 }
 

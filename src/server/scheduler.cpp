@@ -236,8 +236,14 @@ void Scheduler::Finish(Live& l, FinishReason reason, Status error) {
     if (!ext.ok()) l.report.cache_detail += "; extend failed: " + ext.message();
   }
   l.driver.Release();
-  if (options_.trace_log)
-    options_.trace_log->Append(Us(started_, l.job.submitted) / 1000, l.job.prompt, l.job.hints.anchor_tokens, l.generated);
+  if (options_.trace_log) {
+    // The reply as the cache holds it: a reply ended by its length limit (or
+    // a finished grammar) leaves its last token unfed, so no state covers it.
+    const size_t held = static_cast<size_t>(std::clamp<int64_t>(fed - l.prompt_tokens(), 0,
+                                                                static_cast<int64_t>(l.generated.size())));
+    options_.trace_log->Append(Us(started_, l.job.submitted) / 1000, l.job.prompt, l.job.hints.anchor_tokens,
+                               std::vector<int32_t>(l.generated.begin(), l.generated.begin() + held));
+  }
   l.report.total_us = Us(l.job.submitted, Clock::now());
   l.job.stream->Close(reason, l.report, std::move(error));
 }

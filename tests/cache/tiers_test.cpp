@@ -89,6 +89,42 @@ TEST(CacheTiers, DiskCapEvictsLeastRecentlyUsedWithAnchorsLast) {
   EXPECT_EQ(tight.Stats().evictions, 1);
 }
 
+// A load reads into new pages, as a real tier reads into new memory: RAM
+// that still holds the stored pages charges the loaded ones apart, and
+// writing the loaded pages back (the next turn's entry) stores nothing new.
+TEST(CacheTiers, DiskLoadsIntoNewPagesAndWritingThemBackCostsNothing) {
+  MemoryDiskTier disk(int64_t{1} << 30);
+  PageAllocator pages;
+  TokenSource src;
+  CountedSequence turn1(&pages, kShape);
+  turn1.Append(src.Fresh(640));  // 10 whole pages
+  const DiskRecord stored{1, turn1.tokens(), turn1.Kv(), turn1.State(), {}, false, false};
+  ASSERT_TRUE(disk.Put(stored).ok());
+  Result<DiskLoad> loaded = disk.Load(1, 640);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ByteLedger ram;
+  ram.AddKv(*stored.kv, false);
+  EXPECT_EQ(ram.AddKv(*loaded->kv, false), Pages(640) * kPage);
+
+  const Tokens tail = src.Fresh(100);
+  RestorePoint rp;
+  rp.entry = 1;
+  rp.length = 640;
+  rp.tier = Tier::kDisk;
+  rp.kv = loaded->kv;
+  rp.state = loaded->state;
+  const Tokens prompt = Cat({turn1.tokens(), tail});
+  ASSERT_TRUE(VerifyRestore(prompt, rp, true).ok());
+  CountedSequence turn2(&pages, kShape);
+  turn2.Admit(prompt, rp);
+  turn2.Append(tail);
+  const int64_t written = disk.Stats().bytes_written;
+  ASSERT_TRUE(disk.Put({2, turn2.tokens(), turn2.Kv(), turn2.State(), {}, false, false}).ok());
+  EXPECT_EQ(disk.Stats().bytes_written - written, 2 * kPage + kBlob);
+  disk.Erase(1);
+  EXPECT_EQ(disk.Stats().bytes, Pages(740) * kPage + kBlob);
+}
+
 TEST(CacheTiers, LeasedEntriesLeaveRamLast) {
   CacheOptions o;
   o.ram_budget_bytes = 20 * 1024;
