@@ -125,6 +125,22 @@ TEST(Tiktoken, GgufAndHuggingFaceFormsTokenizeIdentically) {
   EXPECT_EQ(hf_form->Encode("<|tool_call_begin|>").size(), 1u);
 }
 
+// Newer repositories keep the template in chat_template.jinja: it serves
+// when tokenizer_config.json has none, and the config's own wins.
+TEST(Tiktoken, TemplateFileServesWhenTheConfigHasNone) {
+  model::VocabData v = MakeSyntheticVocab(1024, VocabFlavour::kKimi, 3);
+  const std::string bare = model::MakeTokenizerConfigJson(v, 4096);
+  auto from_file = TokenizerFromTiktoken(v.tiktoken_model, bare, "{{ 'file' }}", "tiktoken.model", "c.json");
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  EXPECT_EQ(from_file->chat_template(), "{{ 'file' }}");
+  v.chat_template = "{{ 'config' }}";
+  auto from_config = TokenizerFromTiktoken(v.tiktoken_model, model::MakeTokenizerConfigJson(v, 4096), "{{ 'file' }}",
+                                           "tiktoken.model", "c.json");
+  ASSERT_TRUE(from_config.ok()) << from_config.status().ToString();
+  EXPECT_EQ(from_config->chat_template(), "{{ 'config' }}");
+  EXPECT_EQ(from_config->eos_id(), 768 + 2);  // eos_token "<|im_end|>" from the config
+}
+
 TEST(Tiktoken, ConfigIdsInsideTheRanksAreAnError) {
   model::VocabData v = MakeSyntheticVocab(1024, VocabFlavour::kKimi, 3);
   const std::string config = R"({"added_tokens_decoder": {"5": {"content": "<x>", "special": true}}})";
