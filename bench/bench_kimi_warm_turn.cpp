@@ -10,15 +10,22 @@
 // pages, a random KDA state): a layer's work does not depend on the values.
 // The FFN is not timed. Prints ms per layer for each (C, T), with C = 0 as
 // the cold reference, and the MLA attention's multiply-adds per second.
-//   bench_kimi_warm_turn [threads]
+// Beside the wall time, the process CPU time of the same call (all threads):
+// on a machine shared with other work the wall time is an upper bound, and
+// multiply-adds per CPU-second show the kernels' own speed. The last line
+// is the ceiling: one f32 Gemm of the attention's shape (1280 queries x 576
+// against 4096 latent rows) timed the same way.
+//   bench_kimi_warm_turn [threads [context T]]   (context and T: that case only)
 #include <xmmintrin.h>
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
 #include "engine/engine.h"
+#include "core/kernels.h"
 #include "engine/layers.h"
 #include "model/random_model.h"
 #include "model/shapes.h"
@@ -48,9 +55,20 @@ int main(int argc, char** argv) {
   uint32_t x = 1;
   auto rnd = [&] { return (x = x * 1664525u + 1013904223u) / 4294967296.0f - 0.5f; };
   std::printf("kimi-linear-48b-a3b widths, bf16 weights, fp32 pages, %d threads\n", threads);
-  std::printf("%8s %6s %12s %12s %16s\n", "context", "T", "MLA_ms", "KDA_ms", "MLA_GMAC/s");
-  for (int64_t C : {0, 20000}) {
-    for (int64_t T : {1, 40, 512}) {
+  std::printf("%8s %6s %10s %10s %10s %10s %12s %14s\n", "context", "T", "MLA_ms", "MLA_cpu_ms", "KDA_ms",
+              "KDA_cpu_ms", "MLA_GMAC/s", "MLA_GMAC/cpu_s");
+  auto cpu_ms = [] {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+  };
+  std::vector<int64_t> contexts = {0, 20000}, runs = {1, 40, 512};
+  if (argc > 3) {
+    contexts = {std::atoll(argv[2])};
+    runs = {std::atoll(argv[3])};
+  }
+  for (int64_t C : contexts) {
+    for (int64_t T : runs) {
       engine::Sequence seq = eng.NewSequence();
       std::vector<float> row(static_cast<size_t>(W));
       if (C > 0) {
@@ -72,10 +90,11 @@ int main(int argc, char** argv) {
       for (float& v : xn) v = rnd();
       const engine::StepContext ctx{c, batch, ws, &eng.pool(), 8};
       seq.kv().Reserve(T);
-      double best[2] = {1e30, 1e30};
+      double best[2] = {1e30, 1e30}, best_cpu[2] = {1e30, 1e30};
       for (int rep = 0; rep < 3; ++rep) {
         for (int kind = 0; kind < 2; ++kind) {
           const auto t0 = std::chrono::steady_clock::now();
+          const double c0 = cpu_ms();
           if (kind == 0) {
             engine::LatentAttention((*m)->weights.layers[3].mla, 0, ctx, xn.data(), out.data());
           } else {
@@ -83,15 +102,36 @@ int main(int argc, char** argv) {
           }
           const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
           best[kind] = std::min(best[kind], ms);
+          best_cpu[kind] = std::min(best_cpu[kind], cpu_ms() - c0);
         }
       }
       // Attention multiply-adds: every row attends C + its index keys, per
       // head a score (W) and an accumulation (L).
       const double keys = static_cast<double>(T) * static_cast<double>(C) + T * (T + 1) / 2.0;
       const double macs = keys * static_cast<double>(c.num_heads) * static_cast<double>(W + c.kv_lora_rank);
-      std::printf("%8lld %6lld %12.2f %12.2f %16.2f\n", static_cast<long long>(C), static_cast<long long>(T), best[0],
-                  best[1], macs / (best[0] * 1e-3) / 1e9);
+      std::printf("%8lld %6lld %10.2f %10.2f %10.2f %10.2f %12.2f %14.2f\n", static_cast<long long>(C),
+                  static_cast<long long>(T), best[0], best_cpu[0], best[1], best_cpu[1], macs / (best[0] * 1e-3) / 1e9,
+                  macs / (best_cpu[0] * 1e-3) / 1e9);
     }
+  }
+  {  // the Gemm ceiling at the attention's shape
+    const int64_t M = 40 * c.num_heads, N = 4096;
+    std::vector<float> rows(static_cast<size_t>(N * W)), q(static_cast<size_t>(M * W)), y(static_cast<size_t>(M * N));
+    for (float& v : rows) v = rnd();
+    for (float& v : q) v = rnd();
+    const TensorView w{"rows", DType::kF32, {N, W}, rows.data(), N * W * 4};
+    double best = 1e30, best_cpu = 1e30;
+    for (int rep = 0; rep < 3; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const double c0 = cpu_ms();
+      kernels::Gemm(w, q.data(), W, y.data(), N, M, &eng.pool());
+      best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      best_cpu = std::min(best_cpu, cpu_ms() - c0);
+    }
+    const double macs = static_cast<double>(M) * N * W;
+    std::printf("Gemm f32 %lld x %lld x %lld: %.2f ms, %.2f cpu ms, %.2f GMAC/s, %.2f GMAC/cpu_s\n",
+                static_cast<long long>(M), static_cast<long long>(W), static_cast<long long>(N), best, best_cpu,
+                macs / (best * 1e-3) / 1e9, macs / (best_cpu * 1e-3) / 1e9);
   }
   return 0;
 }

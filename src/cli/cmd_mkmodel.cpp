@@ -56,9 +56,7 @@ int Run(const MkmodelArgs& a) {
   }
   o.seed = a.seed;
   o.shard_bytes = a.shard_mb << 20;
-  const bool qwen35_vocab = *arch == model::Arch::kQwen3_5 || *arch == model::Arch::kQwen3_5Moe;
-  const auto flavour = qwen35_vocab ? text::VocabFlavour::kQwen35 : text::VocabFlavour::kQwen3;
-  model::VocabData vocab = text::MakeSyntheticVocab(spec->config.vocab, flavour, a.seed);
+  model::VocabData vocab = text::MakeSyntheticVocab(spec->config.vocab, text::VocabFlavourFor(*arch), a.seed);
   vocab.chat_template = model::ChatTemplateFor(*arch);
   Status s = model::WriteModel(*spec, vocab, o, a.out);
   if (!s.ok()) return fail(s);

@@ -1,6 +1,9 @@
 // The real chat templates of the models mkmodel imitates, embedded so that
 // writing a model needs no data files at run time. Texts are verbatim copies
-// of the published templates (Qwen3.5-4B for qwen3_5, Qwen3-0.6B for qwen3).
+// of the published templates (Qwen3.5-4B for qwen3_5, Qwen3-0.6B for qwen3,
+// Kimi K2 Instruct's for kimi_linear: Kimi-Linear-48B-A3B-Instruct ships the
+// same non-thinking template, tools declared in a <|im_system|>tool_declare
+// turn and calls between <|tool_calls_section_begin|> and _end|>).
 #include "model/chat_templates.h"
 
 namespace lineage::model {
@@ -245,6 +248,51 @@ const char* ChatTemplateFor(Arch arch) {
         {{- '<think>\n\n</think>\n\n' }}
     {%- endif %}
 {%- endif %})TMPL";
+  static const char kKimi[] = R"TMPL({%- if tools -%}
+  <|im_system|>tool_declare<|im_middle|>{{ tools | tojson }}<|im_end|>
+{%- endif -%}
+{%- for message in messages -%}
+  {%- if loop.first and messages[0]['role'] != 'system' -%}
+    <|im_system|>system<|im_middle|>You are a helpful assistant<|im_end|>
+  {%- endif -%}
+  {%- if message['role'] == 'system' -%}
+    <|im_system|>system<|im_middle|>
+  {%- elif message['role'] == 'user' -%}
+    <|im_user|>user<|im_middle|>
+  {%- elif message['role'] == 'assistant' -%}
+    <|im_assistant|>assistant<|im_middle|>
+  {%- elif message['role'] == 'tool' -%}
+    <|im_system|>tool<|im_middle|>
+  {%- endif -%}
+  {%- if message['role'] == 'assistant' and message.get('tool_calls') -%}
+    {%- if message['content'] -%}{{ message['content'] }}{%- endif -%}
+    <|tool_calls_section_begin|>
+    {%- for tool_call in message['tool_calls'] -%}
+      {%- set func_name = tool_call['function']['name'] -%}
+      {%- set formatted_id = 'functions.' + func_name + ':' + loop.index0|string -%}
+      <|tool_call_begin|>{{ formatted_id }}<|tool_call_argument_begin|>{{ tool_call['function']['arguments'] | tojson}}<|tool_call_end|>
+    {%- endfor -%}
+    <|tool_calls_section_end|>
+  {%- elif message['role'] == 'tool' -%}
+    ## Return of {{ message.tool_call_id }}\n{{ message['content'] }}
+  {%- elif message['content'] is string -%}
+    {{ message['content'] }}
+  {%- elif message['content'] is not none -%}
+    {% for content in message['content'] -%}
+      {% if content['type'] == 'image' or 'image' in content or 'image_url' in content -%}
+        <|media_start|>image<|media_content|><|media_pad|><|media_end|>
+      {% else -%}
+        {{ content['text'] }}
+      {%- endif -%}
+    {%- endfor -%}
+  {%- endif -%}
+  <|im_end|>
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+  <|im_assistant|>assistant<|im_middle|>
+{%- endif -%}
+)TMPL";
+  if (arch == Arch::kKimiLinear) return kKimi;
   return arch == Arch::kQwen3_5 || arch == Arch::kQwen3_5Moe ? kQwen35 : kQwen3;
 }
 

@@ -95,7 +95,13 @@ std::string MakeTokenizerConfigJson(const VocabData& v, int64_t context_length) 
   j["model_max_length"] = context_length;
   j["pad_token"] = TokenOrNull(v, v.pad_id);
   j["split_special_tokens"] = false;
-  j["tokenizer_class"] = "Qwen2Tokenizer";
+  if (v.tiktoken_model.empty()) {
+    j["tokenizer_class"] = "Qwen2Tokenizer";
+  } else {  // Kimi: tokenization_kimi.py reads tiktoken.model
+    j["tokenizer_class"] = "TikTokenTokenizer";
+    j["auto_map"] = OJson::object();
+    j["auto_map"]["AutoTokenizer"] = OJson::array({"tokenization_kimi.TikTokenTokenizer", nullptr});
+  }
   j["unk_token"] = nullptr;
   return j.dump(2) + "\n";
 }

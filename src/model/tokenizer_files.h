@@ -3,6 +3,9 @@
 // split then ByteLevel pre-tokenizer, ByteLevel decoder; control and
 // user-defined tokens go to "added_tokens" (special: true for control),
 // every other token to model.vocab. The text module reads these back.
+// Kimi's vocabulary (VocabData::tiktoken_model set) ships tiktoken.model
+// instead of tokenizer.json, with tokenizer_config.json naming the
+// TikTokenTokenizer class and every special id in added_tokens_decoder.
 #pragma once
 
 #include <string>

@@ -24,6 +24,10 @@ struct VocabData {
   int64_t pad_id = -1;
   bool add_bos = false;
   std::string chat_template;            // Jinja source; empty when the model has none
+  // Kimi's form: when set, the Hugging Face directory ships this text as
+  // tiktoken.model (the normal tokens' bytes by rank, text/tiktoken.h) and
+  // no tokenizer.json, as the real Kimi repositories do. GGUF is unaffected.
+  std::string tiktoken_model;
 };
 
 }  // namespace lineage::model

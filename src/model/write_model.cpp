@@ -45,7 +45,11 @@ Status WriteHfDirectory(const ModelSpec& spec, const VocabData& vocab, const Wri
   }
   LINEAGE_RETURN_IF_ERROR(WriteTextFile(dir + "/config.json", MakeHfConfig(spec, vocab, o.dtype).dump(2) + "\n"));
   LINEAGE_RETURN_IF_ERROR(WriteTextFile(dir + "/generation_config.json", MakeGenerationConfig(vocab).dump(2) + "\n"));
-  LINEAGE_RETURN_IF_ERROR(WriteTextFile(dir + "/tokenizer.json", MakeTokenizerJson(vocab)));
+  if (vocab.tiktoken_model.empty()) {
+    LINEAGE_RETURN_IF_ERROR(WriteTextFile(dir + "/tokenizer.json", MakeTokenizerJson(vocab)));
+  } else {
+    LINEAGE_RETURN_IF_ERROR(WriteTextFile(dir + "/tiktoken.model", vocab.tiktoken_model));
+  }
   return WriteTextFile(dir + "/tokenizer_config.json", MakeTokenizerConfigJson(vocab, c.context_length));
 }
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "model/gguf_file.h"
+#include "text/tiktoken.h"
 #include "text/tokenizer.h"
 
 namespace lineage::text {
@@ -29,12 +30,29 @@ Result<Tokenizer> FromJsonFile(const std::filesystem::path& json_path) {
   return Tokenizer::FromHfJson(json, config, json_path.string(), config_path.string());
 }
 
+// Kimi's form: tiktoken.model, tokenizer_config.json and maybe chat_template.jinja.
+Result<Tokenizer> FromTiktokenDir(const std::filesystem::path& dir) {
+  const std::filesystem::path model_path = dir / "tiktoken.model", config_path = dir / "tokenizer_config.json",
+                              template_path = dir / "chat_template.jinja";
+  LINEAGE_ASSIGN_OR_RETURN(std::string model_text, ReadFile(model_path));
+  std::string config, chat_template;
+  std::error_code ec;
+  if (std::filesystem::exists(config_path, ec)) {
+    LINEAGE_ASSIGN_OR_RETURN(config, ReadFile(config_path));
+  }
+  if (std::filesystem::exists(template_path, ec)) {
+    LINEAGE_ASSIGN_OR_RETURN(chat_template, ReadFile(template_path));
+  }
+  return TokenizerFromTiktoken(model_text, config, chat_template, model_path.string(), config_path.string());
+}
+
 Result<Tokenizer> LoadModelTokenizer(const std::string& model_path) {
   std::filesystem::path p(model_path);
   std::error_code ec;
   if (std::filesystem::is_directory(p, ec)) {
     if (std::filesystem::exists(p / "tokenizer.json", ec)) return FromJsonFile(p / "tokenizer.json");
-    return NotFound("no tokenizer.json in " + model_path);
+    if (std::filesystem::exists(p / "tiktoken.model", ec)) return FromTiktokenDir(p);
+    return NotFound("no tokenizer.json or tiktoken.model in " + model_path);
   }
   if (!std::filesystem::exists(p, ec)) return NotFound("no such model path: " + model_path);
   if (p.extension() == ".gguf") {

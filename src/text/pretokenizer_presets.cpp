@@ -100,6 +100,7 @@ PretokenizerPreset PresetForName(std::string_view name, bool* known) {
     p.patterns = {kGpt4o};
   } else if (In(name, {"kimi-k2"})) {
     p.patterns = {kKimiK2};
+    p.ignore_merges = true;  // tiktoken takes a word that is itself a token whole
   } else if (In(name, {"tekken"})) {
     p.patterns = {kTekken};
     p.ignore_merges = true;

@@ -12,6 +12,7 @@
 #include "text/pretokenizer.h"
 #include "text/split_mix64.h"
 #include "text/synthetic_corpus.h"
+#include "text/tiktoken.h"
 
 namespace lineage::text {
 namespace {
@@ -37,6 +38,35 @@ constexpr SpecialToken kQwen35Audio[] = {
     {"<|audio_start|>", true}, {"<|audio_end|>", true},  {"<tts_pad>", true},           {"<tts_text_bos>", true},
     {"<tts_text_eod>", true},  {"<tts_text_bos_single>", true}, {"<|audio_pad|>", true},
 };
+
+// Kimi's 256 special ids after the tiktoken ranks, as its
+// tokenizer_config.json names them (offset from the first special id); the
+// other slots are <|reserved_token_ID|>. The tool-call markers are added
+// tokens that are not special (matched in any text), as in the original.
+struct KimiSpecial {
+  int64_t offset;
+  SpecialToken token;
+};
+constexpr KimiSpecial kKimiSpecials[] = {
+    {0, {"[BOS]", true}},
+    {1, {"[EOS]", true}},
+    {2, {"<|im_end|>", true}},
+    {3, {"<|im_user|>", true}},
+    {4, {"<|im_assistant|>", true}},
+    {6, {"<|start_header_id|>", true}},
+    {7, {"<|end_header_id|>", true}},
+    {9, {"[EOT]", true}},
+    {10, {"<|im_system|>", true}},
+    {11, {"<|tool_calls_section_begin|>", false}},
+    {12, {"<|tool_calls_section_end|>", false}},
+    {13, {"<|tool_call_begin|>", false}},
+    {14, {"<|tool_call_argument_begin|>", false}},
+    {15, {"<|tool_call_end|>", false}},
+    {17, {"<|im_middle|>", true}},
+    {254, {"[UNK]", true}},
+    {255, {"[PAD]", true}},
+};
+constexpr int64_t kKimiSpecialSlots = 256;
 
 constexpr int64_t kQwen35VocabSize = 248320, kQwen35FirstSpecial = 248044;
 constexpr int64_t kQwen3VocabSize = 151936, kQwen3FirstSpecial = 151643;
@@ -107,7 +137,48 @@ void FillWithJoins(TrainedBpe* bpe, size_t num_tokens, uint64_t seed, const std:
 
 }  // namespace
 
+// Kimi: tiktoken ranks first (the normal tokens; merges derived from the
+// ranks as for a real tiktoken.model), then the 256 special slots.
+static model::VocabData MakeKimiVocab(int64_t vocab_size, uint64_t seed) {
+  vocab_size = std::max<int64_t>(vocab_size, 256 + 2 * kKimiSpecialSlots);
+  const int64_t first_special = vocab_size - kKimiSpecialSlots;
+  std::vector<std::string> slots(kKimiSpecialSlots);
+  std::vector<bool> control(kKimiSpecialSlots, true);
+  for (int64_t i = 0; i < kKimiSpecialSlots; ++i) slots[i] = "<|reserved_token_" + std::to_string(first_special + i) + "|>";
+  for (const KimiSpecial& k : kKimiSpecials) {
+    slots[k.offset] = k.token.text;
+    control[k.offset] = k.token.control;
+  }
+  TrainedBpe bpe = TrainBpe(CountWords(SyntheticCorpus(seed), "kimi-k2"), static_cast<size_t>(first_special - 256));
+  FillWithJoins(&bpe, static_cast<size_t>(first_special), seed, slots);
+
+  model::VocabData v;
+  v.model = "gpt2";
+  v.pre = "kimi-k2";
+  v.tokens.reserve(vocab_size);
+  for (const std::string& b : bpe.token_bytes) v.tokens.push_back(ByteLevelEncode(b));
+  v.token_types.assign(v.tokens.size(), model::TokenType::kNormal);
+  v.merges = TiktokenMerges(bpe.token_bytes);
+  v.tiktoken_model = MakeTiktokenModel(bpe.token_bytes);
+  for (int64_t i = 0; i < kKimiSpecialSlots; ++i) {
+    v.tokens.push_back(slots[i]);
+    v.token_types.push_back(control[i] ? model::TokenType::kControl : model::TokenType::kUserDefined);
+  }
+  v.bos_id = first_special;      // [BOS]
+  v.eos_id = first_special + 2;  // <|im_end|>: a reply ends its turn
+  v.pad_id = first_special + 255;  // [PAD]
+  v.add_bos = false;
+  return v;
+}
+
+VocabFlavour VocabFlavourFor(model::Arch arch) {
+  if (arch == model::Arch::kKimiLinear) return VocabFlavour::kKimi;
+  if (arch == model::Arch::kQwen3_5 || arch == model::Arch::kQwen3_5Moe) return VocabFlavour::kQwen35;
+  return VocabFlavour::kQwen3;
+}
+
 model::VocabData MakeSyntheticVocab(int64_t vocab_size, VocabFlavour flavour, uint64_t seed) {
+  if (flavour == VocabFlavour::kKimi) return MakeKimiVocab(vocab_size, seed);
   std::vector<SpecialToken> specials(std::begin(kQwenSpecials), std::end(kQwenSpecials));
   if (flavour == VocabFlavour::kQwen35) specials.insert(specials.end(), std::begin(kQwen35Audio), std::end(kQwen35Audio));
   const auto n_special = static_cast<int64_t>(specials.size());

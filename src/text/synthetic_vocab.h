@@ -12,6 +12,14 @@
 // 151936 (<|endoftext|> 151643 ... </think> 151668, then padding);
 // otherwise packed at the end of the vocabulary.
 //
+// kKimi is Kimi's shape instead: the kimi-k2 pre-tokenizer, the normal
+// tokens as tiktoken ranks (VocabData::tiktoken_model is filled and the
+// merges are derived from the ranks, text/tiktoken.h), then 256 special
+// ids as Kimi's tokenizer_config.json names them ([BOS], [EOS], <|im_end|>,
+// <|im_user|>, <|im_assistant|>, <|im_system|>, <|im_middle|>, the
+// tool-call markers, [UNK], [PAD], <|reserved_token_ID|> elsewhere); at the
+// real size 163840 they are ids 163584-163839. EOS is <|im_end|>.
+//
 // Every merge is valid (both parts and the result are tokens, parts made
 // before the result), so a tokenizer built from it round-trips any text
 // and encodes natural text into multi-character tokens. The same
@@ -21,11 +29,15 @@
 
 #include <cstdint>
 
+#include "model/config.h"
 #include "model/vocab_data.h"
 
 namespace lineage::text {
 
-enum class VocabFlavour { kQwen35, kQwen3 };
+enum class VocabFlavour { kQwen35, kQwen3, kKimi };
+
+// The flavour of the real model family of `arch` (mkmodel's choice).
+VocabFlavour VocabFlavourFor(model::Arch arch);
 
 // `vocab_size` counts every id including special tokens. REQUIRES: it
 // leaves room for the 256 byte tokens and the special tokens (smaller

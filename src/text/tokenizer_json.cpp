@@ -240,14 +240,16 @@ Result<TokenizerSpec> ParseSpec(std::string_view tokenizer_json, std::string_vie
   LINEAGE_RETURN_IF_ERROR(AddPreTokenizer(j["pre_tokenizer"], &spec));
   LINEAGE_RETURN_IF_ERROR(CheckDecoder(j["decoder"]));
   LINEAGE_RETURN_IF_ERROR(ReadPostProcessor(j["post_processor"], &spec));
-  if (!config_json.empty()) {
-    LINEAGE_ASSIGN_OR_RETURN(json cfg, model::ParseJsonText(config_json, config_path));
-    LINEAGE_RETURN_IF_ERROR(ReadTokenizerConfig(JsonField(cfg, config_path), &spec));
-  }
+  if (!config_json.empty()) LINEAGE_RETURN_IF_ERROR(ApplyTokenizerConfig(config_json, config_path, &spec));
   return spec;
 }
 
 }  // namespace
+
+Status ApplyTokenizerConfig(std::string_view config_json, const std::string& config_path, TokenizerSpec* spec) {
+  LINEAGE_ASSIGN_OR_RETURN(json cfg, model::ParseJsonText(config_json, config_path));
+  return ReadTokenizerConfig(JsonField(cfg, config_path), spec);
+}
 
 Result<Tokenizer> Tokenizer::FromHfJson(std::string_view tokenizer_json, std::string_view config_json,
                                         const std::string& tokenizer_path, const std::string& config_path) {

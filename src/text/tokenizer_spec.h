@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "core/status.h"
 #include "model/vocab_data.h"
 
 namespace lineage::text {
@@ -47,5 +49,9 @@ struct TokenizerSpec {
 // types CONTROL and UNKNOWN become special added tokens, USER_DEFINED
 // non-special ones; the pre name selects the regexes (PresetForName).
 TokenizerSpec SpecFromVocabData(const model::VocabData& vocab);
+
+// Applies tokenizer_config.json to a spec whose tokens are filled: the
+// bos/eos/pad token names, add_bos_token and chat_template.
+Status ApplyTokenizerConfig(std::string_view config_json, const std::string& config_path, TokenizerSpec* spec);
 
 }  // namespace lineage::text

@@ -31,6 +31,13 @@ TEST(Kimi, InMemoryModelMatchesReference) {
   EXPECT_LT(WorstErrorAgainstReference(TinyModel(kKimi), 80, 70), 1e-4);
 }
 
+// A context of many pages (590 rows): the prefill's row blocks run on both
+// threads against ever longer runs of cached latent rows, and each decode
+// step of the lone sequence splits its heads between the threads.
+TEST(Kimi, LongContextPrefillAndDecodeMatchReference) {
+  EXPECT_LT(WorstErrorAgainstReference(TinyModel(kKimi), 600, 590), 1e-4);
+}
+
 TEST(Kimi, LoadedFilesOfBothFormatsMatchReference) {
   auto spec = model::LookupShape(kKimi, "tiny");
   ASSERT_TRUE(spec.ok());

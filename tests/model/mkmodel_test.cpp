@@ -13,6 +13,7 @@
 #include "model/random_model.h"
 #include "model/reference_forward.h"
 #include "test_util.h"
+#include "text/tokenizer.h"
 
 namespace lineage::model {
 namespace {
@@ -129,6 +130,41 @@ TEST(Mkmodel, WritesMoeModelsCutToNLayers) {
   EXPECT_NE(Mkmodel("--arch qwen3_5_moe --shape qwen3-next-80b-a3b --format gguf --out " + gguf + "3"), 0);
 }
 
+// Kimi's two forms: the HF directory ships tiktoken.model (no
+// tokenizer.json) as the real repository does, the GGUF file gpt2 tokens
+// with merges and pre "kimi-k2"; both tokenize a rendered chat identically.
+TEST(Mkmodel, KimiWritesItsOwnTokenizerInBothForms) {
+  const std::string dir = testing_util::TempPath("mk_kimi_hf"), gguf = testing_util::TempPath("mk_kimi.gguf");
+  fs::remove_all(dir);
+  fs::remove_all(gguf);
+  ASSERT_EQ(Mkmodel("--arch kimi_linear --shape tiny --format safetensors --dtype bf16 --out " + dir), 0);
+  ASSERT_EQ(Mkmodel("--arch kimi_linear --shape tiny --format gguf --dtype bf16 --out " + gguf), 0);
+  EXPECT_TRUE(fs::exists(dir + "/tiktoken.model"));
+  EXPECT_FALSE(fs::exists(dir + "/tokenizer.json"));
+  auto tok_config = nlohmann::json::parse(Slurp(dir + "/tokenizer_config.json"));
+  EXPECT_EQ(tok_config["tokenizer_class"], "TikTokenTokenizer");
+  EXPECT_EQ(tok_config["chat_template"], ChatTemplateFor(Arch::kKimiLinear));
+  EXPECT_EQ(tok_config["added_tokens_decoder"]["785"]["content"], "<|im_middle|>");  // 1024 - 256 + 17
+  auto file = GgufFile::Open(gguf);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto model_name = file->GetString("tokenizer.ggml.model"), pre = file->GetString("tokenizer.ggml.pre");
+  ASSERT_TRUE(model_name.ok() && pre.ok());
+  EXPECT_EQ(*model_name, "gpt2");
+  EXPECT_EQ(*pre, "kimi-k2");
+  auto from_dir = text::LoadTokenizer(dir);
+  auto from_gguf = text::LoadTokenizer(gguf);
+  ASSERT_TRUE(from_dir.ok()) << from_dir.status().ToString();
+  ASSERT_TRUE(from_gguf.ok()) << from_gguf.status().ToString();
+  EXPECT_EQ(from_dir->chat_template(), from_gguf->chat_template());
+  const std::string chat =
+      "<|im_system|>tool_declare<|im_middle|>[{\"type\": \"function\"}]<|im_end|><|im_user|>user<|im_middle|>"
+      "Read README.md, then 東京 😀<|im_end|><|im_assistant|>assistant<|im_middle|>";
+  const auto a = from_dir->Encode(chat, {.parse_special = true});
+  EXPECT_EQ(a, from_gguf->Encode(chat, {.parse_special = true}));
+  EXPECT_EQ(from_dir->Decode(a), chat);
+  EXPECT_EQ(from_dir->eos_id(), 768 + 2);  // <|im_end|>
+}
+
 TEST(Mkmodel, RefusesQ8ForSafetensorsAndUnknownShapes) {
   std::string dir = testing_util::TempPath("mk_bad");
   EXPECT_NE(Mkmodel("--arch qwen3_5 --shape tiny --format safetensors --dtype q8_0 --out " + dir), 0);
@@ -143,6 +179,8 @@ TEST(ChatTemplates, EmbeddedTextsAreThePublishedOnes) {
   if (!fs::exists(q35) || !fs::exists(q3)) GTEST_SKIP() << "shared data absent: " << data;
   EXPECT_EQ(ChatTemplateFor(Arch::kQwen3_5), Slurp(q35));
   EXPECT_EQ(ChatTemplateFor(Arch::kQwen3), Slurp(q3));
+  const std::string kimi = data + "/templates/moonshotai-Kimi-K2.jinja";
+  if (fs::exists(kimi)) EXPECT_EQ(ChatTemplateFor(Arch::kKimiLinear), Slurp(kimi));
 }
 
 // The real dimensions (cut to their first 4 layers and a small vocabulary to

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "e2e_stack.h"
+#include "expected_restore.h"
 #include "http_test_util.h"
 #include "node_clients.h"
 #include "model/chat_templates.h"
@@ -65,14 +66,7 @@ class EndToEnd : public ::testing::Test {
     return leases;
   }
 
-  static json Tools() {
-    return json::array({{{"type", "function"},
-                         {"function", {{"name", "read_file"},
-                                       {"description", "Read a file from the workspace"},
-                                       {"parameters", {{"type", "object"},
-                                                       {"properties", {{"path", {{"type", "string"}}}}},
-                                                       {"required", {"path"}}}}}}}});
-  }
+  static json Tools() { return testing::ReadFileTool(); }
   static json System() {
     return {{"role", "system"}, {"content", "You are a careful coding agent. Follow the house style."}};
   }
@@ -88,15 +82,7 @@ class EndToEnd : public ::testing::Test {
 
   // Tokens of the conversation rendered with or without a generation prompt.
   static std::vector<int32_t> Tokens(const json& messages, bool generation_prompt) {
-    auto tok = text::LoadTokenizer(path_);
-    auto tmpl = ChatTemplate::Create(tok->chat_template(), "", "<|im_end|>");
-    ChatRequest r;
-    r.messages = messages;
-    r.tools = Tools();
-    r.add_generation_prompt = generation_prompt;
-    auto text = tmpl->Apply(r);
-    EXPECT_TRUE(text.ok());
-    return tok->Encode(*text, {.parse_special = true});
+    return testing::ConversationTokens(path_, messages, Tools(), generation_prompt);
   }
   static int64_t HistoryTokens(const json& messages) { return Tokens(messages, false).size(); }
   // DESIGN.md §3.1-3.2 for the next turn of a conversation: the whole previous
@@ -106,19 +92,7 @@ class EndToEnd : public ::testing::Test {
     int64_t shared = CommonPrefixTokens(p, n);
     return shared == static_cast<int64_t>(p.size()) ? shared : HistoryTokens(previous);
   }
-  // The anchor: the system + tools prefix, tokenized, shared with the prompt, minus 2.
-  static int64_t AnchorTokens(const json& messages) {
-    auto tok = text::LoadTokenizer(path_);
-    auto tmpl = ChatTemplate::Create(tok->chat_template(), "", "<|im_end|>");
-    auto prefix = tmpl->RenderPrefix(messages, Tools());
-    EXPECT_TRUE(prefix.ok());
-    ChatRequest r;
-    r.messages = messages;
-    r.tools = Tools();
-    auto prompt = tok->Encode(*tmpl->Apply(r), {.parse_special = true});
-    auto anchor = tok->Encode(prefix->text.substr(0, prefix->shared_chars), {.parse_special = true});
-    return CommonPrefixTokens(anchor, prompt) - 2;
-  }
+  static int64_t AnchorTokens(const json& messages) { return testing::AnchorTokens(path_, messages, Tools()); }
 
   static std::filesystem::path dir_;
   static std::string path_;
