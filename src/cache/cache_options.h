@@ -45,12 +45,6 @@ struct CacheOptions {
   int64_t ram_budget_bytes = int64_t{48} << 30;
   int64_t max_anchor_entries = 16;
   int64_t max_anchor_bytes = int64_t{16} << 30;
-  // Anchors that have served a restore outlast conversations under the RAM
-  // budget only while all anchors together hold at most this share of it;
-  // past it they take their LRU turn with the rest. Without the bound a
-  // tight budget held only anchors and every conversation left RAM before
-  // its next turn (mixed traffic, glm-5.3-flash, 3G: 8.7% of the oracle).
-  double proven_anchor_ram_share = 0.25;
 
   // Capture points (§3.2).
   int64_t guard_tokens = 16;            // guard at m - guard_tokens ...

@@ -31,7 +31,7 @@ struct Entry {
   RecurrentPtr state;                    // at tokens.size()
   std::vector<Checkpoint> checkpoints;   // ascending, distinct n < tokens.size()
   bool anchor = false;
-  int64_t hits = 0;  // lookups that restored from this entry
+  int64_t hits = 0;  // restores served not yet spent on an LRU lap (anchors)
   int64_t leases = 0;
   uint64_t last_used = 0;
   int64_t num_tokens() const { return static_cast<int64_t>(tokens.size()); }
@@ -82,6 +82,10 @@ class CacheStore {
   // Cuts a RAM-only conversation entry back to its newest checkpoint (that
   // checkpoint becomes its end); false when the entry must leave whole.
   bool TrimToCheckpoint(EntryId id);
+  // Sends an anchor that has served restores round the LRU order again,
+  // spending one of its restores; false for any other entry.
+  bool SpendAnchorLap(EntryId id);
+  static constexpr int64_t kMaxAnchorLaps = 3;
   // Sorts, merges equal n and thins an entry's checkpoints (not indexed yet).
   void NormalizeAndThin(Entry& entry, CommitExplanation* ex);
   void PutToDisk(const Entry& entry);

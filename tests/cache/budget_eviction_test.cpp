@@ -41,25 +41,50 @@ TEST(BudgetEviction, AnEntryWithNoCheckpointLeftLeavesWhole) {
   EXPECT_GT(h.cache().Stats().evictions, 0);
 }
 
-TEST(BudgetEviction, ProvenAnchorsHoldOnlyTheirShareOfATightBudget) {
-  // Every session restores from its anchor once, so every anchor is proven;
-  // protected without bound they would fill the budget and push out the
-  // conversation that goes on between the sessions.
+TEST(BudgetEviction, AnchorsReusedOnceLongAgoGiveWayToAConversationInUse) {
+  // Eight system prompts, each reused by one more session and never again,
+  // would fill the budget if an anchor that served a restore stayed for
+  // good; the conversation that follows would leave RAM before every turn.
   CacheOptions o;
   o.ram_budget_bytes = 48 * 1024;
   Harness h(o, kShape);
   TokenSource src;
-  Tokens conversation = src.Fresh(600);
-  h.Run(conversation);
   for (int i = 0; i < 8; ++i) {
     const Tokens sys = src.Fresh(400);
     h.Run(Cat({sys, src.Fresh(10)}), {400, 0});
     ASSERT_EQ(h.Run(Cat({sys, src.Fresh(12)}), {400, 0}).restore.length, 400) << "session " << i;
+  }
+  Tokens conversation = src.Fresh(600);
+  h.Run(conversation);
+  for (int turn = 0; turn < 4; ++turn) {
     conversation = Cat({conversation, src.Fresh(5)});
-    EXPECT_EQ(h.Run(conversation).restore.length, Len(conversation) - 5) << "session " << i;
+    EXPECT_EQ(h.Run(conversation).restore.length, Len(conversation) - 5) << "turn " << turn;
     EXPECT_LE(h.cache().Stats().ram_bytes, o.ram_budget_bytes);
   }
   EXPECT_GT(h.cache().Stats().evictions, 0);
+}
+
+TEST(BudgetEviction, AnAnchorGoesRoundOnceMorePerRestoreItServed) {
+  CacheOptions o;
+  o.ram_budget_bytes = 40 * 1024;
+  TokenSource src;
+  // How many one-off conversations an anchor outlasts, by restores served.
+  auto outlasts = [&](int restores) {
+    Harness h(o, kShape);
+    const Tokens sys = src.Fresh(400);
+    const EntryId anchor = h.Run(Cat({sys, src.Fresh(10)}), {400, 0}).commit.anchors_created.at(0);
+    for (int i = 0; i < restores; ++i) h.Run(Cat({sys, src.Fresh(12)}), {400, 0});
+    int n = 0;
+    while (n < 100 && h.Info(anchor) != nullptr) {
+      h.Run(src.Fresh(1000));
+      ++n;
+    }
+    return n;
+  };
+  const int never = outlasts(0), once = outlasts(1), thrice = outlasts(3), often = outlasts(10);
+  EXPECT_LT(never, once);
+  EXPECT_LT(once, thrice);
+  EXPECT_LT(often, 100) << "evidence is spent (at most 3 laps are banked): the anchor leaves in the end";
 }
 
 }  // namespace
