@@ -1,9 +1,13 @@
 // bench_kernels: GEMM rates for the Qwen3.5-0.8B weight shapes against the
 // machine's copy bandwidth and FMA peak, plus thread-pool dispatch latency.
 //
-// Usage: bench_kernels [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--json] [--exact]
+// Usage: bench_kernels [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--l2] [--json] [--exact]
 //                      [--dtypes f32,bf16,q8_0,q4_k,...] (default f32,bf16,q8_0)
 // --exact: kernels::SetExactQ8(true), every block type on fp32 activations.
+// --l2: only T = 1, on ~256 KiB of weights per thread read again and again
+// (hot in L2): the kernels' arithmetic rate, the ceiling of their DRAM rate.
+// It also prints the read-only stream bandwidth (MeasureReadBandwidth), the
+// roofline of decode, beside the copy figure.
 // GB/s counts weight bytes read (decode streams every weight from DRAM each
 // token); GFLOP/s counts 2 flop per multiply-add. See Run() for how runs are
 // kept short. The bounds (copy bandwidth, FMA peak) are the best of four
@@ -88,11 +92,15 @@ struct Result {
 //    depends on cols and T, not on rows, and every shape's run is as short.
 constexpr int64_t kPrefillWeights = 512 * 1024;
 
-Result Run(DType dt, const Shape& s, int64_t T, ThreadPool& pool, bool quick) {
+// in_l2: T = 1 on one slice of about 256 KiB per thread read again and
+// again, so the weights come from L2: the kernel's arithmetic rate, which
+// bounds what it can reach on a stream from DRAM.
+Result Run(DType dt, const Shape& s, int64_t T, ThreadPool& pool, bool quick, bool in_l2 = false) {
   const int64_t row_bytes = RowBytes(dt, s.cols);
   const int64_t rows = T == 1 ? s.rows : std::min(s.rows, std::max<int64_t>(32, kPrefillWeights / s.cols / 32 * 32));
-  const int64_t slice_rows = std::min(rows, std::max<int64_t>(64, (int64_t{32} << 20) / row_bytes));
-  const int64_t copies = T == 1 ? std::max<int64_t>(1, (int64_t{600} << 20) / (row_bytes * rows) + 1) : 1;
+  const int64_t slice_bytes = in_l2 ? (int64_t{256} << 10) * pool.size() : int64_t{32} << 20;
+  const int64_t slice_rows = std::min(rows, std::max<int64_t>(64, slice_bytes / row_bytes));
+  const int64_t copies = T == 1 && !in_l2 ? std::max<int64_t>(1, (int64_t{600} << 20) / (row_bytes * rows) + 1) : 1;
   const int64_t slices_per_copy = rows / slice_rows;
   std::vector<std::vector<uint8_t>> weights;
   weights.push_back(FillWeights(dt, rows, s.cols));
@@ -105,7 +113,7 @@ Result Run(DType dt, const Shape& s, int64_t T, ThreadPool& pool, bool quick) {
   int64_t runs = 0;
   auto start = Clock::now();
   while (runs < 3 || (std::chrono::duration<double>(Clock::now() - start).count() < budget_s && runs < 5000)) {
-    const int64_t k = runs % (copies * slices_per_copy);
+    const int64_t k = in_l2 ? 0 : runs % (copies * slices_per_copy);
     const uint8_t* base = weights[k / slices_per_copy].data() + (k % slices_per_copy) * slice_rows * row_bytes;
     TensorView view{"bench", dt, {slice_rows, s.cols}, base, slice_rows * row_bytes};
     auto t0 = Clock::now();
@@ -165,7 +173,7 @@ std::pair<double, double> DispatchLatencyUs(ThreadPool& pool) {
 
 int main(int argc, char** argv) {
   int threads = 2, sweeps = 3;
-  bool quick = false, json = false;
+  bool quick = false, json = false, in_l2 = false;
   std::vector<DType> dtypes = {DType::kF32, DType::kBF16, DType::kQ8_0};
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
@@ -195,12 +203,14 @@ int main(int argc, char** argv) {
         dtypes.push_back(*dt);
         a = b + 1;
       }
+    } else if (!std::strcmp(argv[i], "--l2")) {
+      in_l2 = true;
     } else if (!std::strcmp(argv[i], "--json")) {
       json = true;
     } else if (!std::strcmp(argv[i], "--exact")) {
       kernels::SetExactQ8(true);
     } else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--json] [--exact] [--dtypes A,B]\n",
+      std::fprintf(stderr, "usage: %s [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--l2] [--json] [--exact] [--dtypes A,B]\n",
                    argv[0]);
       return 2;
     }
@@ -220,6 +230,12 @@ int main(int argc, char** argv) {
   const auto [dispatch_us, rendezvous_us] = DispatchLatencyUs(pool);
   std::printf("copy bandwidth (read+write): %.1f GB/s\nfp32 FMA peak (%s): %.1f GFLOP/s\n", copy_gbps,
               kernels::IsaName(kernels::ActiveIsa()), fma_gflops);
+  {
+    ThreadPool one(1);
+    std::printf("read bandwidth (read only): %.1f GB/s, %.1f with prefetch 4 KiB ahead; one thread %.1f, %.1f\n",
+                MeasureReadBandwidth(pool) / 1e9, MeasureReadBandwidth(pool, 4096) / 1e9,
+                MeasureReadBandwidth(one) / 1e9, MeasureReadBandwidth(one, 4096) / 1e9);
+  }
   std::printf("parallel_for per call: %.2f us (empty body), %.2f us (every thread takes part)\n", dispatch_us,
               rendezvous_us);
   const auto [recurrent_us, chunked_us] = DeltaRuleUsPerToken();
@@ -237,10 +253,11 @@ int main(int argc, char** argv) {
   // after each sweep (the ratios use the best seen).
   for (DType dt : dtypes)
     for (const Shape& s : kShapes)
-      for (int64_t T : {1, 512}) rows.push_back({dt, &s, T, {1e30, 0, 0}});
+      for (int64_t T : {1, 512})
+        if (!in_l2 || T == 1) rows.push_back({dt, &s, T, {1e30, 0, 0}});
   for (int sweep = 0; sweep < sweeps; ++sweep) {
     for (Row& row : rows) {
-      Result r = Run(row.dt, *row.shape, row.T, pool, quick);
+      Result r = Run(row.dt, *row.shape, row.T, pool, quick, in_l2);
       if (r.seconds < row.r.seconds) row.r = r;
     }
     const double copy_again = MeasureCopyBandwidth(pool) / 1e9, fma_again = MeasureFmaPeakFlops(pool) / 1e9;

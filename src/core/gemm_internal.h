@@ -44,12 +44,16 @@ inline int64_t RowGroup(const TensorView& W, int64_t row_bytes, int64_t r0, int6
 
 // Activations quantised like Q8_0 (block of 32, scale d = max|x| / 127,
 // q = round(x / d)) for the integer dot-product paths. Scales stay fp32.
+// sum128 holds 128 * (the sum of each block's q): the AVX-512 Q8_0 kernel
+// multiplies w + 128 (unsigned) by q and takes it off.
 struct QuantizedActivations {
   int64_t num_tokens = 0, cols = 0;
   std::vector<int8_t> q;     // [num_tokens, cols]
   std::vector<float> scale;  // [num_tokens, cols / 32]
+  std::vector<int32_t> sum128;  // [num_tokens, cols / 32]
   const int8_t* row(int64_t t) const { return q.data() + t * cols; }
   const float* row_scale(int64_t t) const { return scale.data() + t * (cols / 32); }
+  const int32_t* row_sum128(int64_t t) const { return sum128.data() + t * (cols / 32); }
 };
 
 void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, QuantizedActivations* out);

@@ -52,11 +52,14 @@ void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, Q
   out->cols = cols;
   out->q.resize(static_cast<size_t>(T * cols));
   out->scale.resize(static_cast<size_t>(T * (cols / 32)));
+  out->sum128.resize(static_cast<size_t>(T * (cols / 32)));
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t b = 0; b < cols / 32; ++b) {
       __m256i q;
       out->scale[t * (cols / 32) + b] = QuantizeBlock32(X + t * ldx + b * 32, &q);
+      const int8_t* qb = out->q.data() + t * cols + b * 32;
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out->q.data() + t * cols + b * 32), q);
+      out->sum128[t * (cols / 32) + b] = 128 * (Sum16(qb) + Sum16(qb + 16));
     }
   }
 }

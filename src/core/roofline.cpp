@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -44,6 +45,39 @@ void StreamCopy(uint8_t* dst, const uint8_t* src, int64_t bytes) {
     _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i + 32), hi);
   }
   _mm_sfence();
+}
+
+// Folds every 64-byte line of [p, p + bytes) into a checksum (so the loads
+// cannot be dropped), prefetching `ahead` bytes on when ahead > 0. Four
+// accumulators keep the loads independent. p 64-byte aligned, bytes a
+// multiple of 256.
+LINEAGE_AVX512 uint64_t StreamReadAvx512(const uint8_t* p, int64_t bytes, int64_t ahead) {
+  __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+  for (int64_t i = 0; i < bytes; i += 256) {
+    if (ahead > 0)
+      for (int k = 0; k < 4; ++k) _mm_prefetch(reinterpret_cast<const char*>(p + i + ahead + 64 * k), _MM_HINT_T1);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) acc[k] = _mm512_add_epi64(acc[k], _mm512_load_si512(p + i + 64 * k));
+  }
+  return static_cast<uint64_t>(_mm512_reduce_add_epi64(
+      _mm512_add_epi64(_mm512_add_epi64(acc[0], acc[1]), _mm512_add_epi64(acc[2], acc[3]))));
+}
+
+uint64_t StreamReadAvx2(const uint8_t* p, int64_t bytes, int64_t ahead) {
+  __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+  for (int64_t i = 0; i < bytes; i += 256) {
+    if (ahead > 0)
+      for (int k = 0; k < 4; ++k) _mm_prefetch(reinterpret_cast<const char*>(p + i + ahead + 64 * k), _MM_HINT_T1);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m256i* q = reinterpret_cast<const __m256i*>(p + i + 64 * k);
+      acc[k] = _mm256_add_epi64(acc[k], _mm256_add_epi64(_mm256_load_si256(q), _mm256_load_si256(q + 1)));
+    }
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
+                     _mm256_add_epi64(_mm256_add_epi64(acc[0], acc[1]), _mm256_add_epi64(acc[2], acc[3])));
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
 constexpr int kFmaChains = 12;  // > FMA latency x ports, so the loop is throughput-bound
@@ -104,6 +138,32 @@ double MeasureCopyBandwidth(ThreadPool& pool) {
     });
     best = std::max(best, 2.0 * static_cast<double>(kBurstBytes) / SecondsSince(t0));
   }
+  return best;
+}
+
+double MeasureReadBandwidth(ThreadPool& pool, int64_t prefetch_bytes) {
+  const size_t kBufferBytes = size_t{512} << 20, kBurstBytes = size_t{16} << 20;
+  // The prefetches of the last lines run past the burst: keep them inside the buffer.
+  AlignedBuffer a = AllocAligned(kBufferBytes + static_cast<size_t>(std::max<int64_t>(prefetch_bytes, 0)) + 256);
+  uint8_t* src = a.get();
+  pool.parallel_for(static_cast<int64_t>(kBufferBytes), [&](int64_t lo, int64_t hi, int) {
+    std::memset(src + lo, 1, static_cast<size_t>(hi - lo));
+  });
+  const bool wide = kernels::ActiveIsa() == kernels::Isa::kAvx512;
+  const size_t pieces = kBufferBytes / kBurstBytes;
+  std::vector<uint64_t> sink(static_cast<size_t>(pool.size()));
+  double best = 0;
+  for (int rep = 0; rep < kCopyBursts; ++rep) {
+    const size_t offset = (static_cast<size_t>(rep) % pieces) * kBurstBytes;
+    auto t0 = Clock::now();
+    pool.parallel_for(static_cast<int64_t>(kBurstBytes / 256), [&](int64_t lo, int64_t hi, int part) {
+      const uint8_t* p = src + offset + lo * 256;
+      sink[part] += wide ? StreamReadAvx512(p, (hi - lo) * 256, prefetch_bytes)
+                         : StreamReadAvx2(p, (hi - lo) * 256, prefetch_bytes);
+    });
+    best = std::max(best, static_cast<double>(kBurstBytes) / SecondsSince(t0));
+  }
+  if (sink[0] == 1) std::fputs("", stderr);  // keeps the sums live
   return best;
 }
 

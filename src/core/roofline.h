@@ -25,6 +25,15 @@
 namespace lineage {
 
 double MeasureCopyBandwidth(ThreadPool& pool);               // bytes / s
+// MeasureReadBandwidth: the read-only stream that decode actually is (it
+// writes next to nothing): every byte of the same bursts loaded with 512-bit
+// (AVX-512) or 256-bit loads and folded into a checksum, split over all
+// pool threads, counting bytes read only; `prefetch_bytes` > 0 adds a
+// software prefetch (to L2) that far ahead of each load, as the row kernels
+// do. Best of 200 bursts of 16 MiB, as the copy probe. A decode step can at
+// best read its weights at this rate, so weight bytes per token divided by
+// it is the decode bound that does not charge the copy's writes.
+double MeasureReadBandwidth(ThreadPool& pool, int64_t prefetch_bytes = 0);  // bytes / s
 double MeasurePeakGemmFlops(ThreadPool& pool, DType dtype);  // flop / s
 // A register-only loop of independent FMAs on every pool thread, in the
 // active ISA's widest vectors: the nominal fp32 peak of the cores.

@@ -197,6 +197,9 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   r.copy_bandwidth_bytes_s = MeasureCopyBandwidth(engine.pool());
   r.decode_bound_tok_s = r.copy_bandwidth_bytes_s / static_cast<double>(r.weight_bytes_per_token);
   r.decode_ratio = r.decode_tok_s / r.decode_bound_tok_s;
+  r.read_bandwidth_bytes_s = std::max(MeasureReadBandwidth(engine.pool()), MeasureReadBandwidth(engine.pool(), 4096));
+  r.decode_read_bound_tok_s = r.read_bandwidth_bytes_s / static_cast<double>(r.weight_bytes_per_token);
+  r.decode_read_ratio = r.decode_tok_s / r.decode_read_bound_tok_s;
   r.prefill_gemm_flops = PrefillGemmFlops(m, options.prompt_tokens);
   r.prefill_flop_s = r.prefill_gemm_flops / r.prefill_s;
   r.peak_gemm_flop_s = MeasurePeakGemmFlops(engine.pool(), DType::kBF16);
@@ -217,6 +220,8 @@ nlohmann::json BenchReport::ToJson() const {
                         {"dense_ffn", active.dense_ffn}, {"head", active.head}}},
       {"peak_rss_bytes", peak_rss_bytes}, {"copy_bandwidth_bytes_s", copy_bandwidth_bytes_s},
       {"decode_bound_tok_s", decode_bound_tok_s}, {"decode_ratio", decode_ratio},
+      {"read_bandwidth_bytes_s", read_bandwidth_bytes_s}, {"decode_read_bound_tok_s", decode_read_bound_tok_s},
+      {"decode_read_ratio", decode_read_ratio},
       {"decode_exact_tok_s", decode_exact_tok_s},
       {"prefill_gemm_flops", prefill_gemm_flops}, {"prefill_flop_s", prefill_flop_s},
       {"peak_gemm_flop_s", peak_gemm_flop_s}, {"prefill_ratio", prefill_ratio}};
@@ -243,6 +248,8 @@ std::string BenchReport::ToTable() const {
   add("copy bandwidth   %.2f GB/s\n", copy_bandwidth_bytes_s / 1e9);
   add("decode bound     %.1f MiB of weights per token -> %.2f tokens/s; achieved %.0f%%\n",
       weight_bytes_per_token / MiB, decode_bound_tok_s, 100.0 * decode_ratio);
+  add("read bandwidth   %.2f GB/s (read only) -> %.2f tokens/s; achieved %.0f%% of read bound\n",
+      read_bandwidth_bytes_s / 1e9, decode_read_bound_tok_s, 100.0 * decode_read_ratio);
   if (active.routed_experts > 0) {
     add("active per token attention %.1f + recurrent %.1f + router %.2f + shared expert %.1f + routed experts %.1f + "
         "head %.1f MiB\n",

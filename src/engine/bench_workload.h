@@ -3,6 +3,8 @@
 // roofline figures of the same machine measured in the same run:
 //   - copy bandwidth (STREAM-like) and the decode bound it implies: weight
 //     bytes read per decoded token / bandwidth;
+//   - read bandwidth (a read-only stream, what decode does) and the second
+//     decode bound it implies, the same bytes / that bandwidth;
 //   - peak Gemm rate of bf16 weights (whatever the model's dtype: one
 //     reference for every file), against which prefill's Gemm flop rate is
 //     set (prefill time counts everything, the flops count only matmuls);
@@ -67,6 +69,11 @@ struct BenchReport {
   int64_t peak_rss_bytes = 0;
   double copy_bandwidth_bytes_s = 0;
   double decode_bound_tok_s = 0, decode_ratio = 0;
+  // The read-only stream (MeasureReadBandwidth, the faster of without and
+  // with a software prefetch): decode only reads its weights, so this is
+  // its own roofline; reported beside the copy bound, which stays as it is.
+  double read_bandwidth_bytes_s = 0;
+  double decode_read_bound_tok_s = 0, decode_read_ratio = 0;
   double decode_exact_tok_s = 0;       // with compare_exact, else 0
   double prefill_gemm_flops = 0;       // matmul flops of the prefill
   double prefill_flop_s = 0, peak_gemm_flop_s = 0, prefill_ratio = 0;

@@ -10,11 +10,15 @@
 // decode of sequences that chose different experts take the same path.
 // Work is two pool passes: gate|up of every active expert and of the shared
 // expert, cut into row blocks of about equal bytes; then down the same way.
-// Every block is one kernels::Gemm on its own thread (pool = null).
+// Every block is one kernels::Gemm on its own thread (pool = null), the
+// threads claiming blocks as they finish. With one row the first pass is one
+// kernels::GemmMulti instead (every projection reads the same input).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
+#include "core/gemm_multi.h"
 #include "core/kernels.h"
 #include "core/tensor_slice.h"
 #include "engine/layers.h"
@@ -41,19 +45,22 @@ void AddBlocks(const TensorView* w, int64_t block_rows, const float* x, int64_t 
     out->push_back({w, r0, std::min(block_rows, rows - r0), x, ldx, y, ldy, tokens});
 }
 
+// Every thread claims the next unclaimed block until none is left, so a
+// thread the OS deschedules, or one whose blocks are slower (another
+// dtype), holds back at most the block it is in, not half the pass.
 void RunBlocks(const std::vector<GemmBlock>& blocks, ThreadPool* pool) {
-  auto run = [&](int64_t b0, int64_t b1, int) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const GemmBlock& g = blocks[b];
-      const TensorView slice = RowSlice(*g.w, g.r0, g.n);
-      kernels::Gemm(slice, g.x, g.ldx, g.y + g.r0, g.ldy, g.tokens, nullptr);
-    }
+  auto run = [&](const GemmBlock& g) {
+    const TensorView slice = RowSlice(*g.w, g.r0, g.n);
+    kernels::Gemm(slice, g.x, g.ldx, g.y + g.r0, g.ldy, g.tokens, nullptr);
   };
-  if (pool == nullptr) {
-    run(0, static_cast<int64_t>(blocks.size()), 0);
-  } else {
-    pool->parallel_for(static_cast<int64_t>(blocks.size()), run);
+  if (pool == nullptr || pool->size() == 1 || blocks.size() <= 1) {
+    for (const GemmBlock& g : blocks) run(g);
+    return;
   }
+  std::atomic<size_t> next{0};
+  pool->parallel_for(pool->size(), [&](int64_t, int64_t, int) {
+    for (size_t b; (b = next.fetch_add(1, std::memory_order_relaxed)) < blocks.size();) run(blocks[b]);
+  });
 }
 
 // Rows per block: small enough that every thread gets several blocks of the
@@ -156,18 +163,35 @@ void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const fl
   float* sh_up = up + R * k * Ie;
   thread_local std::vector<GemmBlock> blocks;
   blocks.clear();
-  int64_t active_rows = Is;
-  for (int64_t e = 0; e < E; ++e) active_rows += m.count[e] > 0 ? Ie : 0;
-  const int64_t rows1 = BlockRows(2 * active_rows, threads);
-  AddBlocks(&w.shared_gate, rows1, xn, H, sh_gate, Is, R, &blocks);
-  AddBlocks(&w.shared_up, rows1, xn, H, sh_up, Is, R, &blocks);
-  for (int64_t e = 0; e < E; ++e) {
-    if (m.count[e] == 0) continue;
-    const float* x = xs + m.offset[e] * H;
-    AddBlocks(&w.gate[e], rows1, x, H, gate + m.offset[e] * Ie, Ie, m.count[e], &blocks);
-    AddBlocks(&w.up[e], rows1, x, H, up + m.offset[e] * Ie, Ie, m.count[e], &blocks);
+  if (R == 1) {
+    // One row (decode of one sequence): every projection of the pass reads
+    // the same xn, so they go as one GemmMulti: the activations are
+    // quantised once, not once per block, and the threads stream the
+    // weights in chunks of equal bytes.
+    thread_local std::vector<kernels::GemmTarget> targets;
+    targets.clear();
+    targets.push_back({&w.shared_gate, sh_gate, Is});
+    targets.push_back({&w.shared_up, sh_up, Is});
+    for (int64_t e = 0; e < E; ++e) {
+      if (m.count[e] == 0) continue;
+      targets.push_back({&w.gate[e], gate + m.offset[e] * Ie, Ie});
+      targets.push_back({&w.up[e], up + m.offset[e] * Ie, Ie});
+    }
+    kernels::GemmMulti(targets, xn, H, 1, ctx.pool);
+  } else {
+    int64_t active_rows = Is;
+    for (int64_t e = 0; e < E; ++e) active_rows += m.count[e] > 0 ? Ie : 0;
+    const int64_t rows1 = BlockRows(2 * active_rows, threads);
+    AddBlocks(&w.shared_gate, rows1, xn, H, sh_gate, Is, R, &blocks);
+    AddBlocks(&w.shared_up, rows1, xn, H, sh_up, Is, R, &blocks);
+    for (int64_t e = 0; e < E; ++e) {
+      if (m.count[e] == 0) continue;
+      const float* x = xs + m.offset[e] * H;
+      AddBlocks(&w.gate[e], rows1, x, H, gate + m.offset[e] * Ie, Ie, m.count[e], &blocks);
+      AddBlocks(&w.up[e], rows1, x, H, up + m.offset[e] * Ie, Ie, m.count[e], &blocks);
+    }
+    RunBlocks(blocks, ctx.pool);
   }
-  RunBlocks(blocks, ctx.pool);
   kernels::SiluMul(gate, up, gate, R * k * Ie);
   kernels::SiluMul(sh_gate, sh_up, sh_gate, R * Is);
 

@@ -6,11 +6,25 @@
 namespace lineage::engine {
 
 int32_t Argmax(std::span<const float> logits) {
-  int32_t best = 0;
-  for (size_t i = 1; i < logits.size(); ++i) {
-    if (logits[i] > logits[best]) best = static_cast<int32_t>(i);
-  }
-  return best;
+  // The first index of the largest value, as a scan keeping the first
+  // strict improvement would give (NaN never wins; a NaN at 0 stays). In two
+  // passes, because a running maximum over independent lanes vectorises and
+  // the scan's branch on every element does not: a vocabulary of 248k was
+  // ~4% of a decode step.
+  const size_t n = logits.size();
+  if (n == 0 || std::isnan(logits[0])) return 0;
+  constexpr size_t kLanes = 16;
+  float lane[kLanes];
+  for (size_t j = 0; j < kLanes; ++j) lane[j] = logits[0];
+  size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (size_t j = 0; j < kLanes; ++j) lane[j] = logits[i + j] > lane[j] ? logits[i + j] : lane[j];
+  float best = lane[0];
+  for (size_t j = 1; j < kLanes; ++j) best = lane[j] > best ? lane[j] : best;
+  for (; i < n; ++i) best = logits[i] > best ? logits[i] : best;
+  for (size_t k = 0; k < n; ++k)
+    if (logits[k] == best) return static_cast<int32_t>(k);
+  return 0;
 }
 
 double Sampler::Uniform() {

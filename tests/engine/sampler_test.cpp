@@ -14,6 +14,31 @@ TEST(Sampler, GreedyIsArgmaxWithLowestIdOnTies) {
   EXPECT_EQ(s.Next(logits), 1);
 }
 
+// Argmax against the plain scan (first strict improvement wins) on lengths
+// around the vector width, ties placed in different lanes, NaN and ±0.
+TEST(Sampler, ArgmaxEqualsTheFirstIndexScan) {
+  auto scan = [](const std::vector<float>& v) {
+    int32_t best = 0;
+    for (size_t i = 1; i < v.size(); ++i)
+      if (v[i] > v[best]) best = static_cast<int32_t>(i);
+    return best;
+  };
+  uint32_t x = 7;
+  for (size_t n : {1, 2, 15, 16, 17, 31, 33, 100, 1000}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<float> v(n);
+      for (float& f : v) {
+        x = x * 1664525u + 1013904223u;
+        f = static_cast<float>((x >> 20) % 7) - 3.0f;  // few values: many ties
+      }
+      if (trial % 5 == 1) v[(x >> 8) % n] = std::nanf("");
+      if (trial % 5 == 2) std::fill(v.begin(), v.end(), trial % 2 ? 0.0f : -0.0f), v[n - 1] = 0.0f;
+      if (trial % 5 == 3) v[0] = std::nanf("");
+      EXPECT_EQ(Argmax(v), scan(v)) << "n " << n << " trial " << trial;
+    }
+  }
+}
+
 TEST(Sampler, SameSeedSameTokensOtherSeedDiffers) {
   std::vector<float> logits(50);
   for (size_t i = 0; i < logits.size(); ++i) logits[i] = std::sin(static_cast<float>(i));
