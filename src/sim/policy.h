@@ -26,6 +26,7 @@ struct Admission {
   int64_t restore_tokens = 0;   // tokens not recomputed (prefix restore + reused chunks)
   int64_t disk_read_bytes = 0;  // read from disk to restore
   int64_t ram_copy_bytes = 0;   // copied in RAM to restore (whole-state clones)
+  int64_t wait_ms = 0;          // waited for another request's prefill to reach the restore point
 };
 
 struct PolicyCounters {

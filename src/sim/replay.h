@@ -8,8 +8,9 @@
 // before any of them commits. Requests never wait for each other: no queueing
 // is modelled (each runs as if it had the machine to itself).
 //
-// Modelled TTFT = disk bytes read / disk read speed + RAM bytes copied / RAM
-// copy speed + uncached prompt tokens / prefill speed.
+// Modelled TTFT = time waited for another request's prefill (in-flight
+// sharing) + disk bytes read / disk read speed + RAM bytes copied / RAM copy
+// speed + uncached prompt tokens / prefill speed.
 #pragma once
 
 #include <cstdint>
