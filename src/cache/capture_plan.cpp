@@ -18,12 +18,22 @@ int Priority(PointKind kind) {
 
 }  // namespace
 
+namespace {
+
+// The fewest tokens a recurrent state must save to be worth its bytes.
+int64_t StructuralSpacing(const CacheOptions& o) {
+  int64_t spacing = std::max<int64_t>(o.divergence_min_gain_tokens, 1);
+  if (o.state_bytes > 0 && o.kv_bytes_per_token > 0) spacing = std::max(spacing, o.state_bytes / o.kv_bytes_per_token);
+  return spacing;
+}
+
+}  // namespace
+
 std::vector<int64_t> StructuralPoints(int64_t m, int64_t r, const CacheOptions& o) {
   const int64_t block = o.structural_block_tokens;
   std::vector<int64_t> out;
   if (block <= 0) return out;
-  int64_t spacing = std::max<int64_t>(o.divergence_min_gain_tokens, 1);
-  if (o.state_bytes > 0 && o.kv_bytes_per_token > 0) spacing = std::max(spacing, o.state_bytes / o.kv_bytes_per_token);
+  const int64_t spacing = StructuralSpacing(o);
   // The last boundary below m, then boundaries 1, 3, 7, 15 ... blocks below it.
   const int64_t top = (m - 1) / block * block;
   int64_t last = -1;

@@ -265,6 +265,7 @@ Result<CommitResult> LineageCache::Commit(CommitRequest req) {
       to_absorb.push_back(p.entry);
     }
   });
+  std::vector<EntryId> tail_absorbed;
   if (req.absorb_tails) {
     std::vector<EntryId> on_path;
     s.tree().Walk(prompt, m, [&](const TreePoint& p) {
@@ -278,14 +279,22 @@ Result<CommitResult> LineageCache::Commit(CommitRequest req) {
       const bool only_tail = std::all_of(e->checkpoints.begin(), e->checkpoints.end(), [&](const Checkpoint& c) {
         return c.n <= shared || c.kind == PointKind::kGuard || c.kind == PointKind::kFinal;
       });
-      if (only_tail) to_absorb.push_back(id);
+      if (only_tail) {
+        to_absorb.push_back(id);
+        tail_absorbed.push_back(id);
+      }
     }
   }
   for (EntryId id : to_absorb) {
     Entry e = s.Take(id);
     const int64_t shared = CommonPrefix(prompt, e.tokens);
     if (shared == e.num_tokens() && shared < m && e.state) n.checkpoints.push_back({shared, PointKind::kFinal, e.state});
+    // A tail-absorbed entry hands over only the point where this prompt left
+    // it (where the next sibling will leave too); its older points served
+    // turns that are over, and each costs a whole state.
+    const bool tail = std::find(tail_absorbed.begin(), tail_absorbed.end(), id) != tail_absorbed.end();
     for (const Checkpoint& c : e.checkpoints) {
+      if (tail && c.n != shared) continue;
       if (c.n <= shared && c.n < m) n.checkpoints.push_back(c);
     }
     ex.absorbed.push_back(id);
