@@ -53,6 +53,22 @@ struct CacheOptions {
   int64_t periodic_tokens = 0;          // K; 0 = no periodic checkpoints
   bool capture_anchor = true;
   bool capture_history_end = true;
+  // Structural points for prompts without hints (no anchor, no history
+  // end): the last block boundary below the prompt end and boundaries
+  // 1, 3, 7, 15 ... blocks below it (StructuralPoints), kept only where a point covers
+  // at least max(divergence_min_gain_tokens, state_bytes /
+  // kv_bytes_per_token) tokens more than the next lower one: a state is
+  // worth its bytes when it saves recomputing at least as many tokens as
+  // the KV its bytes would hold. 0 = off.
+  int64_t structural_block_tokens = 512;
+  // One recurrent state's bytes and one token's KV bytes (0 = unknown): the
+  // exchange rate of the rule above.
+  int64_t state_bytes = 0;
+  int64_t kv_bytes_per_token = 0;
+
+  // In-flight sharing: a request whose prefix another request is prefilling
+  // waits for that request's capture there instead of computing it again.
+  bool share_in_flight = true;
 
   // Absorb a stored entry whose rendered history (up to its history-end
   // checkpoint) the new prompt repeats, not only one that is a whole prefix:
@@ -69,6 +85,13 @@ struct CacheOptions {
   // kExact only: at most this many whole snapshots in RAM.
   int64_t exact_max_entries = 8;
 };
+
+// Whether requests register their prefills for in-flight sharing: recurrent
+// lineage layouts only (an attention-only layout restores any prefix of a
+// stored entry; the previous design shared nothing).
+inline bool SharesInFlight(const CacheOptions& o) {
+  return o.share_in_flight && o.recurrent && o.mode == CacheMode::kLineage;
+}
 
 // A RAM budget scaled to this machine: `fraction` of physical memory (the
 // weights and the live sequences need the rest). 0 if the size is unknown.

@@ -18,6 +18,39 @@ int Priority(PointKind kind) {
 
 }  // namespace
 
+namespace {
+
+// The fewest tokens a recurrent state must save to be worth its bytes.
+int64_t StructuralSpacing(const CacheOptions& o) {
+  int64_t spacing = std::max<int64_t>(o.divergence_min_gain_tokens, 1);
+  if (o.state_bytes > 0 && o.kv_bytes_per_token > 0) spacing = std::max(spacing, o.state_bytes / o.kv_bytes_per_token);
+  return spacing;
+}
+
+}  // namespace
+
+std::vector<int64_t> StructuralPoints(int64_t m, int64_t r, const CacheOptions& o) {
+  const int64_t block = o.structural_block_tokens;
+  std::vector<int64_t> out;
+  if (block <= 0) return out;
+  const int64_t spacing = StructuralSpacing(o);
+  // The last boundary below m, then boundaries 1, 3, 7, 15 ... blocks below it.
+  const int64_t top = (m - 1) / block * block;
+  int64_t last = -1;
+  for (int64_t below = 0; below <= top; below = 2 * below + block) {
+    const int64_t n = top - below;
+    if (n - r < o.divergence_min_gain_tokens || n <= 0) break;
+    // The two boundaries next to the end are kept whatever their spacing: a
+    // question after a shared document leaves it in one of them.
+    if (below <= block || last - n >= spacing) {
+      out.push_back(n);
+      last = n;
+    }
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
 std::vector<PlannedCapture> PlanCaptures(const PlanInputs& in, const CacheOptions& o) {
   const int64_t m = in.prompt_tokens;
   const int64_t r = in.restore_tokens;
@@ -38,6 +71,9 @@ std::vector<PlannedCapture> PlanCaptures(const PlanInputs& in, const CacheOption
     if (in.closest_shared_tokens < m && d - r >= o.divergence_min_gain_tokens) add(d, PointKind::kDivergence);
     if (o.capture_history_end && in.history_end_tokens < m) add(in.history_end_tokens, PointKind::kHistoryEnd);
     if (m - r >= o.guard_min_suffix_tokens) add(guard_n, PointKind::kGuard);
+    if (in.structural) {
+      for (int64_t n : StructuralPoints(m, r, o)) add(n, PointKind::kPeriodic);
+    }
     if (o.periodic_tokens > 0) {
       for (int64_t n = (r / o.periodic_tokens + 1) * o.periodic_tokens; n < m; n += o.periodic_tokens) {
         add(n, PointKind::kPeriodic);

@@ -8,7 +8,11 @@
 //    sequence before m and d - r >= divergence_min_gain_tokens;
 //  - history end at h when r < h < m;
 //  - guard at m - guard_tokens when m - r >= guard_min_suffix_tokens;
-//  - periodic every periodic_tokens (absolute multiples) in (r, m), if on.
+//  - periodic every periodic_tokens (absolute multiples) in (r, m), if on;
+//  - structural, for prompts with no hints: block boundaries below m at
+//    distances that double (StructuralPoints), as kPeriodic points: where
+//    a Mooncake-style block cache would share, and densest near the end,
+//    where different questions over one document part.
 // kExact plans only its whole snapshot at m - guard_tokens. Attention-only
 // layouts plan only anchors (any prefix restores; the anchor pins one).
 // Two kinds at one n keep the first of: anchor, divergence, history end,
@@ -30,7 +34,15 @@ struct PlanInputs {
   int64_t anchor_tokens = 0;          // a; 0 = none
   bool anchor_exists = false;
   int64_t history_end_tokens = 0;     // h; 0 = none
+  bool structural = false;            // no hints: plan structural points
 };
+
+// The structural points of a prompt of m tokens restored at r: with block B
+// and top = the last block boundary below m, the boundaries top, top - B,
+// top - 3B, top - 7B ... (distances that double), from the top down, each kept when it lies at least `spacing` below the last kept
+// one (CacheOptions::structural_block_tokens has the spacing rule) and at
+// least min_gain above r. Ascending.
+std::vector<int64_t> StructuralPoints(int64_t m, int64_t r, const CacheOptions& options);
 
 // Ascending, distinct n, each r < n <= m.
 std::vector<PlannedCapture> PlanCaptures(const PlanInputs& in, const CacheOptions& options);

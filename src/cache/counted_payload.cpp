@@ -69,6 +69,11 @@ RecurrentPtr CountedSequence::State() const {
   return std::make_shared<CountedBlob>(shape_.blob_bytes, length(), TokenHash(tokens_));
 }
 
+RecurrentPtr CountedSequence::StateAt(int64_t n) const {
+  if (!shape_.recurrent()) return nullptr;
+  return std::make_shared<CountedBlob>(shape_.blob_bytes, n, TokenHash(TokenSpan(tokens_).first(static_cast<size_t>(n))));
+}
+
 Status VerifyRestore(TokenSpan prompt, const RestorePoint& rp, bool recurrent) {
   const int64_t r = rp.length;
   const auto m = static_cast<int64_t>(prompt.size());

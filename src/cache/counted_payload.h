@@ -103,6 +103,10 @@ class CountedSequence {
   const Tokens& tokens() const { return tokens_; }
   KvPtr Kv() const;
   RecurrentPtr State() const;  // null for attention-only shapes
+  // The state after its first n tokens (n <= length()): a capture taken
+  // after the fact, as the simulator prefills a prompt at once and decides
+  // later, in modelled time, what another request waits for.
+  RecurrentPtr StateAt(int64_t n) const;
   int64_t pages_copied() const { return pages_copied_; }
 
  private:

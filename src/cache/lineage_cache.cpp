@@ -11,6 +11,7 @@ namespace lineage::cache {
 struct LineageCache::Impl {
   Impl(const CacheOptions& o, DiskTier* disk) : store(o, disk) {}
   CacheStore store;
+  InFlightTable in_flight;
 };
 
 // ---- Lease ----
@@ -66,6 +67,20 @@ RestorePoint PointOf(const Entry& e, const TreePoint& p) {
     }
   }
   return rp;
+}
+
+// CommitRequest::absorb_tails: the prompt left entry e after `shared`
+// tokens, a block boundary, and e's prompt (up to its last turn boundary
+// past `shared`, the end-of-generation extension's, or its end) has no whole
+// block after it. In block-hashed traffic no later prompt can then share
+// e's tokens past `shared` but an exact resend of it.
+bool LeftAtItsLastBlock(const Entry& e, int64_t shared, int64_t block) {
+  if (block <= 0 || shared < block || shared % block != 0) return false;
+  int64_t prompt_end = e.num_tokens();
+  for (const Checkpoint& c : e.checkpoints) {
+    if (c.kind == PointKind::kFinal && c.n > shared) prompt_end = std::min(prompt_end, c.n);
+  }
+  return (prompt_end - 1) / block * block <= shared;
 }
 
 int64_t CommonPrefix(TokenSpan a, TokenSpan b) {
@@ -144,6 +159,7 @@ Result<LookupResult> LineageCache::Lookup(TokenSpan prompt, const LookupHints& h
   plan.anchor_tokens = a;
   plan.anchor_exists = anchor_exists;
   plan.history_end_tokens = hints.history_end_tokens;
+  plan.structural = Hintless(hints);
   out.captures = PlanCaptures(plan, options_);
   ex.planned = out.captures;
   out.lease = Lease(this, lease_id);
@@ -249,11 +265,36 @@ Result<CommitResult> LineageCache::Commit(CommitRequest req) {
       to_absorb.push_back(p.entry);
     }
   });
+  std::vector<EntryId> tail_absorbed;
+  if (req.absorb_tails) {
+    std::vector<EntryId> on_path;
+    s.tree().Walk(prompt, m, [&](const TreePoint& p) {
+      if (std::find(on_path.begin(), on_path.end(), p.entry) == on_path.end()) on_path.push_back(p.entry);
+    });
+    for (EntryId id : on_path) {
+      const Entry* e = s.Find(id);
+      if (e->anchor || std::find(to_absorb.begin(), to_absorb.end(), id) != to_absorb.end()) continue;
+      const int64_t shared = CommonPrefix(prompt, e->tokens);
+      if (!LeftAtItsLastBlock(*e, shared, options_.structural_block_tokens)) continue;
+      const bool only_tail = std::all_of(e->checkpoints.begin(), e->checkpoints.end(), [&](const Checkpoint& c) {
+        return c.n <= shared || c.kind == PointKind::kGuard || c.kind == PointKind::kFinal;
+      });
+      if (only_tail) {
+        to_absorb.push_back(id);
+        tail_absorbed.push_back(id);
+      }
+    }
+  }
   for (EntryId id : to_absorb) {
     Entry e = s.Take(id);
     const int64_t shared = CommonPrefix(prompt, e.tokens);
     if (shared == e.num_tokens() && shared < m && e.state) n.checkpoints.push_back({shared, PointKind::kFinal, e.state});
+    // A tail-absorbed entry hands over only the point where this prompt left
+    // it (where the next sibling will leave too); its older points served
+    // turns that are over, and each costs a whole state.
+    const bool tail = std::find(tail_absorbed.begin(), tail_absorbed.end(), id) != tail_absorbed.end();
     for (const Checkpoint& c : e.checkpoints) {
+      if (tail && c.n != shared) continue;
       if (c.n <= shared && c.n < m) n.checkpoints.push_back(c);
     }
     ex.absorbed.push_back(id);
@@ -326,6 +367,54 @@ Result<CommitExplanation> LineageCache::ExtendAfterGeneration(EntryId id, TokenS
   s.Add(std::move(e));
   s.EnforceBudgets(&ex);
   return ex;
+}
+
+// ---- In-flight sharing ----
+
+uint64_t LineageCache::RegisterPrefill(TokenSpan prompt, int64_t progress_tokens) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return impl_->in_flight.Add(prompt, progress_tokens);
+}
+
+void LineageCache::EndPrefill(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->in_flight.Remove(id);
+}
+
+void LineageCache::PrefillProgress(uint64_t id, int64_t progress_tokens) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->in_flight.SetProgress(id, progress_tokens);
+}
+
+std::optional<SharedWait> LineageCache::FindSharedPrefill(uint64_t self, TokenSpan prompt, int64_t restore_tokens) {
+  if (!SharesInFlight(options_)) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  return impl_->in_flight.FindWait(self, prompt, restore_tokens, options_.divergence_min_gain_tokens);
+}
+
+std::vector<int64_t> LineageCache::WantedCaptures(uint64_t id, int64_t from_tokens, int64_t to_tokens) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return impl_->in_flight.WantedIn(id, from_tokens, to_tokens);
+}
+
+bool LineageCache::IsWantedCapture(uint64_t id, int64_t n) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return impl_->in_flight.IsWanted(id, n);
+}
+
+void LineageCache::PublishCapture(uint64_t id, int64_t n, KvPtr kv, RecurrentPtr state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->in_flight.Publish(id, n, std::move(kv), std::move(state));
+}
+
+SharedState LineageCache::TakeShared(const SharedWait& wait, KvPtr* kv, RecurrentPtr* state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return impl_->in_flight.Take(wait, kv, state);
+}
+
+void LineageCache::AbandonShared(const SharedWait& wait) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->in_flight.Abandon(wait);
 }
 
 // ---- Introspection ----

@@ -51,6 +51,7 @@
 #include "cache/cache_types.h"
 #include "cache/disk_tier.h"
 #include "cache/explanation.h"
+#include "cache/in_flight.h"
 #include "core/status.h"
 
 namespace lineage::cache {
@@ -88,6 +89,12 @@ struct LookupHints {
   int64_t history_end_tokens = 0;
 };
 
+// A request without hints: traffic that says nothing of its structure
+// (a Mooncake trace, a client without a chat template). It gets structural
+// capture points (capture_plan.h) and absorbs resend tails at commit
+// (CommitRequest::absorb_tails).
+inline bool Hintless(const LookupHints& h) { return h.anchor_tokens == 0 && h.history_end_tokens == 0; }
+
 struct RestorePoint {
   EntryId entry = kNoEntry;  // kNoEntry: cold start (length 0, null payloads)
   int64_t length = 0;        // r: rows [0, r) are restored
@@ -123,6 +130,15 @@ struct CommitRequest {
   RecurrentPtr state;         // at m
   std::vector<CapturedState> captured;  // any order; planned captures only
   Lease lease;                // from the Lookup (may be invalid: no lookup)
+  // Also absorb a stored entry the prompt leaves at a block boundary
+  // (structural_block_tokens) with no whole block of the entry's prompt
+  // after it, when all the entry holds past that point is its own end, a
+  // guard or a turn boundary: in block-hashed traffic only an exact resend
+  // could still use that tail. Set for prompts without hints: in block-shaped traffic
+  // a conversation's next prompt never repeats the previous one whole (its
+  // last partial block differs), so without this no entry is ever absorbed
+  // and every turn keeps its states.
+  bool absorb_tails = false;
 };
 
 struct CommitResult {
@@ -179,6 +195,21 @@ class LineageCache {
 
   CacheStats Stats() const;
   const CacheOptions& options() const { return options_; }
+
+  // In-flight sharing (in_flight.h), driven by RequestDriver: a prefill
+  // registers its prompt; a later request whose prefix it is computing may
+  // wait for its capture instead of computing the prefix again.
+  // FindSharedPrefill marks the point wanted by the owner (nullopt: nothing
+  // worth waiting for, or CacheOptions::share_in_flight is off).
+  uint64_t RegisterPrefill(TokenSpan prompt, int64_t progress_tokens);
+  void EndPrefill(uint64_t id);
+  void PrefillProgress(uint64_t id, int64_t progress_tokens);
+  std::optional<SharedWait> FindSharedPrefill(uint64_t self, TokenSpan prompt, int64_t restore_tokens);
+  std::vector<int64_t> WantedCaptures(uint64_t id, int64_t from_tokens, int64_t to_tokens) const;
+  bool IsWantedCapture(uint64_t id, int64_t n) const;
+  void PublishCapture(uint64_t id, int64_t n, KvPtr kv, RecurrentPtr state);
+  SharedState TakeShared(const SharedWait& wait, KvPtr* kv, RecurrentPtr* state);
+  void AbandonShared(const SharedWait& wait);
 
   // The whole stored sequence of RAM entry `id`: its tokens and KV rows
   // [0, tokens.size()). Chunk reuse (§3.7) reads rows past a restore point.

@@ -26,8 +26,25 @@ Result<RequestDriver> RequestDriver::Begin(LineageCache& cache, Tokens prompt, c
   d.prompt_tokens_ = static_cast<int64_t>(prompt.size());
   LINEAGE_ASSIGN_OR_RETURN(d.lookup_, cache.Lookup(prompt, hints));
   d.prompt_ = std::move(prompt);
+  d.hintless_ = Hintless(hints);
   LINEAGE_RETURN_IF_ERROR(CheckRestoreShape(d.lookup_.restore, d.prompt_tokens_, cache.options().recurrent));
+  if (SharesInFlight(cache.options())) {
+    // Look for a prefill to wait for before registering this one, so that
+    // waits only point at earlier prefills.
+    const int64_t r = d.lookup_.restore.length;
+    d.registration_.cache = &cache;
+    d.registration_.wait = cache.FindSharedPrefill(0, d.prompt_, r);
+    d.registration_.id = cache.RegisterPrefill(d.prompt_, r);
+  }
   return d;
+}
+
+void RequestDriver::Registration::End() {
+  if (cache == nullptr) return;
+  if (wait) cache->AbandonShared(*wait);
+  if (id != 0) cache->EndPrefill(id);
+  wait.reset();
+  id = 0;
 }
 
 std::vector<int64_t> RequestDriver::CapturesIn(int64_t from_tokens, int64_t to_tokens) const {
@@ -35,15 +52,72 @@ std::vector<int64_t> RequestDriver::CapturesIn(int64_t from_tokens, int64_t to_t
   for (const PlannedCapture& c : lookup_.captures) {
     if (c.n > from_tokens && c.n <= to_tokens) out.push_back(c.n);
   }
+  if (registration_.id != 0) {
+    for (int64_t n : cache_->WantedCaptures(registration_.id, from_tokens, to_tokens)) out.push_back(n);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
   return out;
 }
 
 bool RequestDriver::Captured(int64_t n, RecurrentPtr state) {
   auto planned = std::find_if(lookup_.captures.begin(), lookup_.captures.end(),
                               [&](const PlannedCapture& p) { return p.n == n; });
-  if (planned == lookup_.captures.end()) return false;
-  captured_.push_back({n, planned->kind, std::move(state)});
+  if (planned != lookup_.captures.end()) {
+    captured_.push_back({n, planned->kind, std::move(state)});
+    return true;
+  }
+  // A point another request waits for is also where the two prompts part:
+  // it stays as a divergence checkpoint of this request's entry.
+  if (registration_.id == 0 || !cache_->IsWantedCapture(registration_.id, n)) return false;
+  captured_.push_back({n, PointKind::kDivergence, std::move(state)});
   return true;
+}
+
+SharedState RequestDriver::TakeShared() {
+  if (!registration_.wait) return SharedState::kGone;
+  KvPtr kv;
+  RecurrentPtr state;
+  const SharedState got = cache_->TakeShared(*registration_.wait, &kv, &state);
+  if (got == SharedState::kPending) return got;
+  const int64_t n = registration_.wait->n;
+  registration_.wait.reset();
+  if (got != SharedState::kReady) return got;
+  RestorePoint rp;
+  rp.length = n;
+  rp.kind = PointKind::kDivergence;
+  rp.tier = Tier::kRam;
+  rp.kv = std::move(kv);
+  rp.state = std::move(state);
+  if (!CheckRestoreShape(rp, prompt_tokens_, cache_->options().recurrent).ok()) return SharedState::kGone;
+  lookup_.lease.Release();
+  lookup_.restore = std::move(rp);
+  Progress(n);
+  return got;
+}
+
+void RequestDriver::StopWaiting() {
+  if (registration_.wait) cache_->AbandonShared(*registration_.wait);
+  registration_.wait.reset();
+}
+
+void RequestDriver::Progress(int64_t n) {
+  if (registration_.id != 0) cache_->PrefillProgress(registration_.id, n);
+}
+
+void RequestDriver::Publish(const std::function<KvPtr()>& kv_so_far) {
+  if (registration_.id == 0) return;
+  KvPtr kv;
+  for (const CapturedState& c : captured_) {
+    if (!cache_->IsWantedCapture(registration_.id, c.n)) continue;
+    if (!kv) kv = kv_so_far();
+    if (kv && c.n <= kv->num_tokens()) cache_->PublishCapture(registration_.id, c.n, kv, c.state);
+  }
+}
+
+void RequestDriver::Release() {
+  lookup_.lease.Release();
+  registration_.End();
 }
 
 Result<CommitResult> RequestDriver::Commit(KvPtr kv, RecurrentPtr state) {
@@ -55,7 +129,9 @@ Result<CommitResult> RequestDriver::Commit(KvPtr kv, RecurrentPtr state) {
   req.state = std::move(state);
   req.captured = std::move(captured_);
   req.lease = std::move(lookup_.lease);
+  req.absorb_tails = hintless_;
   Result<CommitResult> res = cache_->Commit(std::move(req));
+  registration_.End();
   if (res.ok()) entry_ = res->entry;
   return res;
 }

@@ -15,6 +15,14 @@
 //   ... decode ...
 //   d->Extend(prompt + reply, kv, state);                  // after generation
 //
+// In-flight sharing: Begin registers the prefill with the cache. When
+// another registered prefill is computing a long prefix of this prompt,
+// waiting() is true: the caller polls TakeShared() before admitting (the
+// restore point becomes that prefill's capture once it has come; the
+// lookup's own point stays if the other prefill ended first). A prefilling
+// driver also captures the points others wait for (CapturesIn lists them)
+// and hands them out with Publish(kv) after each chunk.
+//
 // A request cancelled during prefill calls CommitPartial with what it has:
 // the prefilled prefix becomes an entry, so a client that retries after a
 // timeout lands on it. Dropping the driver releases its lease.
@@ -29,6 +37,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "cache/lineage_cache.h"
@@ -55,11 +66,31 @@ class RequestDriver {
   const Tokens& prompt() const { return prompt_; }
   int64_t prompt_tokens() const { return prompt_tokens_; }
 
-  // Planned capture lengths n with from < n <= to, ascending.
+  // Capture lengths n with from < n <= to, ascending: the planned ones and
+  // those other requests wait for.
   std::vector<int64_t> CapturesIn(int64_t from_tokens, int64_t to_tokens) const;
   // The recurrent state after exactly n prompt tokens. False (and ignored)
-  // when n was not planned.
+  // when n was neither planned nor waited for.
   bool Captured(int64_t n, RecurrentPtr state);
+
+  // Waiting for another prefill's capture (in-flight sharing).
+  bool waiting() const { return registration_.wait.has_value(); }
+  // The capture this request waits for: {owner prefill, n}.
+  const std::optional<SharedWait>& wait() const { return registration_.wait; }
+  // kReady: restore() is now the other prefill's point (the lookup's lease
+  // is released); kGone: the wait ended without it and restore() stays the
+  // lookup's; either way waiting() turns false. kPending: ask again later.
+  SharedState TakeShared();
+  // Stops waiting; restore() stays the lookup's.
+  void StopWaiting();
+  // The prefill reached n tokens (waiters decide by it whether to wait).
+  void Progress(int64_t n);
+  // Hands out the captured points others wait for; `kv_so_far` (called only
+  // when there is something to hand out) gives the sequence's KV so far,
+  // which holds the rows up to each of them.
+  void Publish(const std::function<KvPtr()>& kv_so_far);
+  // This prefill's id in the cache's in-flight table (0: not registered).
+  uint64_t prefill_id() const { return registration_.id; }
   int64_t num_captured() const { return static_cast<int64_t>(captured_.size()); }
 
   // The sequence at prompt end becomes an entry. A failed commit costs reuse,
@@ -79,10 +110,32 @@ class RequestDriver {
 
   EntryId entry() const { return entry_; }
   bool committed() const { return committed_; }
-  // Drops the lease (a request that ends without committing).
-  void Release() { lookup_.lease.Release(); }
+  // Drops the lease (a request that ends without committing) and ends the
+  // in-flight registration and any wait.
+  void Release();
 
  private:
+  // Ends the in-flight registration and abandons the wait when dropped.
+  struct Registration {
+    Registration() = default;
+    Registration(Registration&& o) noexcept
+        : cache(std::exchange(o.cache, nullptr)), id(std::exchange(o.id, 0)), wait(std::exchange(o.wait, {})) {}
+    Registration& operator=(Registration&& o) noexcept {
+      if (this != &o) {
+        End();
+        cache = std::exchange(o.cache, nullptr);
+        id = std::exchange(o.id, 0);
+        wait = std::exchange(o.wait, {});
+      }
+      return *this;
+    }
+    ~Registration() { End(); }
+    void End();
+    LineageCache* cache = nullptr;
+    uint64_t id = 0;
+    std::optional<SharedWait> wait;  // the capture this request waits for
+  };
+
   LineageCache* cache_ = nullptr;
   Tokens prompt_;
   int64_t prompt_tokens_ = 0;
@@ -90,6 +143,8 @@ class RequestDriver {
   std::vector<CapturedState> captured_;
   EntryId entry_ = kNoEntry;
   bool committed_ = false;
+  bool hintless_ = false;  // the request came without hints (CommitRequest::absorb_tails)
+  Registration registration_;
 };
 
 }  // namespace lineage::cache

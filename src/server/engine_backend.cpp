@@ -21,6 +21,9 @@ Result<std::unique_ptr<EngineBackend>> EngineBackend::Create(std::shared_ptr<con
   if (options.scheduler.context_tokens <= 0 || (model_context > 0 && options.scheduler.context_tokens > model_context))
     options.scheduler.context_tokens = model_context > 0 ? model_context : 4096;
   options.cache.recurrent = model->config.num_linear_layers() > 0;
+  // The exchange rate of structural checkpoints (CacheOptions::structural_block_tokens).
+  options.cache.state_bytes = model->config.recurrent_bytes();
+  options.cache.kv_bytes_per_token = model->config.kv_bytes_per_token();
   if (options.cache_reuse_min_tokens > 0 && options.cache.recurrent)
     return InvalidArgument("chunk reuse needs an attention-only model: a recurrent state cannot be spliced");
   LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::Create(model, options.engine));

@@ -50,14 +50,22 @@ void Scheduler::Stop() {
 }
 
 Status Scheduler::Enqueue(Job job) {
-  if (job.grammar)
-    std::call_once(constraint_vocab_once_, [&] { constraint_vocab_ = TokenConstraintVocab::Build(tokenizer_); });
+  std::vector<Job> one;
+  one.push_back(std::move(job));
+  return Enqueue(std::move(one));
+}
+
+Status Scheduler::Enqueue(std::vector<Job> jobs) {
+  for (const Job& job : jobs) {
+    if (job.grammar)
+      std::call_once(constraint_vocab_once_, [&] { constraint_vocab_ = TokenConstraintVocab::Build(tokenizer_); });
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return ResourceExhausted("the server is shutting down");
-    if (static_cast<int>(queue_.size()) >= options_.max_queue)
+    if (static_cast<int>(queue_.size() + jobs.size()) > options_.max_queue)
       return ResourceExhausted("all " + std::to_string(options_.max_queue) + " queue places are taken");
-    queue_.push_back(std::move(job));
+    for (Job& job : jobs) queue_.push_back(std::move(job));
   }
   cv_.notify_all();
   return Status::Ok();
@@ -77,7 +85,40 @@ void Scheduler::Admit(Job job) {
     job.stream->Close(FinishReason::kError, report, driver.status().With("cache lookup"));
     return;
   }
-  const cache::LookupResult& lr = driver->lookup();
+  if (driver->waiting()) {
+    waiting_.push_back({std::move(job), std::move(driver).value(), t0});
+    return;
+  }
+  Start(std::move(job), std::move(driver).value(), t0);
+}
+
+void Scheduler::ResumeWaiting() {
+  for (size_t i = 0; i < waiting_.size();) {
+    Waiting& w = waiting_[i];
+    const bool cancelled = w.job.stream->cancelled();
+    if (!cancelled && w.driver.TakeShared() == cache::SharedState::kPending) {
+      ++i;
+      continue;
+    }
+    Waiting ready = std::move(w);
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+    if (cancelled) {
+      RequestReport report;
+      report.prompt_tokens = static_cast<int64_t>(ready.job.prompt.size());
+      report.notes = ready.job.notes;
+      ready.driver.Release();
+      ready.job.stream->Close(FinishReason::kCancelled, report);
+      continue;
+    }
+    Start(std::move(ready.job), std::move(ready.driver), ready.t0);
+  }
+}
+
+void Scheduler::Start(Job job, cache::RequestDriver d, Clock::time_point t0) {
+  RequestReport report;
+  report.prompt_tokens = static_cast<int64_t>(job.prompt.size());
+  report.notes = job.notes;
+  const cache::LookupResult& lr = d.lookup();
   const cache::RestorePoint& rp = lr.restore;
   Result<engine::Sequence> seq = rp.length == 0 ? Result<engine::Sequence>(engine_->NewSequence())
                                                 : engine_->Admit(*rp.kv, rp.state.get());
@@ -94,8 +135,10 @@ void Scheduler::Admit(Job job) {
   if (rp.length == 0 && lr.explanation.closest_entry != cache::kNoEntry)
     report.closest_tokens = lr.explanation.closest_shared_tokens;
   report.cache_detail = lr.explanation.ToString();
+  if (rp.tier == cache::Tier::kRam && rp.entry == cache::kNoEntry && rp.length > 0)
+    report.cache_detail += "; restored from a running prefill's capture";
   const int64_t admitted_tokens = rp.length + reused;
-  auto live = std::make_unique<Live>(std::move(job), std::move(seq).value(), std::move(driver).value());
+  auto live = std::make_unique<Live>(std::move(job), std::move(seq).value(), std::move(d));
   live->report = report;
   if (live->job.grammar) {
     live->constraint = std::make_unique<TokenConstraint>(live->job.grammar, constraint_vocab_);
@@ -130,6 +173,9 @@ void Scheduler::PrefillOne() {
     l.report.prefill_us += Us(t0, Clock::now());
     if (!st.ok()) return Finish(l, FinishReason::kError, st.With("prefill"));
     for (engine::Capture& c : result.captures) l.driver.Captured(c.num_tokens, std::move(c.recurrent));
+    // Requests waiting for this prefix take their captures from here.
+    l.driver.Progress(end);
+    l.driver.Publish([&] { return cache::KvPtr(l.seq.Snap().kv); });
     l.job.stream->Prefilled(end);
     if (end < m) return LogPrefillProgress(l);
     // Prompt end: commit, then the first token.
@@ -257,20 +303,26 @@ void Scheduler::Loop() {
     std::vector<Job> admit;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (live_.empty()) cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (live_.empty() && waiting_.empty()) cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (stop_) break;
-      while (!queue_.empty() && static_cast<int>(live_.size() + admit.size()) < options_.max_live) {
+      while (!queue_.empty() && static_cast<int>(live_.size() + waiting_.size() + admit.size()) < options_.max_live) {
         admit.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
     }
     for (Job& j : admit) Admit(std::move(j));
+    ResumeWaiting();
     PrefillOne();
     DecodeAll();
     Reap();
   }
   for (auto& l : live_) Finish(*l, FinishReason::kCancelled);
   live_.clear();
+  for (Waiting& w : waiting_) {
+    w.driver.Release();
+    w.job.stream->Close(FinishReason::kCancelled, RequestReport{});
+  }
+  waiting_.clear();
   std::lock_guard<std::mutex> lock(mu_);
   for (Job& j : queue_) j.stream->Close(FinishReason::kCancelled, RequestReport{});
   queue_.clear();

@@ -7,8 +7,13 @@
 //      point (shares KV pages, copies the recurrent state) -> stream.Admitted(r);
 //      the driver carries the request's cache side to the end, exactly as
 //      the simulator drives it (src/sim/policies/lineage_adapter.cpp);
+//      a request whose prefix another sequence is prefilling waits for that
+//      sequence's capture instead (in-flight sharing, cache/request_driver.h):
+//      it is admitted from the capture once it comes, or from its own
+//      restore point if the other prefill ends first;
 //   2. runs one prefill chunk of one prefilling sequence (round robin), split
-//      at the capture points, so a long prompt never freezes the others;
+//      at the capture points (its own and those others wait for, handed out
+//      after the chunk), so a long prompt never freezes the others;
 //      at prompt end: driver.Commit, then the first token is sampled;
 //      a prefill cancelled midway commits what it prefilled (CommitPartial);
 //   3. runs one decode step over every decoding sequence at once;
@@ -88,6 +93,9 @@ class Scheduler {
   // kResourceExhausted when max_queue jobs already wait. The first job with
   // a grammar builds the vocabulary trie here (about a second for 248k tokens).
   Status Enqueue(Job job);
+  // Jobs that arrive together (a client's parallel sub-agents): queued at
+  // once, all or none, so that one loop turn admits them together.
+  Status Enqueue(std::vector<Job> jobs);
   // Ends the loop; running and queued jobs are closed as cancelled.
   void Stop();
 
@@ -95,8 +103,19 @@ class Scheduler {
 
  private:
   struct Live;
+  using Clock = std::chrono::steady_clock;
+  // A job whose restore point is another sequence's prefill still running.
+  struct Waiting {
+    Job job;
+    cache::RequestDriver driver;
+    Clock::time_point t0;
+  };
   void Loop();
   void Admit(Job job);
+  // Admits a looked-up job into the engine from driver.restore().
+  void Start(Job job, cache::RequestDriver driver, Clock::time_point t0);
+  // Admits the waiting jobs whose capture came or whose wait ended.
+  void ResumeWaiting();
   void PrefillOne();
   void DecodeAll();
   // Logs the progress of a long prefill (SchedulerOptions::prefill_log_interval).
@@ -122,6 +141,7 @@ class Scheduler {
 
   // Scheduler thread only.
   std::vector<std::unique_ptr<Live>> live_;
+  std::vector<Waiting> waiting_;
   size_t next_prefill_ = 0;
   // Built at the first constrained request, on its connection's thread (in
   // Enqueue, so decoding never waits for it), then shared by all of them.

@@ -31,6 +31,7 @@ struct Admission {
   // replay queues it and calls Admit again, in arrival order, after the next
   // Finish; the other fields are ignored. Its TTFT includes the wait.
   bool wait_for_slot = false;
+  int64_t wait_ms = 0;          // waited for another request's prefill to reach the restore point
 };
 
 struct PolicyCounters {

@@ -84,7 +84,8 @@ Result<ReplayResult> Replay(const Trace& trace, const ModelShape& shape, Policy&
     if (a.restore_tokens < 0 || a.restore_tokens >= req.num_prompt_tokens)
       return Internal(policy.name() + ": restore point " + std::to_string(a.restore_tokens) + " outside [0, " +
                       std::to_string(req.num_prompt_tokens) + ") at request " + std::to_string(index));
-    double t = static_cast<double>(a.disk_read_bytes) / shape.disk_read_bytes_per_s +
+    double t = static_cast<double>(a.wait_ms) / 1000.0 +
+               static_cast<double>(a.disk_read_bytes) / shape.disk_read_bytes_per_s +
                static_cast<double>(a.ram_copy_bytes) / shape.ram_copy_bytes_per_s +
                static_cast<double>(req.num_prompt_tokens - a.restore_tokens) / shape.prefill_tokens_per_s;
     ttft_s[static_cast<size_t>(index)] = static_cast<double>(now_ms - arrival_ms) / 1000.0 + t;

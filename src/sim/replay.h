@@ -10,7 +10,8 @@
 // (llama-server) may make a request wait for one (Admission::wait_for_slot):
 // it is queued in arrival order and admitted after a Finish frees a slot.
 //
-// Modelled TTFT = time waiting for a slot + disk bytes read / disk read speed
+// Modelled TTFT = time waiting for a slot + time waited for another
+// request's prefill (in-flight sharing) + disk bytes read / disk read speed
 // + RAM bytes copied / RAM copy speed + uncached prompt tokens / prefill speed.
 #pragma once
 

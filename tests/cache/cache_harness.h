@@ -37,6 +37,14 @@ inline Tokens Cat(std::initializer_list<Tokens> parts) {
 
 inline int64_t Len(const Tokens& t) { return static_cast<int64_t>(t.size()); }
 
+// Options with the event-driven capture points alone: tests of turns, guards
+// and divergences over hint-less prompts leave the structural points of
+// hint-less traffic (no_hints_test.cpp) out of their expected point lists.
+inline CacheOptions EventPointsOnly(CacheOptions o = {}) {
+  o.structural_block_tokens = 0;
+  return o;
+}
+
 struct Outcome {
   PointRef restore;
   std::vector<PlannedCapture> captures;
@@ -65,10 +73,12 @@ class Harness {
     LookupResult lookup;
     std::shared_ptr<CountedSequence> seq;
     Tokens prompt;
+    LookupHints hints;
   };
   Open Start(const Tokens& prompt, LookupHints hints = {}) {
     Open o;
     o.prompt = prompt;
+    o.hints = hints;
     auto lr = cache_->Lookup(prompt, hints);
     EXPECT_TRUE(lr.ok()) << lr.status().ToString();
     o.lookup = std::move(lr.value());
@@ -86,6 +96,7 @@ class Harness {
     out.lookup = o.lookup.explanation;
     std::vector<CapturedState> captured = o.seq->Prefill(o.prompt, o.lookup.captures);
     CommitRequest req{o.prompt, o.seq->Kv(), o.seq->State(), std::move(captured), std::move(o.lookup.lease)};
+    req.absorb_tails = Hintless(o.hints);  // as RequestDriver does
     auto cr = cache_->Commit(std::move(req));
     EXPECT_TRUE(cr.ok()) << cr.status().ToString();
     if (cr.ok()) {

@@ -31,7 +31,7 @@ void PrefillTo(Live& r, const Tokens& prompt, int64_t n) {
 }
 
 TEST(RequestDriver, ARequestRunsLookupCapturesCommitAndExtension) {
-  Harness h;
+  Harness h(EventPointsOnly());
   TokenSource src;
   const Tokens prompt = src.Fresh(1000);
   Live r = Begin(h, prompt);

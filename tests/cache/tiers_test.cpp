@@ -44,7 +44,7 @@ TEST(CacheTiers, DiskIsReadOnlyForALongerRestorePoint) {
 }
 
 TEST(CacheTiers, DiskWritesOnlyNewPages) {
-  Harness h({}, kShape, int64_t{1} << 30);
+  Harness h(EventPointsOnly(), kShape, int64_t{1} << 30);
   TokenSource src;
   const Tokens t1 = src.Fresh(1000);  // 16 pages, a guard at 984
   h.Run(t1);

@@ -20,7 +20,7 @@ TEST(CacheTurns, TurnTwoRestoresAtTurnOneLength) {
 }
 
 TEST(CacheTurns, ResendOfLongSuffixPromptLandsOnGuard) {
-  Harness h;
+  Harness h(EventPointsOnly());
   TokenSource src;
   const Tokens p = src.Fresh(2000);
   Outcome first = h.Run(p);
@@ -45,7 +45,7 @@ TEST(CacheTurns, ResendOfShortSuffixPromptLandsOnPreviousBoundary) {
 }
 
 TEST(CacheTurns, EditedLastMessageLandsOnNewestCheckpointBeforeTheEdit) {
-  Harness h;
+  Harness h(EventPointsOnly());
   TokenSource src;
   const Tokens t1 = src.Fresh(1000);
   const Tokens t2 = Cat({t1, src.Fresh(300)});
@@ -72,7 +72,7 @@ TEST(CacheTurns, EditedLastMessageLandsOnNewestCheckpointBeforeTheEdit) {
 
 TEST(CacheTurns, AbsorptionFreesTheOldEntryAndKeepsItsBoundary) {
   const PayloadShape shape{64, 1024, 256};
-  Harness h({}, shape);
+  Harness h(EventPointsOnly(), shape);
   TokenSource src;
   const Tokens t1 = src.Fresh(1000);
   Outcome first = h.Run(t1);
@@ -162,7 +162,7 @@ TEST(CacheTurns, ThinkingTemplateRestoresAtHistoryEndAndAbsorbs) {
 }
 
 TEST(CacheTurns, ExplanationsNameTheChoiceAndTheMiss) {
-  Harness h;
+  Harness h(EventPointsOnly());
   TokenSource src;
   const Tokens t1 = src.Fresh(1000);
   Outcome first = h.Run(t1);

@@ -155,5 +155,57 @@ TEST(Tracegen, FreshSessionsSpreadOverTheDay) {
   EXPECT_GT(t.sessions.size(), 50u);
 }
 
+// The hint-less Mooncake-shaped scenario: what a replayed Mooncake trace
+// looks like (512-token prefix-chained blocks, no anchor, no history end),
+// with many questions over a few long shared documents from many sessions
+// at once, at a production-like arrival rate.
+TEST(Tracegen, MooncakeHasNoHintsAndSharesWholeBlocksAcrossManyConcurrentSessions) {
+  Trace t = Gen("mooncake", 5, 1500);
+  int64_t cross_session_long_shares = 0;
+  std::map<uint32_t, int64_t> session_end_ms;
+  int64_t max_running_sessions = 0;
+  for (size_t i = 0; i < t.requests.size(); ++i) {
+    const Request& r = t.requests[i];
+    EXPECT_EQ(r.anchor_tokens, 0);
+    EXPECT_EQ(r.history_end_tokens, 0);
+    for (size_t k = 0; k + 1 < r.prompt.size(); ++k) ASSERT_EQ(r.prompt[k].num_tokens, 512u) << "request " << i;
+    ASSERT_LE(r.prompt.back().num_tokens, 512u);
+    // Sessions whose reply had not ended when this one arrived.
+    int64_t running = 0;
+    for (auto& [s, end] : session_end_ms) running += end > r.arrival_ms;
+    max_running_sessions = std::max(max_running_sessions, running);
+    session_end_ms[r.session] = std::max(session_end_ms[r.session], r.end_ms);
+    // Shares of a whole-block prefix of at least 6,000 tokens with an
+    // earlier request of another session (a document another user asked about).
+    for (size_t j = i >= 40 ? i - 40 : 0; j < i; ++j) {
+      const Request& e = t.requests[j];
+      if (e.session == r.session) continue;
+      const int64_t l = Lcp(e.prompt, r.prompt);
+      if (l >= 6000) {
+        EXPECT_EQ(l % 512, 0);
+        ++cross_session_long_shares;
+        break;
+      }
+    }
+  }
+  EXPECT_GT(cross_session_long_shares, 300);
+  EXPECT_GE(max_running_sessions, 5);
+  // Mooncake's traces run at a few requests a second.
+  const double seconds = static_cast<double>(t.requests.back().arrival_ms - t.requests.front().arrival_ms) / 1000.0;
+  const double per_s = static_cast<double>(t.requests.size()) / seconds;
+  EXPECT_GT(per_s, 0.5);
+  EXPECT_LT(per_s, 10.0);
+  // Prompts are long: Mooncake's averages are 8-12k tokens.
+  int64_t total = 0;
+  for (const Request& r : t.requests) total += r.num_prompt_tokens;
+  EXPECT_GT(total / static_cast<int64_t>(t.requests.size()), 6000);
+  // The same trace through the Mooncake format reads back with the same prefixes.
+  Result<Trace> back = ParseTrace(FormatMooncake(t), "mooncake");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  for (size_t i = 1; i < 200; ++i)
+    EXPECT_EQ(Lcp(back->requests[i - 1].prompt, back->requests[i].prompt),
+              Lcp(t.requests[i - 1].prompt, t.requests[i].prompt));
+}
+
 }  // namespace
 }  // namespace lineage::sim

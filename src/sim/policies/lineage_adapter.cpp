@@ -1,5 +1,8 @@
 #include "sim/policies/lineage_adapter.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace lineage::sim {
 namespace {
 
@@ -20,6 +23,8 @@ LineagePolicy::LineagePolicy(const ModelShape& shape, const PolicyOptions& optio
   o.mode = exact ? cache::CacheMode::kExact : cache::CacheMode::kLineage;
   o.recurrent = !shape.attention_only();
   o.ram_budget_bytes = options.ram_budget_bytes;
+  o.state_bytes = shape.recurrent_bytes;
+  o.kv_bytes_per_token = shape.kv_bytes_per_token;
   if (disk == nullptr && options.disk_budget_bytes > 0) {
     own_disk_ = std::make_unique<cache::MemoryDiskTier>(options.disk_budget_bytes);
     disk = own_disk_.get();
@@ -32,7 +37,39 @@ void LineagePolicy::Fail(const Status& st) {
   if (status_.ok()) status_ = st.With(name());
 }
 
-Admission LineagePolicy::Admit(const RequestView& r, int64_t) {
+int64_t LineagePolicy::ReachMs(const InFlight& f, int64_t n) const {
+  const double s = static_cast<double>(n - f.restore_tokens) / shape_.prefill_tokens_per_s;
+  return f.prefill_start_ms + static_cast<int64_t>(std::ceil(s * 1000.0));
+}
+
+void LineagePolicy::UpdateProgress(int64_t now_ms) {
+  for (auto& [index, f] : in_flight_) {
+    if (f.driver.committed() || f.driver.prefill_id() == 0) continue;
+    const double s = static_cast<double>(now_ms - f.prefill_start_ms) / 1000.0;
+    const auto done = static_cast<int64_t>(std::floor(std::max(0.0, s) * shape_.prefill_tokens_per_s));
+    f.driver.Progress(std::min(f.driver.prompt_tokens(), f.restore_tokens + done));
+  }
+}
+
+int64_t LineagePolicy::ShareFromOwner(cache::RequestDriver& waiter, int64_t now_ms) {
+  const cache::SharedWait w = *waiter.wait();
+  auto owner = prefill_owner_.find(w.owner);
+  if (owner == prefill_owner_.end()) {
+    waiter.StopWaiting();
+    return 0;
+  }
+  InFlight& o = in_flight_.at(owner->second);
+  // The simulator prefilled the owner at once: its state at n exists.
+  o.driver.Captured(w.n, o.seq->StateAt(w.n));
+  o.driver.Publish([&] { return o.seq->Kv(); });
+  if (waiter.TakeShared() != cache::SharedState::kReady) {
+    waiter.StopWaiting();
+    return 0;
+  }
+  return std::max<int64_t>(0, ReachMs(o, w.n) - now_ms);
+}
+
+Admission LineagePolicy::Admit(const RequestView& r, int64_t now_ms) {
   const Request& q = *r.request;
   cache::Tokens prompt;
   prompt.reserve(static_cast<size_t>(q.num_prompt_tokens + q.output.num_tokens));
@@ -43,13 +80,15 @@ Admission LineagePolicy::Admit(const RequestView& r, int64_t) {
   // The server gives the history end as it is, with no slack (engine_backend.cpp).
   hints.history_end_tokens = q.history_end_tokens;
   const int64_t read_before = disk_ ? disk_->Stats().bytes_read : 0;
+  UpdateProgress(now_ms);
   Result<cache::RequestDriver> driver = cache::RequestDriver::Begin(*cache_, std::move(prompt), hints);
-  Admission a;
   if (!driver.ok()) {
     Fail(driver.status().With("request " + std::to_string(r.index)));
-    return a;
+    return {};
   }
   InFlight f{std::move(driver).value(), std::make_unique<cache::CountedSequence>(&pages_, payload_)};
+  Admission a;
+  if (f.driver.waiting()) a.wait_ms = ShareFromOwner(f.driver, now_ms);
   const cache::RestorePoint& rp = f.driver.restore();
   const cache::TokenSpan tokens(f.driver.prompt());
   Status safe = cache::VerifyRestore(tokens, rp, !shape_.attention_only());
@@ -70,6 +109,11 @@ Admission LineagePolicy::Admit(const RequestView& r, int64_t) {
     if (a.restore_tokens % payload_.page_tokens != 0) a.ram_copy_bytes += payload_.page_bytes;
   }
   if (disk_) a.disk_read_bytes = disk_->Stats().bytes_read - read_before;
+  f.restore_tokens = a.restore_tokens;
+  f.prefill_start_ms = now_ms + a.wait_ms +
+                       static_cast<int64_t>(std::ceil(1000.0 * (static_cast<double>(a.disk_read_bytes) / shape_.disk_read_bytes_per_s +
+                                                                static_cast<double>(a.ram_copy_bytes) / shape_.ram_copy_bytes_per_s)));
+  if (f.driver.prefill_id() != 0) prefill_owner_[f.driver.prefill_id()] = r.index;
   in_flight_[r.index] = std::move(f);
   return a;
 }
@@ -78,6 +122,7 @@ void LineagePolicy::Commit(const RequestView& r, int64_t) {
   auto it = in_flight_.find(r.index);
   if (it == in_flight_.end()) return;
   InFlight& f = it->second;
+  prefill_owner_.erase(f.driver.prefill_id());
   Result<cache::CommitResult> res = f.driver.Commit(f.seq->Kv(), f.seq->State());
   if (!res.ok()) {
     Fail(res.status());

@@ -37,8 +37,17 @@ class LineagePolicy final : public Policy {
   struct InFlight {
     cache::RequestDriver driver;
     std::unique_ptr<cache::CountedSequence> seq;
+    int64_t prefill_start_ms = 0;  // modelled: when its prefill starts computing
+    int64_t restore_tokens = 0;    // where it starts
   };
   void Fail(const Status& st);
+  // Modelled time at which `f`'s prefill has computed its first n tokens.
+  int64_t ReachMs(const InFlight& f, int64_t n) const;
+  // Tells the cache how far every running prefill has got at now_ms.
+  void UpdateProgress(int64_t now_ms);
+  // In-flight sharing: the capture `waiter` waits for is taken from its
+  // owner's (already computed) sequence; returns the modelled wait.
+  int64_t ShareFromOwner(cache::RequestDriver& waiter, int64_t now_ms);
 
   ModelShape shape_;
   bool exact_;
@@ -49,6 +58,7 @@ class LineagePolicy final : public Policy {
   cache::DiskTier* disk_ = nullptr;
   std::unique_ptr<cache::LineageCache> cache_;
   std::unordered_map<int64_t, InFlight> in_flight_;
+  std::unordered_map<uint64_t, int64_t> prefill_owner_;  // cache prefill id -> request index
   Status status_;
 };
 

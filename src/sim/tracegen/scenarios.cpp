@@ -25,6 +25,7 @@ std::vector<std::string> ScenarioNames() {
   std::vector<std::string> names;
   for (const auto& [name, fn] : Patterns()) names.push_back(name);
   names.push_back("mixed");
+  names.push_back("mooncake");
   return names;
 }
 
@@ -38,6 +39,10 @@ Result<Trace> GenerateTrace(const std::string& scenario, uint64_t seed, int64_t 
   g.trace.scenario = scenario;
   g.trace.seed = seed;
   bool found = false;
+  if (scenario == "mooncake") {
+    gen::Mooncake(g, num_requests);
+    found = true;
+  }
   for (size_t i = 0; i < Patterns().size(); ++i) {
     const auto& [name, fn] = Patterns()[i];
     if (scenario == name) {

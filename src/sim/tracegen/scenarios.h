@@ -29,6 +29,8 @@ void Clock(GenContext& g, int64_t target);
 void RollingWindow(GenContext& g, int64_t target);
 void MiddleDelete(GenContext& g, int64_t target);
 void Fresh(GenContext& g, int64_t target);
+// Not part of `mixed`: no hints at all, Mooncake-shaped (512-token blocks).
+void Mooncake(GenContext& g, int64_t target);
 }  // namespace gen
 
 }  // namespace lineage::sim

@@ -1,0 +1,119 @@
+// In-flight sharing in the server's scheduler: two requests that arrive
+// together and share a long prefix prefill it once; the second is admitted
+// from the first's capture and generates exactly what it generates alone.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "cache/cache_options.h"
+#include "e2e_stack.h"
+#include "engine/engine.h"
+#include "server/scheduler.h"
+#include "text/tokenizer.h"
+
+namespace lineage::server {
+namespace {
+
+struct Done {
+  std::string text;
+  RequestReport report;
+};
+
+Done Collect(GenerationStream& s) {
+  Done d;
+  for (;;) {
+    bool got = false;
+    GenerationItem item = s.Pull(std::chrono::milliseconds(60'000), &got);
+    EXPECT_TRUE(got) << "no news from the scheduler for a minute";
+    if (!got) return d;
+    d.text += item.text;
+    if (item.done) {
+      EXPECT_TRUE(item.error.ok()) << item.error.ToString();
+      d.report = item.report;
+      return d;
+    }
+  }
+}
+
+class InFlightSharing : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("lineage_inflight_" + std::to_string(::getpid()));
+    const std::string path = testing::WriteTinyQwen35(dir_);
+    auto m = model::LoadModel(path);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    model_ = *m;
+    auto tok = text::LoadTokenizer(path);
+    ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+    tokenizer_ = std::make_unique<text::Tokenizer>(*tok);
+    auto e = engine::Engine::Create(model_, {});
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    engine_ = std::move(e).value();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Runs `prompts` through one scheduler on a fresh cache, all enqueued at once.
+  std::vector<Done> Run(const std::vector<std::vector<int32_t>>& prompts, bool share) {
+    cache::CacheOptions co;
+    co.recurrent = true;
+    co.share_in_flight = share;
+    cache::LineageCache cache(co);
+    SchedulerOptions so;
+    so.prefill_chunk_tokens = 64;
+    so.prefill_log_interval = std::chrono::milliseconds(0);
+    Scheduler sched(engine_.get(), &cache, *tokenizer_, so);
+    std::vector<Job> jobs;
+    std::vector<std::shared_ptr<GenerationStream>> streams;
+    for (const auto& p : prompts) {
+      Job j;
+      j.prompt = p;
+      j.max_tokens = 6;
+      j.stream = std::make_shared<GenerationStream>();
+      streams.push_back(j.stream);
+      jobs.push_back(std::move(j));
+    }
+    EXPECT_TRUE(sched.Enqueue(std::move(jobs)).ok());
+    std::vector<Done> out;
+    for (auto& s : streams) out.push_back(Collect(*s));
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  std::shared_ptr<const model::Model> model_;
+  std::unique_ptr<text::Tokenizer> tokenizer_;
+  std::unique_ptr<engine::Engine> engine_;
+};
+
+std::vector<int32_t> Tokens(int32_t first, int64_t n) {
+  std::vector<int32_t> t;
+  for (int64_t i = 0; i < n; ++i) t.push_back(static_cast<int32_t>(first + (i * 7919) % 200));
+  return t;
+}
+
+std::vector<int32_t> Cat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST_F(InFlightSharing, TwoRequestsWithOneLongPrefixPrefillItOnce) {
+  // 706 shared tokens: b waits for a's state at 704, a chunk boundary, so
+  // that a's chunks (and their floating-point sums) are the same with and
+  // without the extra capture.
+  const std::vector<int32_t> doc = Tokens(300, 706);
+  const std::vector<int32_t> a = Cat(doc, Tokens(500, 40)), b = Cat(doc, Tokens(700, 30));
+  std::vector<Done> together = Run({a, b}, true);
+  ASSERT_EQ(together.size(), 2u);
+  EXPECT_EQ(together[0].report.cached_tokens, 0);
+  // b waited for a's capture where they part instead of computing the 700 tokens again.
+  EXPECT_EQ(together[1].report.cached_tokens, cache::BeforeBoundary(706)) << together[1].report.cache_detail;
+  EXPECT_NE(together[1].report.cache_detail.find("running prefill"), std::string::npos);
+  // Without sharing, b computes the whole prompt itself.
+  std::vector<Done> apart = Run({a, b}, false);
+  EXPECT_EQ(apart[1].report.cached_tokens, 0);
+  // The shared state is the state: b generates the same tokens either way.
+  EXPECT_EQ(together[1].text, apart[1].text);
+  EXPECT_EQ(together[0].text, apart[0].text);
+}
+
+}  // namespace
+}  // namespace lineage::server
