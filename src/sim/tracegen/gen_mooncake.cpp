@@ -68,6 +68,16 @@ void Sessions(GenContext& g, int64_t target, int64_t start_ms, double per_s, con
   }
 }
 
+// One user turn: a message of `user_tokens`, the reply, the user's pause,
+// then the reply joins the history. Drawn in that order.
+void Turn(GenContext& g, Conversation& c, const std::string& what, Conversation::Span user_tokens,
+          Conversation::Span reply_tokens, Conversation::Span think_ms) {
+  c.history.push_back(c.NewSeg(what, g.rng.Range(user_tokens.lo, user_tokens.hi)));
+  Segment reply = c.Send(g.rng.Range(reply_tokens.lo, reply_tokens.hi));
+  c.Wait(g.rng.Range(think_ms.lo, think_ms.hi));
+  c.history.push_back(reply);
+}
+
 void DocumentQa(GenContext& g, int64_t target, int64_t start_ms) {
   // A few long documents (contracts, papers, code files) with Zipf-like
   // popularity; each session asks 1-6 questions about one.
@@ -80,12 +90,7 @@ void DocumentQa(GenContext& g, int64_t target, int64_t start_ms) {
     while (doc + 1 < docs.size() && g.rng.Chance(0.45)) ++doc;
     c.history = {system, docs[doc]};
     const int64_t questions = g.rng.Range(1, 6);
-    for (int64_t q = 0; q < questions && more(); ++q) {
-      c.history.push_back(c.NewSeg("question", g.rng.Range(15, 250)));
-      Segment reply = c.Send(g.rng.Range(60, 500));
-      c.Wait(g.rng.Range(5'000, 90'000));
-      c.history.push_back(reply);
-    }
+    for (int64_t q = 0; q < questions && more(); ++q) Turn(g, c, "question", {15, 250}, {60, 500}, {5'000, 90'000});
   });
 }
 
@@ -99,12 +104,7 @@ void Chat(GenContext& g, int64_t target, int64_t start_ms) {
     c.history = {system[static_cast<size_t>(g.rng.Range(0, kApps - 1))]};
     if (g.rng.Chance(0.3)) c.history.push_back(c.NewSeg("paste", g.rng.Range(2000, 12000)));
     const int64_t turns = g.rng.Range(2, 14);
-    for (int64_t k = 0; k < turns && more(); ++k) {
-      c.history.push_back(c.NewSeg("user", g.rng.Range(20, 1200)));
-      Segment reply = c.Send(g.rng.Range(100, 700));
-      c.Wait(g.rng.Range(10'000, 150'000));
-      c.history.push_back(reply);
-    }
+    for (int64_t k = 0; k < turns && more(); ++k) Turn(g, c, "user", {20, 1200}, {100, 700}, {10'000, 150'000});
   });
 }
 
