@@ -27,7 +27,7 @@ ReplicaSetPolicy::ReplicaSetPolicy(const ModelShape& shape, const PolicyOptions&
       disk = views_.back().get();
     }
     replicas_.push_back(std::make_unique<LineagePolicy>(shape, per_replica, /*exact=*/false, cache::CacheOptions{},
-                                                        name_, disk));
+                                                        name_, disk, &pages_));
   }
 }
 

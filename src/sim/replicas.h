@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache/counted_payload.h"
 #include "cache/disk_tier.h"
 #include "sim/policy.h"
 
@@ -72,6 +73,7 @@ class ReplicaSetPolicy final : public Policy {
   std::string name_;
   ReplicaOptions options_;
   std::unique_ptr<cache::DiskTier> shared_;         // shared_disk only
+  cache::PageAllocator pages_;                      // one numbering for every replica
   std::vector<std::unique_ptr<ReplicaDiskView>> views_;
   std::vector<std::unique_ptr<Policy>> replicas_;
   std::unordered_map<int64_t, size_t> routed_;      // request index -> replica

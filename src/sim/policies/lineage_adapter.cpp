@@ -14,8 +14,12 @@ void AppendTokens(std::span<const Segment> segments, cache::Tokens& out) {
 }  // namespace
 
 LineagePolicy::LineagePolicy(const ModelShape& shape, const PolicyOptions& options, bool exact,
-                             const cache::CacheOptions& base, std::string name, cache::DiskTier* disk)
-    : shape_(shape), exact_(exact), name_(name.empty() ? (exact ? "exact" : "lineage") : std::move(name)) {
+                             const cache::CacheOptions& base, std::string name, cache::DiskTier* disk,
+                             cache::PageAllocator* pages)
+    : shape_(shape),
+      exact_(exact),
+      name_(name.empty() ? (exact ? "exact" : "lineage") : std::move(name)),
+      pages_(pages ? pages : &own_pages_) {
   payload_.page_tokens = 64;
   payload_.page_bytes = payload_.page_tokens * shape.kv_bytes_per_token;
   payload_.blob_bytes = shape.recurrent_bytes;
@@ -86,7 +90,7 @@ Admission LineagePolicy::Admit(const RequestView& r, int64_t now_ms) {
     Fail(driver.status().With("request " + std::to_string(r.index)));
     return {};
   }
-  InFlight f{std::move(driver).value(), std::make_unique<cache::CountedSequence>(&pages_, payload_)};
+  InFlight f{std::move(driver).value(), std::make_unique<cache::CountedSequence>(pages_, payload_)};
   Admission a;
   if (f.driver.waiting()) a.wait_ms = ShareFromOwner(f.driver, now_ms);
   const cache::RestorePoint& rp = f.driver.restore();

@@ -23,8 +23,11 @@ class LineagePolicy final : public Policy {
   // `name` overrides the reported name (variants such as a RAM-only run).
   // `disk`: a disk tier the caller owns and keeps alive (replicas sharing
   // one, sim/replicas.h); null: the policy's own, of options.disk_budget_bytes.
+  // `pages`: the page numbering the caller owns when several policies share
+  // `disk` (a page id must name one page across all of them); null: its own.
   LineagePolicy(const ModelShape& shape, const PolicyOptions& options, bool exact,
-                const cache::CacheOptions& base = {}, std::string name = "", cache::DiskTier* disk = nullptr);
+                const cache::CacheOptions& base = {}, std::string name = "", cache::DiskTier* disk = nullptr,
+                cache::PageAllocator* pages = nullptr);
   std::string name() const override { return name_; }
   Admission Admit(const RequestView& r, int64_t now_ms) override;
   void Commit(const RequestView& r, int64_t now_ms) override;
@@ -53,7 +56,8 @@ class LineagePolicy final : public Policy {
   bool exact_;
   std::string name_;
   cache::PayloadShape payload_;
-  cache::PageAllocator pages_;
+  cache::PageAllocator own_pages_;
+  cache::PageAllocator* pages_;
   std::unique_ptr<cache::MemoryDiskTier> own_disk_;
   cache::DiskTier* disk_ = nullptr;
   std::unique_ptr<cache::LineageCache> cache_;
