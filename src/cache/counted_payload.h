@@ -43,15 +43,6 @@ class PageAllocator {
   std::atomic<PageId> next_{1};
 };
 
-// A page read back from disk is a new page in RAM holding what the stored
-// page holds, as an engine's read is. Its id keeps the stored page's id in
-// the low kPageCopyShift bits (PageAllocator never reaches them) and a read
-// count above, so the RAM ledger charges it apart from a stored page still
-// in RAM, while a disk tier sees content it already stores (the file tier's
-// blobs are content-addressed: writing the copy back writes nothing).
-inline constexpr int kPageCopyShift = 40;
-inline PageId PageCopyId(PageId stored, uint64_t read) { return stored | (read << kPageCopyShift); }
-inline PageId PageContentId(PageId id) { return id & ((PageId{1} << kPageCopyShift) - 1); }
 
 class CountedKv final : public KvView {
  public:

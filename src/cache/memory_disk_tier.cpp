@@ -7,24 +7,19 @@
 
 namespace lineage::cache {
 
-namespace {
-
-// The stored pages a KV holds: pages read back from disk are charged as the
-// content they copy.
-KvPtr StoredContent(const KvPtr& kv) {
+KvPtr MemoryDiskTier::StoredContent(const KvPtr& kv) const {
   const auto* counted = dynamic_cast<const CountedKv*>(kv.get());
-  if (!counted) return kv;
+  if (!counted || stored_page_of_copy_.empty()) return kv;
   std::vector<PageId> content;
   content.reserve(kv->page_ids().size());
   bool copies = false;
   for (PageId id : kv->page_ids()) {
-    content.push_back(PageContentId(id));
+    auto it = stored_page_of_copy_.find(id);
+    content.push_back(it == stored_page_of_copy_.end() ? id : it->second);
     copies |= content.back() != id;
   }
   return copies ? counted->WithPages(std::move(content)) : kv;
 }
-
-}  // namespace
 
 void MemoryDiskTier::Charge(const DiskRecord& r, bool add, int64_t* bytes) {
   int64_t moved = 0;
@@ -88,12 +83,16 @@ Result<DiskLoad> MemoryDiskTier::Load(EntryId entry, int64_t length) {
   if (length <= 0 || length > len) return OutOfRange("disk load: length outside the entry");
   DiskLoad out;
   out.kv = length == len ? r.kv : r.kv->Prefix(length);
-  if (const auto* counted = dynamic_cast<const CountedKv*>(out.kv.get())) {
+  const auto* counted = dynamic_cast<const CountedKv*>(out.kv.get());
+  if (counted && pages_) {
     // Read into new pages, as a real tier reads into new memory.
+    const KvPtr stored = StoredContent(out.kv);
     std::vector<PageId> copies;
-    copies.reserve(out.kv->page_ids().size());
-    ++reads_;
-    for (PageId id : out.kv->page_ids()) copies.push_back(PageCopyId(PageContentId(id), reads_));
+    copies.reserve(stored->page_ids().size());
+    for (PageId id : stored->page_ids()) {
+      copies.push_back(pages_->New());
+      stored_page_of_copy_.emplace(copies.back(), id);
+    }
     out.kv = counted->WithPages(std::move(copies));
   }
   if (length == len) {

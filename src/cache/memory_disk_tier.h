@@ -3,9 +3,10 @@
 //  - Put writes only pages and blobs not already stored (a child entry after
 //    its parent costs its new pages), or everything for a whole snapshot.
 //  - Load charges the pages of rows [0, length) and the state as read, and
-//    (counted payloads) returns them in new pages, as a real read does
-//    (PageCopyId): RAM charges them apart from stored pages still in RAM,
-//    and writing them back costs nothing.
+//    (counted payloads) returns them in new pages from `pages`, as a real
+//    read does: RAM charges them apart from stored pages still in RAM. The
+//    tier remembers which stored page each copy holds, so writing a copy
+//    back (the next turn's entry shares it) costs nothing.
 //  - Over the byte cap, least recently used entries go first; anchors last.
 // The index and the restore rule are the RAM policy's (restore_search.h).
 // Thread-safety: every method locks one internal mutex.
@@ -18,6 +19,7 @@
 #include <unordered_map>
 
 #include "cache/byte_ledger.h"
+#include "cache/counted_payload.h"
 #include "cache/disk_tier.h"
 #include "cache/prefix_tree.h"
 
@@ -25,7 +27,10 @@ namespace lineage::cache {
 
 class MemoryDiskTier final : public DiskTier {
  public:
-  explicit MemoryDiskTier(int64_t cap_bytes) : cap_bytes_(cap_bytes) {}
+  // `pages`: the allocator of the RAM side's pages (outlives the tier); a
+  // load of counted payloads takes its copies' ids from it. Null: loads hand
+  // back the stored pages themselves (payloads that are not counted).
+  explicit MemoryDiskTier(int64_t cap_bytes, PageAllocator* pages = nullptr) : cap_bytes_(cap_bytes), pages_(pages) {}
 
   Status Put(const DiskRecord& record) override;
   std::optional<DiskPoint> Lookup(TokenSpan prompt, int64_t longer_than, bool recurrent) override;
@@ -41,6 +46,8 @@ class MemoryDiskTier final : public DiskTier {
     uint64_t last_used = 0;
   };
   void Charge(const DiskRecord& r, bool add, int64_t* bytes);
+  // `kv` with every page read back from disk named by the stored page it copies.
+  KvPtr StoredContent(const KvPtr& kv) const;
   void EraseLocked(EntryId entry);
   void EnforceCapLocked();
 
@@ -53,7 +60,8 @@ class MemoryDiskTier final : public DiskTier {
   PrefixTree tree_;
   ByteLedger ledger_;
   uint64_t tick_ = 0;
-  uint64_t reads_ = 0;  // Loads so far: each one's pages are copies numbered by it
+  PageAllocator* pages_;
+  std::unordered_map<PageId, PageId> stored_page_of_copy_;
   DiskStats stats_;
 };
 

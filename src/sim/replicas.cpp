@@ -18,7 +18,7 @@ ReplicaSetPolicy::ReplicaSetPolicy(const ModelShape& shape, const PolicyOptions&
   name_ = "lineage x" + std::to_string(n) + (options.routing == Routing::kSessionHash ? " hash" : " random") +
           (options.shared_disk ? " shared" : " private");
   if (options.shared_disk && per_replica.disk_budget_bytes > 0) {
-    shared_ = std::make_unique<cache::MemoryDiskTier>(per_replica.disk_budget_bytes * n);
+    shared_ = std::make_unique<cache::MemoryDiskTier>(per_replica.disk_budget_bytes * n, &pages_);
   }
   for (int64_t i = 0; i < n; ++i) {
     cache::DiskTier* disk = nullptr;

@@ -68,6 +68,7 @@ class ReplicaSetPolicy final : public Policy {
   // RAM summed over replicas; disk counted once when shared.
   PolicyCounters counters() const override;
   Status status() const override;
+  bool has_disk_tier() const override { return !replicas_.empty() && replicas_.front()->has_disk_tier(); }
 
  private:
   std::string name_;

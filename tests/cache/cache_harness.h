@@ -59,7 +59,7 @@ class Harness {
   explicit Harness(CacheOptions options = {}, PayloadShape shape = {}, int64_t disk_bytes = -1)
       : shape_(shape) {
     options.recurrent = shape.recurrent();
-    if (disk_bytes >= 0) disk_ = std::make_unique<MemoryDiskTier>(disk_bytes);
+    if (disk_bytes >= 0) disk_ = std::make_unique<MemoryDiskTier>(disk_bytes, &pages_);
     cache_ = std::make_unique<LineageCache>(options, disk_.get());
   }
 

@@ -59,8 +59,8 @@ TEST(CacheTiers, DiskWritesOnlyNewPages) {
 }
 
 TEST(CacheTiers, DiskCapEvictsLeastRecentlyUsedWithAnchorsLast) {
-  MemoryDiskTier disk(3 * (Pages(640) * kPage + kBlob));
   PageAllocator pages;
+  MemoryDiskTier disk(3 * (Pages(640) * kPage + kBlob), &pages);
   TokenSource src;
   auto record = [&](EntryId id, bool anchor) {
     CountedSequence seq(&pages, kShape);
@@ -81,7 +81,7 @@ TEST(CacheTiers, DiskCapEvictsLeastRecentlyUsedWithAnchorsLast) {
   EXPECT_TRUE(disk.Contains(3));
   EXPECT_FALSE(disk.Contains(4));
   // Anchors are not exempt: a file too large for anything else pushes them out too.
-  MemoryDiskTier tight(Pages(640) * kPage + kBlob);
+  MemoryDiskTier tight(Pages(640) * kPage + kBlob, &pages);
   ASSERT_TRUE(tight.Put(anchor).ok());
   ASSERT_TRUE(tight.Put(record(6, true)).ok());
   EXPECT_FALSE(tight.Contains(1));
@@ -93,8 +93,8 @@ TEST(CacheTiers, DiskCapEvictsLeastRecentlyUsedWithAnchorsLast) {
 // that still holds the stored pages charges the loaded ones apart, and
 // writing the loaded pages back (the next turn's entry) stores nothing new.
 TEST(CacheTiers, DiskLoadsIntoNewPagesAndWritingThemBackCostsNothing) {
-  MemoryDiskTier disk(int64_t{1} << 30);
   PageAllocator pages;
+  MemoryDiskTier disk(int64_t{1} << 30, &pages);
   TokenSource src;
   CountedSequence turn1(&pages, kShape);
   turn1.Append(src.Fresh(640));  // 10 whole pages

@@ -30,7 +30,7 @@ LineagePolicy::LineagePolicy(const ModelShape& shape, const PolicyOptions& optio
   o.state_bytes = shape.recurrent_bytes;
   o.kv_bytes_per_token = shape.kv_bytes_per_token;
   if (disk == nullptr && options.disk_budget_bytes > 0) {
-    own_disk_ = std::make_unique<cache::MemoryDiskTier>(options.disk_budget_bytes);
+    own_disk_ = std::make_unique<cache::MemoryDiskTier>(options.disk_budget_bytes, pages_);
     disk = own_disk_.get();
   }
   disk_ = disk;
