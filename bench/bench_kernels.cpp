@@ -1,9 +1,12 @@
 // bench_kernels: GEMM rates for the Qwen3.5-0.8B weight shapes against the
 // machine's copy bandwidth and FMA peak, plus thread-pool dispatch latency.
 //
-// Usage: bench_kernels [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--l2] [--json] [--exact]
+// Usage: bench_kernels [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--decode] [--l2] [--json] [--exact]
 //                      [--dtypes f32,bf16,q8_0,q4_k,...] (default f32,bf16,q8_0)
 // --exact: kernels::SetExactQ8(true), every block type on fp32 activations.
+// --decode: only T = 1 on the mlp gate / up and lm_head shapes, weights
+// streamed from DRAM, with the read probe measured after each sweep: the
+// per-family table of decode rate against the read rate of the same run.
 // --l2: only T = 1, on ~256 KiB of weights per thread read again and again
 // (hot in L2): the kernels' arithmetic rate, the ceiling of their DRAM rate.
 // It also prints the read-only stream bandwidth (MeasureReadBandwidth), the
@@ -173,7 +176,7 @@ std::pair<double, double> DispatchLatencyUs(ThreadPool& pool) {
 
 int main(int argc, char** argv) {
   int threads = 2, sweeps = 3;
-  bool quick = false, json = false, in_l2 = false;
+  bool quick = false, json = false, in_l2 = false, decode = false;
   std::vector<DType> dtypes = {DType::kF32, DType::kBF16, DType::kQ8_0};
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
@@ -203,6 +206,8 @@ int main(int argc, char** argv) {
         dtypes.push_back(*dt);
         a = b + 1;
       }
+    } else if (!std::strcmp(argv[i], "--decode")) {
+      decode = true;
     } else if (!std::strcmp(argv[i], "--l2")) {
       in_l2 = true;
     } else if (!std::strcmp(argv[i], "--json")) {
@@ -210,7 +215,7 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--exact")) {
       kernels::SetExactQ8(true);
     } else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--l2] [--json] [--exact] [--dtypes A,B]\n",
+      std::fprintf(stderr, "usage: %s [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--decode] [--l2] [--json] [--exact] [--dtypes A,B]\n",
                    argv[0]);
       return 2;
     }
@@ -248,20 +253,25 @@ int main(int argc, char** argv) {
     Result r;
   };
   std::vector<Row> rows;
+  double read_gbps = MeasureReadBandwidth(pool) / 1e9;
   // The machine may be shared: the whole sweep runs `sweeps` times, each
   // figure is the best over the sweeps, and the bounds are measured again
   // after each sweep (the ratios use the best seen).
   for (DType dt : dtypes)
     for (const Shape& s : kShapes)
       for (int64_t T : {1, 512})
-        if (!in_l2 || T == 1) rows.push_back({dt, &s, T, {1e30, 0, 0}});
+        if ((!in_l2 && !decode) || (T == 1 && (!decode || s.rows == 3584 || s.rows == 248320)))
+          rows.push_back({dt, &s, T, {1e30, 0, 0}});
   for (int sweep = 0; sweep < sweeps; ++sweep) {
     for (Row& row : rows) {
       Result r = Run(row.dt, *row.shape, row.T, pool, quick, in_l2);
       if (r.seconds < row.r.seconds) row.r = r;
     }
     const double copy_again = MeasureCopyBandwidth(pool) / 1e9, fma_again = MeasureFmaPeakFlops(pool) / 1e9;
-    std::printf("after sweep %d: copy %.1f GB/s, FMA peak %.1f GFLOP/s\n", sweep + 1, copy_again, fma_again);
+    const double read_again = MeasureReadBandwidth(pool) / 1e9;
+    read_gbps = std::max(read_gbps, read_again);
+    std::printf("after sweep %d: copy %.1f GB/s, read %.1f GB/s, FMA peak %.1f GFLOP/s\n", sweep + 1, copy_again,
+                read_again, fma_again);
     std::fflush(stdout);
     copy_gbps = std::max(copy_gbps, copy_again);
     fma_gflops = std::max(fma_gflops, fma_again);
@@ -272,11 +282,12 @@ int main(int argc, char** argv) {
               static_cast<long>(kPrefillWeights));
   std::printf("%-8s %-22s %11s %5s %10s %9s %9s %8s\n", "dtype", "shape", "rows x cols", "T", "time_ms",
               "GFLOP/s", "GB/s", "of bound");
+  if (decode) std::printf("(decode: of bound = of the read-only rate, best %.1f GB/s)\n", read_gbps);
   std::string js = "[";
   for (const Row& row : rows) {
     const Result& r = row.r;
     // Decode is bounded by bandwidth, prefill by the FMA peak.
-    const double frac = row.T == 1 ? r.gbps / copy_gbps : r.gflops / fma_gflops;
+    const double frac = row.T == 1 ? r.gbps / (decode ? read_gbps : copy_gbps) : r.gflops / fma_gflops;
     const std::string dtype(Info(row.dt).name);
     std::printf("%-8s %-22s %5ldx%-5ld %3ld %10.3f %9.1f %9.1f %7.0f%%\n", dtype.c_str(), row.shape->name,
                 static_cast<long>(row.shape->rows), static_cast<long>(row.shape->cols), static_cast<long>(row.T),

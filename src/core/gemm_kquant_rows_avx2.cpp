@@ -7,6 +7,7 @@
 
 #include "core/gemm_internal.h"
 #include "core/quant_unpack.h"
+#include "core/simd_avx2.h"
 
 namespace lineage::kernels::avx2 {
 #define LINEAGE_SIMD_ATTR

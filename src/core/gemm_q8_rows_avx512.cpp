@@ -16,7 +16,8 @@
 // A row is taken against up to 4 tokens at once, sharing the weights'
 // magnitudes and signs (batched decode: 60 instead of 42 GFLOP/s at T = 4).
 // The row four rows ahead is prefetched while this one is read (see
-// gemm_rows.inc).
+// gemm_rows.inc); rows are summed 16 at a time (HSumEach).
+#include <algorithm>
 #include <cstring>
 
 #include "core/gemm_internal.h"
@@ -79,46 +80,62 @@ LINEAGE_AVX512 float RowTail(const uint8_t* row, const int8_t* xq, const float* 
 }
 
 
-// Row `row` against tokens [0, TB) of qx: the weights' magnitudes and
-// signs are taken once per block pair and applied to every token.
+// Rows [0, nr) at `rows` (row_bytes apart, nr <= 16) against tokens
+// [t0, t0 + TB) of qx: the weights' magnitudes and signs are taken once per
+// block pair and applied to every token; each row's products stay in a
+// vector until the group's end, where one HSumEach per token sums all the
+// rows' (as the super-block kernels: gemm_kquant_rows.inc).
 template <int TB>
-LINEAGE_AVX512 void RowTokens(const uint8_t* row, int64_t groups, int64_t num_blocks, int64_t prefetch_ahead,
-                              const QuantizedActivations& qx, int64_t t0, float* Y, int64_t ldy) {
+LINEAGE_AVX512 void RowGroupTokens(const uint8_t* rows, int64_t row_bytes, int64_t nr, int64_t groups,
+                                   int64_t num_blocks, int64_t prefetch_ahead, const QuantizedActivations& qx,
+                                   int64_t t0, float* Y, int64_t ldy) {
   const __m512i perm = PermIndex();
   const __m512i scale_offsets = _mm512_mullo_epi32(perm, _mm512_set1_epi32(kBlockBytes));
-  __m512 acc[TB];
+  __m512 row_sums[TB][simd512::kLanes];
+  for (int64_t k = 0; k < nr; ++k) {
+    const uint8_t* row = rows + k * row_bytes;
+    __m512 acc[TB];
 #pragma GCC unroll 8
-  for (int t = 0; t < TB; ++t) acc[t] = _mm512_setzero_ps();
-  for (int64_t g = 0; g < groups; ++g) {
-    const uint8_t* blk = row + g * 16 * kBlockBytes;
-    for (int64_t off = 0; off < 16 * kBlockBytes; off += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(blk + prefetch_ahead + off), _MM_HINT_T1);
-    __m512i biased_w[8];  // w + 128 as unsigned bytes
+    for (int t = 0; t < TB; ++t) acc[t] = _mm512_setzero_ps();
+    for (int64_t g = 0; g < groups; ++g) {
+      const uint8_t* blk = row + g * 16 * kBlockBytes;
+      for (int64_t off = 0; off < 16 * kBlockBytes; off += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(blk + prefetch_ahead + off), _MM_HINT_T1);
+      __m512i biased_w[8];  // w + 128 as unsigned bytes
 #pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      const uint8_t* pair = blk + 2 * j * kBlockBytes;
-      const __m512i w = _mm512_inserti64x4(
-          _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair + 2))),
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair + kBlockBytes + 2)), 1);
-      biased_w[j] = _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80)));
+      for (int j = 0; j < 8; ++j) {
+        const uint8_t* pair = blk + 2 * j * kBlockBytes;
+        const __m512i w = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair + 2))),
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair + kBlockBytes + 2)), 1);
+        biased_w[j] = _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80)));
+      }
+      const __m512 ws = GatherScales(blk, scale_offsets);
+#pragma GCC unroll 8
+      for (int t = 0; t < TB; ++t) {
+        const int8_t* xq = qx.row(t0 + t) + g * 512;
+        __m512i d[8];
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j)
+          d[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), biased_w[j], _mm512_loadu_si512(xq + j * 64));
+        const __m512i bias = _mm512_permutexvar_epi32(perm, _mm512_loadu_si512(qx.row_sum128(t0 + t) + g * 16));
+        const __m512 xs = _mm512_permutexvar_ps(perm, _mm512_loadu_ps(qx.row_scale(t0 + t) + g * 16));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(ReduceBlocks16(d), bias)), _mm512_mul_ps(ws, xs),
+                                 acc[t]);
+      }
     }
-    const __m512 ws = GatherScales(blk, scale_offsets);
-#pragma GCC unroll 8
     for (int t = 0; t < TB; ++t) {
-      const int8_t* xq = qx.row(t0 + t) + g * 512;
-      __m512i d[8];
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j)
-        d[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), biased_w[j], _mm512_loadu_si512(xq + j * 64));
-      const __m512i bias = _mm512_permutexvar_epi32(perm, _mm512_loadu_si512(qx.row_sum128(t0 + t) + g * 16));
-      const __m512 xs = _mm512_permutexvar_ps(perm, _mm512_loadu_ps(qx.row_scale(t0 + t) + g * 16));
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(ReduceBlocks16(d), bias)), _mm512_mul_ps(ws, xs),
-                               acc[t]);
+      row_sums[t][k] = acc[t];
+      if (groups * 16 < num_blocks) {
+        const float tail = RowTail(row, qx.row(t0 + t), qx.row_scale(t0 + t), groups * 16, num_blocks);
+        row_sums[t][k] = _mm512_add_ps(acc[t], _mm512_zextps128_ps512(_mm_set_ss(tail)));
+      }
     }
   }
-  for (int t = 0; t < TB; ++t)
-    Y[t * ldy] = simd512::HSum(acc[t]) +
-                 RowTail(row, qx.row(t0 + t), qx.row_scale(t0 + t), groups * 16, num_blocks);
+  for (int t = 0; t < TB; ++t) {
+    for (int64_t k = nr; k < simd512::kLanes; ++k) row_sums[t][k] = _mm512_setzero_ps();
+    _mm512_mask_storeu_ps(Y + t * ldy, simd512::TailMask(nr), simd512::HSumEach(row_sums[t]));
+  }
 }
 
 constexpr int kRowTokens = 4;  // tokens per pass; 8 + 8 + kRowTokens vectors live
@@ -128,16 +145,17 @@ constexpr int kRowTokens = 4;  // tokens per pass; 8 + 8 + kRowTokens vectors li
 LINEAGE_AVX512 void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
                                const QuantizedActivations& qx, float* Y, int64_t ldy, int64_t T) {
   const int64_t num_blocks = W.cols() / 32, groups = num_blocks / 16;
-  const int64_t ahead = 4 * num_blocks * kBlockBytes;  // four rows ahead, as the other row kernels
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const uint8_t* row = W.row_ptr(r);
+  const int64_t row_bytes = num_blocks * kBlockBytes, ahead = RowPrefetchBytes(row_bytes);
+  for (int64_t r = row_begin; r < row_end; r += simd512::kLanes) {
+    const uint8_t* rows = W.row_ptr(r);
+    const int64_t nr = std::min<int64_t>(simd512::kLanes, row_end - r);
     for (int64_t t0 = 0; t0 < T; t0 += kRowTokens) {
       float* y = Y + t0 * ldy + r;
       switch (T - t0 < kRowTokens ? T - t0 : kRowTokens) {
-        case 1: RowTokens<1>(row, groups, num_blocks, ahead, qx, t0, y, ldy); break;
-        case 2: RowTokens<2>(row, groups, num_blocks, ahead, qx, t0, y, ldy); break;
-        case 3: RowTokens<3>(row, groups, num_blocks, ahead, qx, t0, y, ldy); break;
-        default: RowTokens<4>(row, groups, num_blocks, ahead, qx, t0, y, ldy); break;
+        case 1: RowGroupTokens<1>(rows, row_bytes, nr, groups, num_blocks, ahead, qx, t0, y, ldy); break;
+        case 2: RowGroupTokens<2>(rows, row_bytes, nr, groups, num_blocks, ahead, qx, t0, y, ldy); break;
+        case 3: RowGroupTokens<3>(rows, row_bytes, nr, groups, num_blocks, ahead, qx, t0, y, ldy); break;
+        default: RowGroupTokens<4>(rows, row_bytes, nr, groups, num_blocks, ahead, qx, t0, y, ldy); break;
       }
     }
   }

@@ -38,6 +38,18 @@ LINEAGE_SIMD256_FN float HSum(VecF v) {
   q = _mm_add_ss(q, _mm_movehdup_ps(q));
   return _mm_cvtss_f32(q);
 }
+// Lane k = the sum of the lanes of v[k], for kLanes vectors at once (see
+// simd_avx512.h).
+LINEAGE_SIMD256_FN VecF HSumEach(const VecF* v) {
+  __m256 s[4], t[2];
+  for (int j = 0; j < 4; ++j)
+    s[j] = _mm256_add_ps(_mm256_unpacklo_ps(v[2 * j], v[2 * j + 1]), _mm256_unpackhi_ps(v[2 * j], v[2 * j + 1]));
+  for (int j = 0; j < 2; ++j) {
+    const __m256d a = _mm256_castps_pd(s[2 * j]), b = _mm256_castps_pd(s[2 * j + 1]);
+    t[j] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(a, b)), _mm256_castpd_ps(_mm256_unpackhi_pd(a, b)));
+  }
+  return _mm256_add_ps(_mm256_permute2f128_ps(t[0], t[1], 0x20), _mm256_permute2f128_ps(t[0], t[1], 0x31));
+}
 LINEAGE_SIMD256_FN float HMax(VecF v) {
   __m128 q = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   q = _mm_max_ps(q, _mm_movehl_ps(q, q));

@@ -50,6 +50,24 @@ LINEAGE_SIMD512_FN float HSum(VecF v) {
   q = _mm_add_ss(q, _mm_movehdup_ps(q));
   return _mm_cvtss_f32(q);
 }
+// Lane k = the sum of the lanes of v[k], for kLanes vectors at once (a
+// transpose by unpacks and 128-bit shuffles): about 1.3 instructions per
+// vector where HSum takes 7 on a serial chain. Each lane's sum is taken in
+// the same order whatever k, so a vector's sum does not depend on where it
+// sits in v.
+LINEAGE_SIMD512_FN VecF HSumEach(const VecF* v) {
+  __m512 s[8], t[4];
+  for (int j = 0; j < 8; ++j)
+    s[j] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * j], v[2 * j + 1]), _mm512_unpackhi_ps(v[2 * j], v[2 * j + 1]));
+  for (int j = 0; j < 4; ++j) {
+    const __m512d a = _mm512_castps_pd(s[2 * j]), b = _mm512_castps_pd(s[2 * j + 1]);
+    t[j] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+  }
+  // t[j]: each 128-bit lane holds a part of the sums of vectors 4j..4j+3.
+  const __m512 u0 = _mm512_add_ps(_mm512_shuffle_f32x4(t[0], t[1], 0x88), _mm512_shuffle_f32x4(t[0], t[1], 0xDD));
+  const __m512 u1 = _mm512_add_ps(_mm512_shuffle_f32x4(t[2], t[3], 0x88), _mm512_shuffle_f32x4(t[2], t[3], 0xDD));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(u0, u1, 0x88), _mm512_shuffle_f32x4(u0, u1, 0xDD));
+}
 LINEAGE_SIMD512_FN float HMax(VecF v) {
   __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
   __m128 q = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
