@@ -16,7 +16,8 @@
 //   copy     the STREAM-like copy bandwidth `lineage bench` divides by
 // so best step - gemv best = the step's other work (norms, conv, delta
 // rule, attention, sampling, barriers), and gemv / read = the kernels'
-// efficiency on the mapped weights.
+// efficiency on the mapped weights. --passes 0 times the steps alone (for a
+// sampling profiler: nothing but decode steps runs after the prompt).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -35,6 +36,7 @@
 #include "engine/engine.h"
 #include "engine/model_source.h"
 #include "engine/multi_gemm.h"
+#include "engine/sampler.h"
 
 namespace {
 
@@ -146,7 +148,7 @@ int main(int argc, char** argv) {
         return 1;
       }
     } else if (!std::strcmp(argv[i], "--passes") && v) {
-      passes = std::max(1, std::atoi(argv[++i]));
+      passes = std::max(0, std::atoi(argv[++i]));
     } else {
       std::fprintf(stderr,
                    "usage: %s (--model PATH | --shape NAME [--dtype D]) [--threads N] [--steps N] [--passes N] "
@@ -186,7 +188,7 @@ int main(int argc, char** argv) {
   std::vector<float> logits = pre.logits;
   Timings step;
   for (int i = 0; i < steps; ++i) {
-    const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    const int32_t next = engine::Argmax(logits);
     engine::Sequence* one[] = {&seq};
     const auto t0 = Clock::now();
     if (Status st = e.Decode(one, std::span(&next, 1), &logits); !st.ok()) {
@@ -194,6 +196,11 @@ int main(int argc, char** argv) {
       return 1;
     }
     step.ms.push_back(Ms(t0));
+  }
+
+  if (passes == 0) {
+    std::printf("step   best %.2f ms, median %.2f ms; %d steps\n", step.Best(), step.Median(), steps);
+    return 0;
   }
 
   // The step's projections, call by call.
