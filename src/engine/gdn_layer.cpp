@@ -60,26 +60,44 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
   const int64_t ratio = Hv / Hk;
   const bool grouped = c.v_head_order == model::VHeadOrder::kGrouped;
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
+  // The conv channels of key head kh: its q and k, and v of every value
+  // head reading it (one run when grouped).
+  auto value_head = [&](int64_t kh, int64_t j) { return grouped ? kh * ratio + j : kh + j * Hk; };
+  auto for_each_channel_run = [&](int64_t kh, auto&& fn) {
+    fn(kh * dk, (kh + 1) * dk);
+    fn(key_dim + kh * dk, key_dim + (kh + 1) * dk);
+    if (grouped) {
+      fn(2 * key_dim + kh * ratio * dv, 2 * key_dim + (kh + 1) * ratio * dv);
+    } else {
+      for (int64_t j = 0; j < ratio; ++j) fn(2 * key_dim + value_head(kh, j) * dv, 2 * key_dim + (value_head(kh, j) + 1) * dv);
+    }
+  };
+  // A decode step finds a layer's conv taps and window out of cache (the
+  // weights streamed since evicted them); a task asks for the next task's
+  // ahead of its own delta rule, so they arrive while it runs.
+  auto prefetch_conv = [&](int64_t i) {
+    const Segment& s = segs[i / Hk];
+    const float* window = s.seq->recurrent().conv(gdn_index);
+    for_each_channel_run(i % Hk, [&](int64_t c0, int64_t c1) {
+      for (int64_t b = c0 * K * 4; b < c1 * K * 4; b += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(w.conv.data()) + b, _MM_HINT_T0);
+      for (int64_t j = 0; j + 1 < K; ++j)
+        for (int64_t b = c0 * 4; b < c1 * 4; b += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(window + j * conv_dim) + b, _MM_HINT_T0);
+    });
+  };
   ctx.pool->parallel_for(static_cast<int64_t>(segs.size()) * Hk, [&](int64_t i0, int64_t i1, int) {
+    if (i0 < i1) prefetch_conv(i0);
     for (int64_t i = i0; i < i1; ++i) {
+      if (i + 1 < i1) prefetch_conv(i + 1);
       const Segment& s = segs[i / Hk];
       const int64_t kh = i % Hk, T = s.num_tokens;
       float* window = s.seq->recurrent().conv(gdn_index);
       const float* raw = mixed + s.row_begin * conv_dim;
       float* rows = conv + s.row_begin * conv_dim;
-      auto value_head = [&](int64_t j) { return grouped ? kh * ratio + j : kh + j * Hk; };
-      CausalConv(w.conv.data(), K, conv_dim, kh * dk, (kh + 1) * dk, window, raw, conv_dim, T, rows);
-      CausalConv(w.conv.data(), K, conv_dim, key_dim + kh * dk, key_dim + (kh + 1) * dk, window, raw, conv_dim, T,
-                 rows);
-      if (grouped) {
-        const int64_t v0 = 2 * key_dim + kh * ratio * dv;
-        CausalConv(w.conv.data(), K, conv_dim, v0, v0 + ratio * dv, window, raw, conv_dim, T, rows);
-      } else {
-        for (int64_t j = 0; j < ratio; ++j) {
-          const int64_t v0 = 2 * key_dim + value_head(j) * dv;
-          CausalConv(w.conv.data(), K, conv_dim, v0, v0 + dv, window, raw, conv_dim, T, rows);
-        }
-      }
+      for_each_channel_run(kh, [&](int64_t c0, int64_t c1) {
+        CausalConv(w.conv.data(), K, conv_dim, c0, c1, window, raw, conv_dim, T, rows);
+      });
       for (int64_t t = 0; t < T; ++t) {
         float* row = rows + t * conv_dim;
         kernels::L2Normalize(row + kh * dk, 1, dk, 1e-6f);
@@ -89,7 +107,7 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
       const float* q = rows + kh * dk;
       const float* k = rows + key_dim + kh * dk;
       for (int64_t j = 0; j < ratio; ++j) {
-        const int64_t h = value_head(j);
+        const int64_t h = value_head(kh, j);
         float* gh = g + s.row_begin * Hv + h;
         float* bh = beta + s.row_begin * Hv + h;
         for (int64_t t = 0; t < T; ++t) {
