@@ -16,7 +16,8 @@
 //   copy     the STREAM-like copy bandwidth `lineage bench` divides by
 // so best step - gemv best = the step's other work (norms, conv, delta
 // rule, attention, sampling, barriers), and gemv / read = the kernels'
-// efficiency on the mapped weights.
+// efficiency on the mapped weights. --passes 0 times the steps alone (for a
+// sampling profiler: nothing but decode steps runs after the prompt).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -30,11 +31,12 @@
 
 #include "bench_machine.h"
 #include "mapping_backing.h"
+#include "core/gemm_multi.h"
 #include "core/kernels.h"
 #include "core/roofline.h"
 #include "engine/engine.h"
 #include "engine/model_source.h"
-#include "engine/multi_gemm.h"
+#include "engine/sampler.h"
 
 namespace {
 
@@ -78,8 +80,26 @@ std::vector<Call> DecodeCalls(const model::Model& m) {
       add("attn q/k/v", {&l.full.q_proj, &l.full.k_proj, &l.full.v_proj});
       add("attn o_proj", {&l.full.o_proj});
     }
-    add("ffn gate/up", {&l.gate_proj, &l.up_proj});
-    add("ffn down", {&l.down_proj});
+    if (m.config.moe()) {
+      // The router, then gate|up of the shared expert and of k routed experts
+      // in one pass (as the forward pass calls them for one row), then the
+      // k + 1 down projections one call each (the forward pass runs them as
+      // one pass of row blocks). Experts 0..k-1 stand for the chosen ones:
+      // every expert has the same shape and type.
+      const int64_t k = m.config.experts_per_token;
+      add("moe router", {&l.moe.router});
+      std::vector<const TensorView*> gate_up = {&l.moe.shared_gate, &l.moe.shared_up};
+      for (int64_t e = 0; e < k; ++e) {
+        gate_up.push_back(&l.moe.gate[e]);
+        gate_up.push_back(&l.moe.up[e]);
+      }
+      add("moe gate/up", gate_up);
+      add("moe down", {&l.moe.shared_down});
+      for (int64_t e = 0; e < k; ++e) add("moe down", {&l.moe.down[e]});
+    } else {
+      add("ffn gate/up", {&l.gate_proj, &l.up_proj});
+      add("ffn down", {&l.down_proj});
+    }
   }
   add("lm_head", {&m.weights.lm_head});
   return calls;
@@ -97,17 +117,13 @@ void RunCall(Call& c, ThreadPool& pool, const float* x, float* y) {
   if (c.ws.size() == 1) {
     kernels::Gemm(*c.ws[0], x, c.in, y, c.ws[0]->rows(), 1, &pool);
   } else {
-    std::vector<engine::GemmOut> outs;
+    std::vector<kernels::GemmTarget> targets;  // what engine::MultiGemm passes on
     int64_t off = 0;
     for (const TensorView* w : c.ws) {
-      outs.push_back({w, y + off, w->rows()});
+      targets.push_back({w, y + off, w->rows()});
       off += w->rows();
     }
-    switch (outs.size()) {  // MultiGemm takes an initializer_list, as the forward pass calls it
-      case 2: engine::MultiGemm({outs[0], outs[1]}, x, c.in, 1, &pool); break;
-      case 3: engine::MultiGemm({outs[0], outs[1], outs[2]}, x, c.in, 1, &pool); break;
-      default: engine::MultiGemm({outs[0], outs[1], outs[2], outs[3]}, x, c.in, 1, &pool); break;
-    }
+    kernels::GemmMulti(targets, x, c.in, 1, &pool);
   }
   c.gemv.ms.push_back(Ms(t0));
   static volatile uint64_t sink = 0;
@@ -146,7 +162,7 @@ int main(int argc, char** argv) {
         return 1;
       }
     } else if (!std::strcmp(argv[i], "--passes") && v) {
-      passes = std::max(1, std::atoi(argv[++i]));
+      passes = std::max(0, std::atoi(argv[++i]));
     } else {
       std::fprintf(stderr,
                    "usage: %s (--model PATH | --shape NAME [--dtype D]) [--threads N] [--steps N] [--passes N] "
@@ -186,7 +202,7 @@ int main(int argc, char** argv) {
   std::vector<float> logits = pre.logits;
   Timings step;
   for (int i = 0; i < steps; ++i) {
-    const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    const int32_t next = engine::Argmax(logits);
     engine::Sequence* one[] = {&seq};
     const auto t0 = Clock::now();
     if (Status st = e.Decode(one, std::span(&next, 1), &logits); !st.ok()) {
@@ -194,6 +210,11 @@ int main(int argc, char** argv) {
       return 1;
     }
     step.ms.push_back(Ms(t0));
+  }
+
+  if (passes == 0) {
+    std::printf("step   best %.2f ms, median %.2f ms; %d steps\n", step.Best(), step.Median(), steps);
+    return 0;
   }
 
   // The step's projections, call by call.

@@ -178,7 +178,9 @@ Status Engine::Decode(std::span<Sequence* const> seqs, std::span<const int32_t> 
     LINEAGE_RETURN_IF_ERROR(CheckTokens(*seqs[i], tokens.subspan(i, 1)));
     batch.Add(seqs[i], &tokens[i], 1);
   }
-  logits->assign(seqs.size() * static_cast<size_t>(config().vocab), 0.0f);
+  // Every value is written by the head; resize, not assign: zeroing a 248k
+  // vocabulary first was ~1% of a decode step.
+  logits->resize(seqs.size() * static_cast<size_t>(config().vocab));
   Step(batch, logits->data());
   return Status::Ok();
 }

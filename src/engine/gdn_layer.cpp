@@ -50,42 +50,87 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
     kernels::GemmMulti(targets, xn, H, R, ctx.pool);
   }
 
-  ConvAllSegments(w.conv.data(), K, conv_dim, gdn_index, ctx, mixed, conv);
+  // Everything between the projections runs in one pool pass, one task
+  // per (segment, key head): the conv of the head's q, k and v channels (v
+  // of every value head reading that key head), q/k norms, beta and g, the
+  // delta rule and the gated norm. Decode did each of these as its own
+  // pass or on the calling thread alone; channels and heads are independent,
+  // so the results are the same bit for bit.
   const std::vector<Segment>& segs = ctx.batch.segments;
-
-  NormalizeQk(conv, R, conv_dim, Hk, dk);
-  for (int64_t r = 0; r < R; ++r) {
-    for (int64_t h = 0; h < Hv; ++h) {
-      beta[r * Hv + h] = 1.0f / (1.0f + std::exp(-beta[r * Hv + h]));
-      g[r * Hv + h] = w.ssm_a[h] * Softplus(g[r * Hv + h] + w.dt_bias[h]);
-    }
-  }
-
   const int64_t ratio = Hv / Hk;
   const bool grouped = c.v_head_order == model::VHeadOrder::kGrouped;
-  ctx.pool->parallel_for(static_cast<int64_t>(segs.size()) * Hv, [&](int64_t i0, int64_t i1, int) {
+  const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
+  // The conv channels of key head kh: its q and k, and v of every value
+  // head reading it (one run when grouped).
+  auto value_head = [&](int64_t kh, int64_t j) { return grouped ? kh * ratio + j : kh + j * Hk; };
+  auto for_each_channel_run = [&](int64_t kh, auto&& fn) {
+    fn(kh * dk, (kh + 1) * dk);
+    fn(key_dim + kh * dk, key_dim + (kh + 1) * dk);
+    if (grouped) {
+      fn(2 * key_dim + kh * ratio * dv, 2 * key_dim + (kh + 1) * ratio * dv);
+    } else {
+      for (int64_t j = 0; j < ratio; ++j) fn(2 * key_dim + value_head(kh, j) * dv, 2 * key_dim + (value_head(kh, j) + 1) * dv);
+    }
+  };
+  // A decode step finds a layer's conv taps and window out of cache (the
+  // weights streamed since evicted them); a task asks for the next task's
+  // ahead of its own delta rule, so they arrive while it runs.
+  auto prefetch_conv = [&](int64_t i) {
+    const Segment& s = segs[i / Hk];
+    const float* window = s.seq->recurrent().conv(gdn_index);
+    for_each_channel_run(i % Hk, [&](int64_t c0, int64_t c1) {
+      for (int64_t b = c0 * K * 4; b < c1 * K * 4; b += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(w.conv.data()) + b, _MM_HINT_T0);
+      for (int64_t j = 0; j + 1 < K; ++j)
+        for (int64_t b = c0 * 4; b < c1 * 4; b += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(window + j * conv_dim) + b, _MM_HINT_T0);
+    });
+  };
+  ctx.pool->parallel_for(static_cast<int64_t>(segs.size()) * Hk, [&](int64_t i0, int64_t i1, int) {
+    if (i0 < i1) prefetch_conv(i0);
     for (int64_t i = i0; i < i1; ++i) {
-      const Segment& s = segs[i / Hv];
-      const int64_t h = i % Hv;
-      const int64_t kh = grouped ? h / ratio : h % Hk;
-      const float* rows = conv + s.row_begin * conv_dim;
+      if (i + 1 < i1) prefetch_conv(i + 1);
+      const Segment& s = segs[i / Hk];
+      const int64_t kh = i % Hk, T = s.num_tokens;
+      float* window = s.seq->recurrent().conv(gdn_index);
+      const float* raw = mixed + s.row_begin * conv_dim;
+      float* rows = conv + s.row_begin * conv_dim;
+      for_each_channel_run(kh, [&](int64_t c0, int64_t c1) {
+        CausalConv(w.conv.data(), K, conv_dim, c0, c1, window, raw, conv_dim, T, rows);
+      });
+      for (int64_t t = 0; t < T; ++t) {
+        float* row = rows + t * conv_dim;
+        kernels::L2Normalize(row + kh * dk, 1, dk, 1e-6f);
+        kernels::L2Normalize(row + key_dim + kh * dk, 1, dk, 1e-6f);
+        kernels::Scale(row + kh * dk, q_scale, dk);
+      }
       const float* q = rows + kh * dk;
       const float* k = rows + key_dim + kh * dk;
-      const float* v = rows + 2 * key_dim + h * dv;
-      float* S = s.seq->recurrent().delta(gdn_index) + h * dk * dv;
-      float* o = core + s.row_begin * value_dim + h * dv;
-      const float* gh = g + s.row_begin * Hv + h;
-      const float* bh = beta + s.row_begin * Hv + h;
-      if (s.num_tokens >= ctx.delta_chunked_min_tokens) {
-        kernels::DeltaRuleChunked(q, k, conv_dim, v, conv_dim, gh, bh, Hv, s.num_tokens, dk, dv, S, o, value_dim);
-      } else {
-        kernels::DeltaRuleRecurrent(q, k, conv_dim, v, conv_dim, gh, bh, Hv, s.num_tokens, dk, dv, S, o, value_dim);
+      for (int64_t j = 0; j < ratio; ++j) {
+        const int64_t h = value_head(kh, j);
+        float* gh = g + s.row_begin * Hv + h;
+        float* bh = beta + s.row_begin * Hv + h;
+        for (int64_t t = 0; t < T; ++t) {
+          bh[t * Hv] = 1.0f / (1.0f + std::exp(-bh[t * Hv]));
+          gh[t * Hv] = w.ssm_a[h] * Softplus(gh[t * Hv] + w.dt_bias[h]);
+        }
+        const float* v = rows + 2 * key_dim + h * dv;
+        float* S = s.seq->recurrent().delta(gdn_index) + h * dk * dv;
+        float* o = core + s.row_begin * value_dim + h * dv;
+        if (T >= ctx.delta_chunked_min_tokens) {
+          kernels::DeltaRuleChunked(q, k, conv_dim, v, conv_dim, gh, bh, Hv, T, dk, dv, S, o, value_dim);
+        } else {
+          kernels::DeltaRuleRecurrent(q, k, conv_dim, v, conv_dim, gh, bh, Hv, T, dk, dv, S, o, value_dim);
+        }
+        for (int64_t t = 0; t < T; ++t) {  // o = rmsnorm_dv(o) * norm_w * silu(z)
+          float* ot = o + t * value_dim;
+          kernels::RmsNorm(ot, w.norm.data(), eps, 1, dv, ot);
+          kernels::SiluMul(z + (s.row_begin + t) * value_dim + h * dv, ot, ot, dv);
+        }
       }
     }
   });
 
-  kernels::RmsNorm(core, w.norm.data(), eps, R * Hv, dv, core);
-  kernels::SiluMul(z, core, core, R * value_dim);
   kernels::Gemm(w.out_proj, core, value_dim, out, H, R, ctx.pool);
 }
 

@@ -24,6 +24,40 @@ void MulAdd(const float* w, const float* x, float* y, int64_t n) {
 void CausalConv(const float* weight, int64_t K, int64_t conv_dim, int64_t c0, int64_t c1, float* window,
                 const float* in, int64_t ld, int64_t T, float* y) {
   const int64_t keep = K - 1, n = c1 - c0;
+  if (T == 1) {
+    // Decode: one output per channel, so the taps are read in place (a
+    // tap-major copy would touch every weight twice to use it once). The
+    // same fused multiply-adds in the same order as the rows below.
+    int64_t c = c0;
+    if (K == 4) {  // every Qwen3.5 / Qwen3-Next / Kimi conv: 8 channels' taps transposed in registers
+      const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+      for (; c + 8 <= c1; c += 8) {
+        const float* wc = weight + c * 4;  // 8 channels x 4 taps
+        const __m256 w0 = _mm256_loadu_ps(wc), w1 = _mm256_loadu_ps(wc + 8);
+        const __m256 w2 = _mm256_loadu_ps(wc + 16), w3 = _mm256_loadu_ps(wc + 24);
+        const __m256 lo01 = _mm256_unpacklo_ps(w0, w1), hi01 = _mm256_unpackhi_ps(w0, w1);
+        const __m256 lo23 = _mm256_unpacklo_ps(w2, w3), hi23 = _mm256_unpackhi_ps(w2, w3);
+        // tap j of channels in the order 0 2 4 6 1 3 5 7, then put back in order
+        __m256 tap[4] = {_mm256_shuffle_ps(lo01, lo23, 0x44), _mm256_shuffle_ps(lo01, lo23, 0xee),
+                         _mm256_shuffle_ps(hi01, hi23, 0x44), _mm256_shuffle_ps(hi01, hi23, 0xee)};
+        __m256 acc = _mm256_setzero_ps();
+        for (int j = 0; j < 3; ++j)
+          acc = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(tap[j], order), _mm256_loadu_ps(window + j * conv_dim + c), acc);
+        _mm256_storeu_ps(y + c, _mm256_fmadd_ps(_mm256_permutevar8x32_ps(tap[3], order), _mm256_loadu_ps(in + c), acc));
+      }
+    }
+    for (; c < c1; ++c) {
+      const float* wc = weight + c * K;
+      float acc = 0.0f;
+      for (int64_t j = 0; j < keep; ++j) acc = std::fma(wc[j], window[j * conv_dim + c], acc);
+      y[c] = std::fma(wc[keep], in[c], acc);
+    }
+    kernels::Silu(y + c0, y + c0, n);
+    for (int64_t i = 0; i + 1 < keep; ++i)
+      std::memcpy(window + i * conv_dim + c0, window + (i + 1) * conv_dim + c0, static_cast<size_t>(n) * 4);
+    if (keep > 0) std::memcpy(window + (keep - 1) * conv_dim + c0, in + c0, static_cast<size_t>(n) * 4);
+    return;
+  }
   // Tap-major copy of this block's weights, so the channel loop is contiguous.
   thread_local std::vector<float> taps;
   taps.resize(static_cast<size_t>(K * n));
