@@ -79,6 +79,24 @@ TEST(CacheThinning, TheNewestHistoryEndOutlivesTheToolLoopThatFollowsIt) {
   }
 }
 
+TEST(CacheThinning, TheTurnsFirstHistoryEndOutlivesTheLoopsOwn) {
+  // A thinking template: the turn's first request left its history end at
+  // 1000; each tool-loop request after it left its own history end and turn
+  // boundary. The next human turn leaves at 1000, a resend of the last
+  // request at 1600: both stay, the loop's older points go.
+  for (ThinOrder order : {ThinOrder::kSeed, ThinOrder::kSpread}) {
+    auto cps = At({{1000, K::kHistoryEnd}, {1005, K::kFinal}, {1200, K::kHistoryEnd}, {1205, K::kFinal},
+                   {1400, K::kHistoryEnd}, {1405, K::kFinal}, {1584, K::kGuard}, {1600, K::kHistoryEnd}});
+    ThinCheckpoints(cps, 1605, 4, order);
+    ASSERT_EQ(cps.size(), 4u);
+    EXPECT_EQ(cps.front().n, 1000) << "order " << static_cast<int>(order);
+    EXPECT_EQ(cps.back().n, 1600) << "order " << static_cast<int>(order);
+    // With room for one point only the newest is left.
+    ThinCheckpoints(cps, 1605, 1, order);
+    EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{1600})) << "order " << static_cast<int>(order);
+  }
+}
+
 TEST(CacheThinning, ByteSizedCountGrowsWithTheContext) {
   CacheOptions o;
   o.thin_count = ThinCount::kBytes;
