@@ -27,7 +27,9 @@ enum class CacheMode : uint8_t { kLineage, kExact };
 // Which checkpoint thinning drops first when an entry has too many (§3.4).
 enum class ThinOrder : uint8_t {
   kSeed,    // all guards but the newest, oldest first; then the oldest points
-  kSpread,  // the point closest to a neighbour (0, other points, entry end)
+  kSpread,  // the point closest to a neighbour (0, other points, entry end);
+            // the default: measured ahead of kSeed on mixed and mooncake
+            // traffic at every budget (docs/sim.md)
 };
 // How many checkpoints an entry may keep.
 enum class ThinCount : uint8_t {
@@ -78,7 +80,7 @@ struct CacheOptions {
 
   // Thinning (§3.4).
   int64_t max_checkpoints = 4;
-  ThinOrder thin_order = ThinOrder::kSeed;
+  ThinOrder thin_order = ThinOrder::kSpread;
   ThinCount thin_count = ThinCount::kFixed;
   double checkpoint_kv_fraction = 0.25;  // for ThinCount::kBytes
 

@@ -83,6 +83,18 @@ bool LeftAtItsLastBlock(const Entry& e, int64_t shared, int64_t block) {
   return (prompt_end - 1) / block * block <= shared;
 }
 
+// The prompt left e after `shared` tokens, past e's history end at h but
+// before any later point of e: inside the generation prompt after h. It
+// re-rendered the conversation from h (a thinking template renders the
+// replies before a new human message without their thinking), so in its
+// lineage h is a turn boundary, no longer the history end of a running turn
+// (thinning keeps the oldest history end: the new turn's own must be it).
+bool LeftInsideGenerationPrompt(const Entry& e, int64_t h, int64_t shared) {
+  if (shared >= e.num_tokens()) return false;
+  return std::none_of(e.checkpoints.begin(), e.checkpoints.end(),
+                      [&](const Checkpoint& c) { return c.n > h && c.n <= shared; });
+}
+
 int64_t CommonPrefix(TokenSpan a, TokenSpan b) {
   const size_t n = std::min(a.size(), b.size());
   return std::mismatch(a.begin(), a.begin() + n, b.begin()).first - a.begin();
@@ -295,7 +307,11 @@ Result<CommitResult> LineageCache::Commit(CommitRequest req) {
     const bool tail = std::find(tail_absorbed.begin(), tail_absorbed.end(), id) != tail_absorbed.end();
     for (const Checkpoint& c : e.checkpoints) {
       if (tail && c.n != shared) continue;
-      if (c.n <= shared && c.n < m) n.checkpoints.push_back(c);
+      if (c.n > shared || c.n >= m) continue;
+      n.checkpoints.push_back(c);
+      if (c.kind == PointKind::kHistoryEnd && LeftInsideGenerationPrompt(e, c.n, shared)) {
+        n.checkpoints.back().kind = PointKind::kFinal;
+      }
     }
     ex.absorbed.push_back(id);
     ++s.counters().absorptions;

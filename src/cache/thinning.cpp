@@ -1,6 +1,7 @@
 #include "cache/thinning.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace lineage::cache {
 
@@ -16,35 +17,51 @@ int64_t CheckpointLimit(const CacheOptions& options, int64_t entry_kv_bytes, int
 
 namespace {
 
-// The newest history end: where the next user turn most likely leaves the
-// conversation (the tool-loop requests after it only add turn boundaries).
-// Thinning keeps it while anything else can go. points.size() if none.
-size_t NewestHistoryEnd(const std::vector<Checkpoint>& points) {
-  for (size_t i = points.size(); i-- > 0;) {
-    if (points[i].kind == PointKind::kHistoryEnd) return i;
+// The history ends thinning keeps while anything else can go: the oldest,
+// where the turn's first request left it (the next human turn of a thinking
+// template re-renders the tool loop's replies without their thinking and
+// leaves the conversation there), and the newest (a resend of the last
+// request). Absorption relabels a history end the next turn has used as a
+// turn boundary (LineageCache::Commit), so the oldest is the running turn's.
+struct KeptHistoryEnds {
+  explicit KeptHistoryEnds(const std::vector<Checkpoint>& points) {
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (points[i].kind != PointKind::kHistoryEnd) continue;
+      if (oldest == kNone) oldest = i;
+      newest = i;
+    }
   }
-  return points.size();
-}
+  bool Has(size_t i) const { return i == oldest || i == newest; }
+  size_t Count() const { return (oldest != kNone) + (newest != kNone && newest != oldest); }
+  static constexpr size_t kNone = SIZE_MAX;
+  size_t oldest = kNone;
+  size_t newest = kNone;
+};
 
 // Index of the point the seed's rule drops next.
 size_t SeedVictim(const std::vector<Checkpoint>& points) {
-  const size_t keep = NewestHistoryEnd(points);
+  const KeptHistoryEnds keep(points);
   size_t guards = 0;
   for (const Checkpoint& c : points) guards += c.kind == PointKind::kGuard;
   for (size_t i = 0; i < points.size(); ++i) {
     const bool is_guard = points[i].kind == PointKind::kGuard;
-    if (i != keep && (guards >= 2 ? is_guard : !is_guard)) return i;  // ascending n: the oldest first
+    if (!keep.Has(i) && (guards >= 2 ? is_guard : !is_guard)) return i;  // ascending n: the oldest first
   }
-  // Only the newest guard and the kept history end are left: the guard goes.
-  return keep == 0 && points.size() > 1 ? 1 : 0;
+  // Only the newest guard and the kept history ends are left: the guard
+  // goes, then the older history end.
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (!keep.Has(i)) return i;
+  }
+  return 0;
 }
 
 size_t SpreadVictim(const std::vector<Checkpoint>& points, int64_t entry_tokens) {
-  const size_t keep = NewestHistoryEnd(points);
-  size_t victim = points.size() > 1 && keep == 0 ? 1 : 0;
+  const KeptHistoryEnds keep(points);
+  if (keep.Count() == points.size()) return 0;  // the older history end goes, as in the seed's order
+  size_t victim = 0;
   int64_t victim_gap = INT64_MAX;
   for (size_t i = 0; i < points.size(); ++i) {
-    if (i == keep && points.size() > 1) continue;
+    if (keep.Has(i)) continue;
     const int64_t prev = i == 0 ? 0 : points[i - 1].n;
     const int64_t next = i + 1 == points.size() ? entry_tokens : points[i + 1].n;
     const int64_t gap = std::min(points[i].n - prev, next - points[i].n);

@@ -1,12 +1,16 @@
 // Checkpoint thinning (DESIGN.md §3.4): an entry keeps at most a few
 // checkpoints. Pure functions over one entry's checkpoint list.
-//  - ThinOrder::kSeed (default): drop guards but the newest (largest n),
-//    oldest first; then the oldest (smallest n) remaining points.
-//  - ThinOrder::kSpread: drop the point closest to a neighbour (0, the other
-//    points, the entry end), so the survivors stay spread over the sequence.
-//  - Either order keeps the newest history-end point while another can go:
-//    the next user turn leaves the conversation there, however many
-//    tool-loop boundaries came after it.
+//  - ThinOrder::kSeed: drop guards but the newest (largest n), oldest first;
+//    then the oldest (smallest n) remaining points.
+//  - ThinOrder::kSpread (default): drop the point closest to a neighbour (0,
+//    the other points, the entry end), so the survivors stay spread over the
+//    sequence: an edit in the middle finds a point near it, and a
+//    conversation cut back under the RAM budget loses its tail in steps.
+//  - Either order keeps the oldest and the newest history-end points while
+//    another can go: the next human turn of a thinking template leaves the
+//    conversation at the history end of its turn's first request, however
+//    many tool-loop requests came after it, and a resend of the last request
+//    restores at the newest.
 //  - ThinCount::kBytes: the limit grows with the entry's KV bytes, because a
 //    recurrent state is small next to a long context's KV.
 #pragma once

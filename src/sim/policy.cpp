@@ -12,7 +12,7 @@
 namespace lineage::sim {
 
 std::vector<std::string> PolicyNames() {
-  return {"oracle",       "oracle-zero-latency", "lineage",  "lineage-ram", "lineage-spread", "lineage-bytes", "exact",
+  return {"oracle",       "oracle-zero-latency", "lineage",  "lineage-ram", "lineage-seed", "lineage-bytes", "exact",
           "mlx-vlm",      "llama-server",        "periodic", "marconi",     "omlx",           "vllm",          "sglang"};
 }
 
@@ -27,9 +27,9 @@ Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelS
     return std::unique_ptr<Policy>(new LineagePolicy(shape, ram_only, false, {}, name));
   }
   // The thinning alternatives of DESIGN.md §3.4, for measurement.
-  if (name == "lineage-spread") {
+  if (name == "lineage-seed") {
     cache::CacheOptions o;
-    o.thin_order = cache::ThinOrder::kSpread;
+    o.thin_order = cache::ThinOrder::kSeed;
     return std::unique_ptr<Policy>(new LineagePolicy(shape, options, false, o, name));
   }
   if (name == "lineage-bytes") {

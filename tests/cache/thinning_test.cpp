@@ -10,8 +10,10 @@ namespace {
 using K = PointKind;
 using Pts = std::vector<std::pair<int64_t, PointKind>>;
 
-TEST(CacheThinning, DropsOldGuardsFirstThenTheOldestBoundaries) {
-  Harness h;
+TEST(CacheThinning, SeedOrderDropsOldGuardsFirstThenTheOldestBoundaries) {
+  CacheOptions seed;
+  seed.thin_order = ThinOrder::kSeed;
+  Harness h(seed);
   TokenSource src;
   Tokens prompt;
   Outcome o;
@@ -77,6 +79,58 @@ TEST(CacheThinning, TheNewestHistoryEndOutlivesTheToolLoopThatFollowsIt) {
     for (const Checkpoint& c : cps) kept |= c.n == 1000 && c.kind == K::kHistoryEnd;
     EXPECT_TRUE(kept) << "order " << static_cast<int>(order);
   }
+}
+
+TEST(CacheThinning, TheTurnsFirstHistoryEndOutlivesTheLoopsOwn) {
+  // A thinking template: the turn's first request left its history end at
+  // 1000; each tool-loop request after it left its own history end and turn
+  // boundary. The next human turn leaves at 1000, a resend of the last
+  // request at 1600: both stay, the loop's older points go.
+  for (ThinOrder order : {ThinOrder::kSeed, ThinOrder::kSpread}) {
+    auto cps = At({{1000, K::kHistoryEnd}, {1005, K::kFinal}, {1200, K::kHistoryEnd}, {1205, K::kFinal},
+                   {1400, K::kHistoryEnd}, {1405, K::kFinal}, {1584, K::kGuard}, {1600, K::kHistoryEnd}});
+    ThinCheckpoints(cps, 1605, 4, order);
+    ASSERT_EQ(cps.size(), 4u);
+    EXPECT_EQ(cps.front().n, 1000) << "order " << static_cast<int>(order);
+    EXPECT_EQ(cps.back().n, 1600) << "order " << static_cast<int>(order);
+    // With room for one point only the newest is left.
+    ThinCheckpoints(cps, 1605, 1, order);
+    EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{1600})) << "order " << static_cast<int>(order);
+  }
+}
+
+TEST(CacheThinning, ByDefaultTheNextDeletionInTheMiddleFindsThePreviousOnesPoint) {
+  // A coding client that replaces its three oldest tool results by a short
+  // placeholder whenever the context is nearly full (the `middle-delete`
+  // traffic). The first deletion leaves a divergence point where the
+  // results began; the turns after it add a boundary each. The seed's order
+  // dropped that oldest point first, so the next deletion (the next three
+  // results, right after it) restored nothing; the default keeps the point,
+  // alone in its stretch of the sequence, over the crowded newest ones.
+  Harness h(EventPointsOnly());
+  TokenSource src;
+  const Tokens head = src.Fresh(2000);
+  const Tokens cleared = src.Fresh(8);
+  std::vector<Tokens> results;
+  auto prompt = [&] {
+    Tokens p = head;
+    for (const Tokens& r : results) p = Cat({p, r});
+    return p;
+  };
+  auto turns = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      results.push_back(Cat({src.Fresh(50), src.Fresh(500)}));  // a call and its result
+      h.Run(prompt());
+    }
+  };
+  turns(16);
+  for (int i = 0; i < 3; ++i) results[static_cast<size_t>(i)] = cleared;
+  Outcome first = h.Run(prompt());
+  turns(6);
+  for (int i = 3; i < 6; ++i) results[static_cast<size_t>(i)] = cleared;
+  Outcome second = h.Run(prompt());
+  EXPECT_GE(second.restore.length, Len(head) - 2) << second.lookup.ToString();
+  EXPECT_LT(second.restore.length, Len(head) + 3 * Len(cleared));
 }
 
 TEST(CacheThinning, ByteSizedCountGrowsWithTheContext) {

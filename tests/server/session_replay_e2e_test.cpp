@@ -206,6 +206,11 @@ TEST_F(SessionReplayEndToEnd, RamOnlyCachedTokensEqualTheSimulatorsPrediction) {
   ASSERT_EQ(s.served.size(), 15u);
   EXPECT_EQ(s.served[5].prompt_tokens, s.served[4].prompt_tokens) << "the retry resends the same body";
   EXPECT_EQ(s.stats.evictions_ram, 0);
+  // The next human turn re-renders the tool loop's replies without their
+  // thinking; it restores at the history end of the turn's first request,
+  // a generation prompt short of that prompt (not at the anchor).
+  EXPECT_GT(s.served[6].cached_tokens, s.served[0].prompt_tokens - 16) << "a6 after the a1..a5 loop";
+  EXPECT_GT(s.served[13].cached_tokens, s.served[11].prompt_tokens - 16) << "c3 after the c1..c2 loop";
   ExpectSimulatorAgrees(s, o, /*disk_budget_bytes=*/0);
 }
 
