@@ -137,6 +137,7 @@ CacheStats EngineBackend::Stats() const {
     const cache::disk::FileTierCounters d = disk_->Counters();
     c.extra["disk_pending_writes"] = d.pending_writes;
     c.extra["disk_dropped_writes"] = d.dropped_writes;
+    c.extra["disk_superseded_writes"] = d.superseded_writes;
     c.extra["disk_failed_writes"] = d.failed_writes;
   }
   return c;

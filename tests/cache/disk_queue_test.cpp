@@ -75,7 +75,8 @@ TEST(DiskQueue, AFullQueueDropsASupersededSnapshotFirstAndNeverBlocks) {
   EXPECT_FALSE(tier->Contains(4));
   EXPECT_TRUE(tier->Contains(2)) << "anchors go last";
   ASSERT_TRUE(tier->Put(MakeRecord(5, Cat(turn2, Seq(5, 7)))).ok()) << "a newer version replaces the queued one";
-  EXPECT_EQ(tier->Counters().dropped_writes, 3);
+  EXPECT_EQ(tier->Counters().dropped_writes, 2);
+  EXPECT_EQ(tier->Counters().superseded_writes, 1);
   EXPECT_EQ(tier->Counters().pending_writes, 4);
 
   gate.Open();

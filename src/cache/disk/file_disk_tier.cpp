@@ -78,7 +78,7 @@ Status FileDiskTier::Put(const DiskRecord& record) {
   for (Task& t : queue_) {
     if (t.kind == Task::kWrite && t.id == record.id) {
       t.record = std::move(rec);  // the newer version supersedes the queued one
-      ++counters_.dropped_writes;
+      ++counters_.superseded_writes;
       return Status::Ok();
     }
   }

@@ -99,7 +99,8 @@ struct FileDiskTierOptions {
 // Counters beyond DiskStats.
 struct FileTierCounters {
   int64_t pending_writes = 0;
-  int64_t dropped_writes = 0;    // queue full, superseded, or writes disabled
+  int64_t dropped_writes = 0;     // queue full or writes disabled: lost
+  int64_t superseded_writes = 0;  // a queued write replaced by its entry's newer version
   int64_t failed_writes = 0;
   int64_t times_disabled = 0;
   bool writes_disabled = false;
