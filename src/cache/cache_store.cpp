@@ -188,8 +188,16 @@ void CacheStore::NormalizeAndThin(Entry& e, CommitExplanation* ex) {
   std::stable_sort(cps.begin(), cps.end(), [](const Checkpoint& a, const Checkpoint& b) {
     return a.n != b.n ? a.n < b.n : KeepRank(a.kind) < KeepRank(b.kind);
   });
-  cps.erase(std::unique(cps.begin(), cps.end(), [](const Checkpoint& a, const Checkpoint& b) { return a.n == b.n; }),
-            cps.end());
+  // Points at one n merge into the first; it is a branch point if any was.
+  size_t kept = 0;
+  for (size_t i = 0; i < cps.size(); ++i) {
+    if (kept > 0 && cps[kept - 1].n == cps[i].n) {
+      cps[kept - 1].branch |= cps[i].branch;
+    } else {
+      cps[kept++] = std::move(cps[i]);
+    }
+  }
+  cps.resize(kept);
   const int64_t kv_bytes = static_cast<int64_t>(e.kv->page_ids().size()) * e.kv->page_bytes();
   const int64_t blob_bytes = cps.empty() ? 0 : cps.front().state->bytes();
   const int64_t limit = CheckpointLimit(o_, kv_bytes, blob_bytes);

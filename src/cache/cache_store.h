@@ -31,6 +31,7 @@ struct Entry {
   RecurrentPtr state;                    // at tokens.size()
   std::vector<Checkpoint> checkpoints;   // ascending, distinct n < tokens.size()
   bool anchor = false;
+  bool hintless = false;  // committed without hints (CommitRequest::absorb_tails)
   int64_t hits = 0;  // restores served not yet spent on an LRU lap (anchors)
   int64_t leases = 0;
   uint64_t last_used = 0;

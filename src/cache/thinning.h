@@ -7,6 +7,8 @@
 //  - Either order keeps the newest history-end point while another can go:
 //    the next user turn leaves the conversation there, however many
 //    tool-loop boundaries came after it.
+//  - Either order keeps branch points (Checkpoint::branch) while a point
+//    that served only its own lineage can go.
 //  - ThinCount::kBytes: the limit grows with the entry's KV bytes, because a
 //    recurrent state is small next to a long context's KV.
 #pragma once
