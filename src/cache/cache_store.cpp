@@ -120,6 +120,12 @@ void CacheStore::EvictOverBudget(CommitExplanation* ex) {
   // oracle); not protected at all, the shared system prompts of a small
   // budget left as often as any conversation.
   while (ram_.total_bytes() > o_.ram_budget_bytes) {
+    // Benefit per byte first: an end that saves fewer tokens than its
+    // state's bytes would hold as KV goes before any conversation in LRU
+    // order loses anything (a block-shaped turn's reply end: the next turn
+    // leaves at the checkpoint below it). Such ends held a third of RAM on
+    // Mooncake-shaped traffic at glm-5.3-flash.
+    if (const EntryId cheap = CheapestTail(); cheap != kNoEntry && TrimToCheckpoint(cheap)) continue;
     EntryId v = LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor});
     if (v == kNoEntry) v = LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor}, /*allow_leased=*/true);
     if (v == kNoEntry) break;  // nothing left
@@ -127,6 +133,18 @@ void CacheStore::EvictOverBudget(CommitExplanation* ex) {
     if (TrimToCheckpoint(v)) continue;
     Evict(v, ex);
   }
+}
+
+EntryId CacheStore::CheapestTail() const {
+  if (o_.state_bytes <= 0 || o_.kv_bytes_per_token <= 0) return kNoEntry;
+  const int64_t state_tokens = o_.state_bytes / o_.kv_bytes_per_token;
+  for (const auto& [used, id] : lru_[kConversation]) {
+    const Entry& e = entries_.at(id);
+    if (e.hintless && e.leases == 0 && !e.checkpoints.empty() && e.num_tokens() - e.checkpoints.back().n < state_tokens) {
+      return id;
+    }
+  }
+  return kNoEntry;
 }
 
 bool CacheStore::SpendAnchorLap(EntryId id) {

@@ -83,6 +83,11 @@ class CacheStore {
   // Cuts a RAM-only conversation entry back to its newest checkpoint (that
   // checkpoint becomes its end); false when the entry must leave whole.
   bool TrimToCheckpoint(EntryId id);
+  // The least recently used unleased entry committed without hints whose
+  // end saves fewer tokens over its newest checkpoint than a state's bytes
+  // would hold as KV (CacheOptions::state_bytes / kv_bytes_per_token);
+  // kNoEntry if none or the rate is unknown.
+  EntryId CheapestTail() const;
   // Sends an anchor that has served restores round the LRU order again,
   // spending one of its restores; false for any other entry.
   bool SpendAnchorLap(EntryId id);
