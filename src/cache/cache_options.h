@@ -61,7 +61,8 @@ struct CacheOptions {
   // at least max(divergence_min_gain_tokens, state_bytes /
   // kv_bytes_per_token) tokens more than the next lower one: a state is
   // worth its bytes when it saves recomputing at least as many tokens as
-  // the KV its bytes would hold. 0 = off.
+  // the KV its bytes would hold. The same rate decides whether such a
+  // prompt gets a guard and keeps its prompt end after generation. 0 = off.
   int64_t structural_block_tokens = 512;
   // One recurrent state's bytes and one token's KV bytes (0 = unknown): the
   // exchange rate of the rule above.

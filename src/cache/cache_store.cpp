@@ -120,6 +120,12 @@ void CacheStore::EvictOverBudget(CommitExplanation* ex) {
   // oracle); not protected at all, the shared system prompts of a small
   // budget left as often as any conversation.
   while (ram_.total_bytes() > o_.ram_budget_bytes) {
+    // Benefit per byte first: an end that saves fewer tokens than its
+    // state's bytes would hold as KV goes before any conversation in LRU
+    // order loses anything (a block-shaped turn's reply end: the next turn
+    // leaves at the checkpoint below it). Such ends held a third of RAM on
+    // Mooncake-shaped traffic at glm-5.3-flash.
+    if (const EntryId cheap = CheapestTail(); cheap != kNoEntry && TrimToCheckpoint(cheap)) continue;
     EntryId v = LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor});
     if (v == kNoEntry) v = LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor}, /*allow_leased=*/true);
     if (v == kNoEntry) break;  // nothing left
@@ -127,6 +133,18 @@ void CacheStore::EvictOverBudget(CommitExplanation* ex) {
     if (TrimToCheckpoint(v)) continue;
     Evict(v, ex);
   }
+}
+
+EntryId CacheStore::CheapestTail() const {
+  if (o_.state_bytes <= 0 || o_.kv_bytes_per_token <= 0) return kNoEntry;
+  const int64_t state_tokens = o_.state_bytes / o_.kv_bytes_per_token;
+  for (const auto& [used, id] : lru_[kConversation]) {
+    const Entry& e = entries_.at(id);
+    if (e.hintless && e.leases == 0 && !e.checkpoints.empty() && e.num_tokens() - e.checkpoints.back().n < state_tokens) {
+      return id;
+    }
+  }
+  return kNoEntry;
 }
 
 bool CacheStore::SpendAnchorLap(EntryId id) {
@@ -188,8 +206,16 @@ void CacheStore::NormalizeAndThin(Entry& e, CommitExplanation* ex) {
   std::stable_sort(cps.begin(), cps.end(), [](const Checkpoint& a, const Checkpoint& b) {
     return a.n != b.n ? a.n < b.n : KeepRank(a.kind) < KeepRank(b.kind);
   });
-  cps.erase(std::unique(cps.begin(), cps.end(), [](const Checkpoint& a, const Checkpoint& b) { return a.n == b.n; }),
-            cps.end());
+  // Points at one n merge into the first; it is a branch point if any was.
+  size_t kept = 0;
+  for (size_t i = 0; i < cps.size(); ++i) {
+    if (kept > 0 && cps[kept - 1].n == cps[i].n) {
+      cps[kept - 1].branch |= cps[i].branch;
+    } else {
+      cps[kept++] = std::move(cps[i]);
+    }
+  }
+  cps.resize(kept);
   const int64_t kv_bytes = static_cast<int64_t>(e.kv->page_ids().size()) * e.kv->page_bytes();
   const int64_t blob_bytes = cps.empty() ? 0 : cps.front().state->bytes();
   const int64_t limit = CheckpointLimit(o_, kv_bytes, blob_bytes);

@@ -31,6 +31,7 @@ struct Entry {
   RecurrentPtr state;                    // at tokens.size()
   std::vector<Checkpoint> checkpoints;   // ascending, distinct n < tokens.size()
   bool anchor = false;
+  bool hintless = false;  // committed without hints (CommitRequest::absorb_tails)
   int64_t hits = 0;  // restores served not yet spent on an LRU lap (anchors)
   int64_t leases = 0;
   uint64_t last_used = 0;
@@ -82,6 +83,11 @@ class CacheStore {
   // Cuts a RAM-only conversation entry back to its newest checkpoint (that
   // checkpoint becomes its end); false when the entry must leave whole.
   bool TrimToCheckpoint(EntryId id);
+  // The least recently used unleased entry committed without hints whose
+  // end saves fewer tokens over its newest checkpoint than a state's bytes
+  // would hold as KV (CacheOptions::state_bytes / kv_bytes_per_token);
+  // kNoEntry if none or the rate is unknown.
+  EntryId CheapestTail() const;
   // Sends an anchor that has served restores round the LRU order again,
   // spending one of its restores; false for any other entry.
   bool SpendAnchorLap(EntryId id);

@@ -50,6 +50,10 @@ struct Checkpoint {
   int64_t n = 0;
   PointKind kind = PointKind::kFinal;
   RecurrentPtr state;
+  // A branch point: another lineage restored from this state (each holder
+  // keeps the one blob, charged once). Thinning and tail absorption keep
+  // branch points while a point that served only its own lineage can go.
+  bool branch = false;
 };
 
 }  // namespace lineage::cache

@@ -18,16 +18,11 @@ int Priority(PointKind kind) {
 
 }  // namespace
 
-namespace {
-
-// The fewest tokens a recurrent state must save to be worth its bytes.
 int64_t StructuralSpacing(const CacheOptions& o) {
   int64_t spacing = std::max<int64_t>(o.divergence_min_gain_tokens, 1);
   if (o.state_bytes > 0 && o.kv_bytes_per_token > 0) spacing = std::max(spacing, o.state_bytes / o.kv_bytes_per_token);
   return spacing;
 }
-
-}  // namespace
 
 std::vector<int64_t> StructuralPoints(int64_t m, int64_t r, const CacheOptions& o) {
   const int64_t block = o.structural_block_tokens;
@@ -40,9 +35,13 @@ std::vector<int64_t> StructuralPoints(int64_t m, int64_t r, const CacheOptions& 
   for (int64_t below = 0; below <= top; below = 2 * below + block) {
     const int64_t n = top - below;
     if (n - r < o.divergence_min_gain_tokens || n <= 0) break;
-    // The two boundaries next to the end are kept whatever their spacing: a
-    // question after a shared document leaves it in one of them.
-    if (below <= block || last - n >= spacing) {
+    // The boundary next to the end is kept whatever its spacing: the next
+    // turn leaves the prompt there. So is the one below it for a cold
+    // prompt: a question after a document no stored sequence shares leaves
+    // it in one of the two. A prompt restored at r already knows where it
+    // parts from what is stored; there a second state near the end costs a
+    // state and saves a block.
+    if (below == 0 || (below <= block && r == 0) || last - n >= spacing) {
       out.push_back(n);
       last = n;
     }
@@ -70,10 +69,13 @@ std::vector<PlannedCapture> PlanCaptures(const PlanInputs& in, const CacheOption
     const int64_t d = BeforeBoundary(in.closest_shared_tokens);
     if (in.closest_shared_tokens < m && d - r >= o.divergence_min_gain_tokens) add(d, PointKind::kDivergence);
     if (o.capture_history_end && in.history_end_tokens < m) add(in.history_end_tokens, PointKind::kHistoryEnd);
-    if (m - r >= o.guard_min_suffix_tokens) add(guard_n, PointKind::kGuard);
-    if (in.structural) {
-      for (int64_t n : StructuralPoints(m, r, o)) add(n, PointKind::kPeriodic);
-    }
+    const std::vector<int64_t> structural = in.structural ? StructuralPoints(m, r, o) : std::vector<int64_t>{};
+    // A guard serves an exact resend. Less than a state's worth of tokens
+    // (StructuralSpacing) above a structural point it saves fewer tokens
+    // than its bytes would hold as KV: the resend restores at that point.
+    const bool guard_pays = structural.empty() || guard_n - structural.back() >= StructuralSpacing(o);
+    if (m - r >= o.guard_min_suffix_tokens && guard_pays) add(guard_n, PointKind::kGuard);
+    for (int64_t n : structural) add(n, PointKind::kPeriodic);
     if (o.periodic_tokens > 0) {
       for (int64_t n = (r / o.periodic_tokens + 1) * o.periodic_tokens; n < m; n += o.periodic_tokens) {
         add(n, PointKind::kPeriodic);

@@ -7,7 +7,9 @@
 //    sequence), the anchor's slack rule, when the prompt leaves that
 //    sequence before m and d - r >= divergence_min_gain_tokens;
 //  - history end at h when r < h < m;
-//  - guard at m - guard_tokens when m - r >= guard_min_suffix_tokens;
+//  - guard at m - guard_tokens when m - r >= guard_min_suffix_tokens (for
+//    prompts without hints, only a state's worth of tokens, StructuralSpacing,
+//    above the highest structural point);
 //  - periodic every periodic_tokens (absolute multiples) in (r, m), if on;
 //  - structural, for prompts with no hints: block boundaries below m at
 //    distances that double (StructuralPoints), as kPeriodic points: where
@@ -37,11 +39,16 @@ struct PlanInputs {
   bool structural = false;            // no hints: plan structural points
 };
 
+// The fewest tokens a recurrent state must save over the next lower restore
+// point to be worth its bytes: max(divergence_min_gain_tokens,
+// state_bytes / kv_bytes_per_token), the KV its bytes would hold.
+int64_t StructuralSpacing(const CacheOptions& options);
+
 // The structural points of a prompt of m tokens restored at r: with block B
 // and top = the last block boundary below m, the boundaries top, top - B,
-// top - 3B, top - 7B ... (distances that double), from the top down, each kept when it lies at least `spacing` below the last kept
-// one (CacheOptions::structural_block_tokens has the spacing rule) and at
-// least min_gain above r. Ascending.
+// top - 3B, top - 7B ... (distances that double), from the top down, each
+// kept when it lies at least StructuralSpacing below the last kept one (top
+// always; top - B too when r = 0) and at least min_gain above r. Ascending.
 std::vector<int64_t> StructuralPoints(int64_t m, int64_t r, const CacheOptions& options);
 
 // Ascending, distinct n, each r < n <= m.

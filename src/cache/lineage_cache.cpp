@@ -100,6 +100,22 @@ int64_t CommonPrefix(TokenSpan a, TokenSpan b) {
   return std::mismatch(a.begin(), a.begin() + n, b.begin()).first - a.begin();
 }
 
+// The prompt of new entry `n` was admitted from `from` inside a sequence it
+// does not continue (a sibling's checkpoint, or a capture another prefill
+// made for it): that state is where two lineages part. Both keep it as a
+// branch point, one blob charged once, so that the next sibling still finds
+// it when the first holder is absorbed, trimmed or evicted. Without this a
+// document's shared prefix kept its KV in every question's entry while its
+// one state went with the first session's next turn.
+void KeepBranchPoint(CacheStore& s, const LeaseRecord& lease, const CapturedState& from, Entry& n) {
+  if (from.n <= 0 || from.n >= n.num_tokens() || !from.state || !s.options().recurrent) return;
+  n.checkpoints.push_back({from.n, PointKind::kDivergence, from.state, /*branch=*/true});
+  if (lease.tier != Tier::kRam) return;
+  if (Entry* source = s.Find(lease.source)) {
+    for (Checkpoint& c : source->checkpoints) c.branch |= c.n == from.n;
+  }
+}
+
 }  // namespace
 
 // ---- Lookup (§3.1, §3.2) ----
@@ -224,6 +240,7 @@ Result<CommitResult> LineageCache::Commit(CommitRequest req) {
   n.kv = std::move(req.kv);
   n.state = std::move(req.state);
   n.last_used = s.Touch();
+  n.hintless = req.absorb_tails;
   const TokenSpan prompt = n.tokens;
 
   if (options_.mode == CacheMode::kExact) {
@@ -306,7 +323,7 @@ Result<CommitResult> LineageCache::Commit(CommitRequest req) {
     // turns that are over, and each costs a whole state.
     const bool tail = std::find(tail_absorbed.begin(), tail_absorbed.end(), id) != tail_absorbed.end();
     for (const Checkpoint& c : e.checkpoints) {
-      if (tail && c.n != shared) continue;
+      if (tail && c.n != shared && !c.branch) continue;
       if (c.n > shared || c.n >= m) continue;
       n.checkpoints.push_back(c);
       if (c.kind == PointKind::kHistoryEnd && LeftInsideGenerationPrompt(e, c.n, shared)) {
@@ -318,13 +335,16 @@ Result<CommitResult> LineageCache::Commit(CommitRequest req) {
   }
   // A source restored from disk at its whole length is absorbed the same way.
   std::vector<EntryId> erase_from_disk = ex.absorbed;
+  bool source_absorbed = std::find(to_absorb.begin(), to_absorb.end(), lease.source) != to_absorb.end();
   if (lease.tier == Tier::kDisk && lease.kind == PointKind::kEntryEnd && !lease.source_anchor &&
       lease.length < m) {
     if (lease.state) n.checkpoints.push_back({lease.length, PointKind::kFinal, lease.state});
     erase_from_disk.push_back(lease.source);
     ex.absorbed.push_back(lease.source);
     ++s.counters().absorptions;
+    source_absorbed = true;
   }
+  if (!source_absorbed) KeepBranchPoint(s, lease, req.restored, n);
   s.NormalizeAndThin(n, &ex);
   out.entry = n.id;
   s.PutToDisk(n);
@@ -373,7 +393,13 @@ Result<CommitExplanation> LineageCache::ExtendAfterGeneration(EntryId id, TokenS
   }
   if (len == found->num_tokens()) return ex;
   Entry e = s.Take(id);
-  if (e.state) e.checkpoints.push_back({e.num_tokens(), PointKind::kFinal, e.state});
+  // Without hints a next prompt leaves the reply where it pleases (in block
+  // traffic at a block boundary at or below the prompt end): the prompt end
+  // stays a restore point only where it saves a state's worth of tokens over
+  // the entry's newest checkpoint.
+  const int64_t below = e.checkpoints.empty() ? 0 : e.checkpoints.back().n;
+  const bool keep_end = !e.hintless || e.num_tokens() - below >= StructuralSpacing(options_);
+  if (e.state && keep_end) e.checkpoints.push_back({e.num_tokens(), PointKind::kFinal, e.state});
   e.tokens.assign(tokens.begin(), tokens.end());
   e.kv = std::move(kv);
   e.state = std::move(state);

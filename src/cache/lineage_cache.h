@@ -139,6 +139,11 @@ struct CommitRequest {
   // last partial block differs), so without this no entry is ever absorbed
   // and every turn keeps its states.
   bool absorb_tails = false;
+  // The point the prompt was admitted from (n = 0: cold): the lookup's
+  // restore point, or another prefill's capture it waited for. When the
+  // prompt leaves the sequence that holds it there (a sibling, not a next
+  // turn), the new entry keeps that state too, as a branch point.
+  CapturedState restored;
 };
 
 struct CommitResult {

@@ -130,6 +130,8 @@ Result<CommitResult> RequestDriver::Commit(KvPtr kv, RecurrentPtr state) {
   req.captured = std::move(captured_);
   req.lease = std::move(lookup_.lease);
   req.absorb_tails = hintless_;
+  const RestorePoint& from = lookup_.restore;
+  if (!from.anchor) req.restored = {from.length, from.kind, from.state};
   Result<CommitResult> res = cache_->Commit(std::move(req));
   registration_.End();
   if (res.ok()) entry_ = res->entry;

@@ -79,7 +79,20 @@ std::vector<Checkpoint> ThinCheckpoints(std::vector<Checkpoint>& points, int64_t
                                         int64_t limit, ThinOrder order) {
   std::vector<Checkpoint> dropped;
   while (static_cast<int64_t>(points.size()) > std::max<int64_t>(limit, 0)) {
-    const size_t i = order == ThinOrder::kSeed ? SeedVictim(points) : SpreadVictim(points, entry_tokens);
+    // Branch points go last: the order picks among the other points while
+    // there are any.
+    std::vector<Checkpoint> own;
+    std::vector<size_t> index;
+    for (size_t k = 0; k < points.size(); ++k) {
+      if (!points[k].branch) {
+        own.push_back(points[k]);
+        index.push_back(k);
+      }
+    }
+    const bool among_own = !own.empty() && own.size() < points.size();
+    const std::vector<Checkpoint>& pick = among_own ? own : points;
+    const size_t v = order == ThinOrder::kSeed ? SeedVictim(pick) : SpreadVictim(pick, entry_tokens);
+    const size_t i = among_own ? index[v] : v;
     dropped.push_back(points[i]);
     points.erase(points.begin() + static_cast<std::ptrdiff_t>(i));
   }

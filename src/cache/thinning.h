@@ -11,6 +11,8 @@
 //    conversation at the history end of its turn's first request, however
 //    many tool-loop requests came after it, and a resend of the last request
 //    restores at the newest.
+//  - Either order keeps branch points (Checkpoint::branch) while a point
+//    that served only its own lineage can go.
 //  - ThinCount::kBytes: the limit grows with the entry's KV bytes, because a
 //    recurrent state is small next to a long context's KV.
 #pragma once

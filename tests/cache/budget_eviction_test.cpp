@@ -28,6 +28,42 @@ TEST(BudgetEviction, AConversationOverTheBudgetIsCutBackToItsCheckpointNotDroppe
   EXPECT_EQ(edited.restore.entry, first.entry);
 }
 
+// Benefit per byte: an entry without hints whose end saves fewer tokens
+// over its newest checkpoint than its state's bytes would hold as KV (a
+// block-shaped turn's reply end: its next turn leaves at that checkpoint
+// anyway) gives up that end before an older conversation loses anything.
+// Returns the lengths of the older hinted entry and the newer hint-less one
+// after a third request puts RAM `over_bytes` above the budget (no budget
+// when over_bytes < 0).
+std::pair<int64_t, int64_t> LengthsAfterAThirdRequest(int64_t over_bytes, int64_t* needed_bytes) {
+  const PayloadShape shape{64, 1024, 8192};  // 16 bytes of KV a token, a state worth 512 tokens
+  CacheOptions o;
+  o.state_bytes = shape.blob_bytes;
+  o.kv_bytes_per_token = shape.page_bytes / shape.page_tokens;
+  if (over_bytes >= 0) o.ram_budget_bytes = *needed_bytes - over_bytes;
+  Harness h(o, shape);
+  TokenSource src;
+  Outcome hinted = h.Run(src.Fresh(1200), {0, 1190});  // history end 1,190, guard 1,184
+  EXPECT_TRUE(h.Extend(hinted, src.Fresh(50)).ok());
+  Outcome bare = h.Run(src.Fresh(1200));  // structural points 512 and 1,024
+  EXPECT_TRUE(h.Extend(bare, src.Fresh(50)).ok());
+  h.Run(src.Fresh(300));
+  if (over_bytes < 0) *needed_bytes = h.cache().Stats().ram_bytes;
+  auto length = [&](EntryId id) {
+    const LineageCache::EntryInfo* e = h.Info(id);
+    return e ? Len(e->tokens) : 0;
+  };
+  return {length(hinted.entry), length(bare.entry)};
+}
+
+TEST(BudgetEviction, AShortTailWithoutHintsGoesBeforeAnOlderConversation) {
+  int64_t needed = 0;
+  EXPECT_EQ(LengthsAfterAThirdRequest(-1, &needed), (std::pair<int64_t, int64_t>{1250, 1250}));
+  // 10 KiB over: cutting the hint-less entry back to 1,024 frees a state
+  // and four pages; the older conversation stays whole.
+  EXPECT_EQ(LengthsAfterAThirdRequest(10 * 1024, &needed), (std::pair<int64_t, int64_t>{1250, 1024}));
+}
+
 TEST(BudgetEviction, AnEntryWithNoCheckpointLeftLeavesWhole) {
   CacheOptions o;
   o.ram_budget_bytes = 20 * 1024;

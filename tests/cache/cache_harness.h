@@ -96,7 +96,10 @@ class Harness {
     out.lookup = o.lookup.explanation;
     std::vector<CapturedState> captured = o.seq->Prefill(o.prompt, o.lookup.captures);
     CommitRequest req{o.prompt, o.seq->Kv(), o.seq->State(), std::move(captured), std::move(o.lookup.lease)};
-    req.absorb_tails = Hintless(o.hints);  // as RequestDriver does
+    // As RequestDriver does.
+    req.absorb_tails = Hintless(o.hints);
+    const RestorePoint& from = o.lookup.restore;
+    if (!from.anchor) req.restored = {from.length, from.kind, from.state};
     auto cr = cache_->Commit(std::move(req));
     EXPECT_TRUE(cr.ok()) << cr.status().ToString();
     if (cr.ok()) {

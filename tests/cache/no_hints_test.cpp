@@ -144,6 +144,114 @@ TEST(NoHints, ARequestWaitsForThePrefixAnotherRequestIsPrefilling) {
   EXPECT_EQ(h.Run(c_prompt).restore.length, BeforeBoundary(3000));
 }
 
+// The waiter keeps the state it waited for as a branch point of its own
+// entry: the owner's next turn may take the owner's copy away.
+TEST(NoHints, AWaiterKeepsTheStateItWaitedForAsABranchPoint) {
+  Harness h;
+  TwoQuestions q(h);
+  auto& [src, doc, a_prompt, b_prompt, a, b] = q;
+  ASSERT_TRUE(b.driver.waiting());
+  PrefillTo(a, a_prompt, Len(a_prompt));
+  ASSERT_EQ(b.driver.TakeShared(), SharedState::kReady);
+  Admit(h, b, b_prompt);
+  Commit(a);
+  PrefillTo(b, b_prompt, Len(b_prompt));
+  Commit(b);
+  const LineageCache::EntryInfo* e = h.Info(b.driver.entry());
+  ASSERT_NE(e, nullptr);
+  bool branch = false;
+  for (const Checkpoint& c : e->checkpoints) branch |= c.n == BeforeBoundary(3000) && c.branch;
+  EXPECT_TRUE(branch);
+}
+
+// Questions over one shared document (issue 12, mooncake traffic): a session
+// whose question crosses into a new block leaves the document one block
+// below its own next turn. A second session restores at the document's
+// boundary; the first session's next turn then absorbs its entry. The
+// boundary's state must outlive that absorption, or every later session
+// finds the document's KV and no state to restore it with.
+TEST(NoHints, ADocumentsBoundaryOutlivesTheTurnThatAbsorbsItsFirstHolder) {
+  Harness h;
+  TokenSource src;
+  const Tokens doc = src.Fresh(9 * 512 + 450);
+  const Tokens a1 = Cat({doc, src.Fresh(200)});  // 5,258 tokens: last block boundary 5,120
+  const Outcome o1 = h.Run(a1);
+  EXPECT_EQ(o1.restore.length, 0);
+  // Block-hashed prompts share whole blocks: the document's last whole block ends at 4,608.
+  const Tokens b = Cat({Tokens(a1.begin(), a1.begin() + 4608), src.Fresh(700)});
+  const Outcome ob = h.Run(b);
+  EXPECT_EQ(ob.restore.length, 4608);
+  // The first session's next turn: it shares the first prompt's whole blocks.
+  const Tokens a2 = Cat({Tokens(a1.begin(), a1.begin() + 5120), src.Fresh(400)});
+  const Outcome o2 = h.Run(a2);
+  EXPECT_EQ(o2.restore.length, 5120);
+  EXPECT_EQ(o2.commit.absorbed, std::vector<EntryId>{o1.entry});
+  // Both lineages keep the boundary, one state charged once.
+  for (EntryId id : {ob.entry, o2.entry}) {
+    const LineageCache::EntryInfo* e = h.Info(id);
+    ASSERT_NE(e, nullptr);
+    bool branch = false;
+    for (const Checkpoint& c : e->checkpoints) branch |= c.n == 4608 && c.branch;
+    EXPECT_TRUE(branch) << "entry " << id;
+  }
+  const Tokens c = Cat({Tokens(a1.begin(), a1.begin() + 4608), src.Fresh(120)});
+  EXPECT_EQ(h.Run(c).restore.length, 4608);
+}
+
+// A recurrent state costs what `spacing` tokens of KV cost; below, 2,000.
+CacheOptions StateWorth2000Tokens() {
+  CacheOptions o;
+  o.state_bytes = 2000 * 100;
+  o.kv_bytes_per_token = 100;
+  return o;
+}
+
+// Admission by benefit per byte: a hint-less prompt's guard sits less than
+// a block above its top structural point; a resend restores there instead.
+TEST(NoHints, NoGuardWhereAStructuralPointServesTheResend) {
+  const CacheOptions o = StateWorth2000Tokens();
+  PlanInputs in;
+  in.prompt_tokens = 20'000;
+  in.structural = true;
+  bool guard = false;
+  for (const PlannedCapture& c : PlanCaptures(in, o)) guard |= c.kind == PointKind::kGuard;
+  EXPECT_FALSE(guard);
+  // A prompt with hints keeps it: its next lower point may be a turn away.
+  in.structural = false;
+  in.history_end_tokens = 19'990;
+  guard = false;
+  for (const PlannedCapture& c : PlanCaptures(in, o)) guard |= c.kind == PointKind::kGuard;
+  EXPECT_TRUE(guard);
+}
+
+// The second boundary below the end hedges a cold prompt's unknown shared
+// prefix; a prompt restored at r already knows where it leaves what is
+// stored, and there the second point would cost a state to save one block.
+TEST(NoHints, ARestoredPromptKeepsOnlyTheTopPointNearItsEnd) {
+  const CacheOptions o = StateWorth2000Tokens();
+  EXPECT_EQ(StructuralPoints(20'000, 0, o), (std::vector<int64_t>{4096, 12'288, 16'384, 19'456, 19'968}));
+  EXPECT_EQ(StructuralPoints(20'000, 10'000, o), (std::vector<int64_t>{12'288, 16'384, 19'968}));
+}
+
+// After generation a hint-less entry keeps its prompt end only where it
+// saves a state's worth of tokens over its newest checkpoint; a next prompt
+// in block-shaped traffic leaves at a block boundary below it anyway.
+TEST(NoHints, ThePromptEndStaysAfterTheReplyOnlyWhereItPaysForItsState) {
+  for (bool hints : {false, true}) {
+    Harness h;
+    TokenSource src;
+    const Tokens t1 = src.Fresh(1200);  // structural points 512 and 1,024; no guard (1,184 - 1,024 < 256)
+    Outcome o = h.Run(t1, hints ? LookupHints{0, 1190} : LookupHints{});
+    ASSERT_TRUE(h.Extend(o, src.Fresh(100)).ok());
+    using P = std::vector<std::pair<int64_t, PointKind>>;
+    if (hints) {
+      EXPECT_EQ(Points(h.Info(o.entry)), (P{{1184, PointKind::kGuard}, {1190, PointKind::kHistoryEnd}, {1200, PointKind::kFinal}}));
+    } else {
+      EXPECT_EQ(Points(h.Info(o.entry)), (P{{512, PointKind::kPeriodic}, {1024, PointKind::kPeriodic}}));
+    }
+  }
+}
+
 TEST(NoHints, AWaiterFallsBackWhenThePrefillItWaitsForEnds) {
   Harness h;
   TwoQuestions q(h);

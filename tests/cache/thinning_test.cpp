@@ -59,6 +59,24 @@ TEST(CacheThinning, SpreadDropsThePointClosestToANeighbour) {
   EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{500, 1000}));
 }
 
+// A branch point (another lineage restored from it) outlives the points
+// that served only their own lineage, in either order.
+TEST(CacheThinning, BranchPointsGoLast) {
+  for (ThinOrder order : {ThinOrder::kSeed, ThinOrder::kSpread}) {
+    std::vector<Checkpoint> cps = At({{100, K::kDivergence}, {300, K::kFinal}, {600, K::kFinal}, {900, K::kFinal},
+                                      {1200, K::kFinal}, {1484, K::kGuard}});
+    cps[0].branch = true;
+    ThinCheckpoints(cps, 1500, 4, order);
+    ASSERT_EQ(cps.size(), 4u);
+    EXPECT_EQ(cps[0].n, 100) << static_cast<int>(order);
+  }
+  // Only branch points left: the order applies to them.
+  std::vector<Checkpoint> all = At({{100, K::kDivergence}, {300, K::kDivergence}});
+  for (Checkpoint& c : all) c.branch = true;
+  ThinCheckpoints(all, 400, 1, ThinOrder::kSeed);
+  EXPECT_EQ(all.size(), 1u);
+}
+
 TEST(CacheThinning, SeedOrderKeepsTheNewestGuardOnly) {
   auto cps = At({{10, K::kGuard}, {20, K::kFinal}, {30, K::kGuard}, {40, K::kDivergence}, {50, K::kGuard}});
   ThinCheckpoints(cps, 100, 2, ThinOrder::kSeed);

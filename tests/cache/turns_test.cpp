@@ -95,17 +95,19 @@ TEST(CacheTurns, AbsorptionFreesTheOldEntryAndKeepsItsBoundary) {
 TEST(CacheTurns, EndOfGenerationRestoresPastAVerbatimReply) {
   Harness h;
   TokenSource src;
+  // Rendered from a chat template: the history ends 10 tokens before the
+  // prompt end (prompts without hints: no_hints_test.cpp).
   const Tokens t1 = src.Fresh(1000);
-  Outcome first = h.Run(t1);
+  Outcome first = h.Run(t1, {0, 990});
   const Tokens reply = src.Fresh(700);
   ASSERT_TRUE(h.Extend(first, reply).ok());
   const Tokens t2 = Cat({t1, reply, src.Fresh(30)});
-  Outcome second = h.Run(t2);
+  Outcome second = h.Run(t2, {0, 1700});
   EXPECT_EQ(second.restore.length, 1700);
   EXPECT_EQ(second.restore.kind, K::kEntryEnd);
   // The prompt end stays a turn boundary: an edited reply lands on it.
   Tokens other = Cat({t1, src.Fresh(50)});
-  Outcome third = h.Run(other);
+  Outcome third = h.Run(other, {0, 1000});
   EXPECT_EQ(third.restore.length, 1000);
   EXPECT_EQ(third.restore.kind, K::kFinal);
 }
