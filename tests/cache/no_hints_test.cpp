@@ -198,6 +198,33 @@ TEST(NoHints, ADocumentsBoundaryOutlivesTheTurnThatAbsorbsItsFirstHolder) {
   EXPECT_EQ(h.Run(c).restore.length, 4608);
 }
 
+// A prompt that leaves its sibling above the state it restored from parts
+// from it at its own divergence point: the rung below stays an ordinary
+// point, so it takes no protected slot in either entry.
+TEST(NoHints, ARungBelowTheDivergenceIsNoBranchPoint) {
+  Harness h;
+  TokenSource src;
+  const Tokens a1 = Cat({src.Fresh(9 * 512 + 450), src.Fresh(200)});
+  const Outcome o1 = h.Run(a1);
+  const Tokens b = Cat({Tokens(a1.begin(), a1.begin() + 4900), src.Fresh(700)});
+  const Outcome ob = h.Run(b);
+  ASSERT_GT(ob.restore.length, 0);
+  ASSERT_LT(ob.restore.length, 4900);
+  for (EntryId id : {o1.entry, ob.entry}) {
+    const LineageCache::EntryInfo* e = h.Info(id);
+    ASSERT_NE(e, nullptr);
+    bool divergence_above = false;
+    for (const Checkpoint& c : e->checkpoints) {
+      EXPECT_FALSE(c.branch) << "entry " << id << " point " << c.n;
+      divergence_above |= c.kind == PointKind::kDivergence && c.n > ob.restore.length;
+    }
+    if (id == ob.entry) EXPECT_TRUE(divergence_above);
+  }
+  // The next prompt that leaves there restores at the divergence point, above the rung.
+  const Tokens c = Cat({Tokens(a1.begin(), a1.begin() + 4900), src.Fresh(90)});
+  EXPECT_GT(h.Run(c).restore.length, ob.restore.length);
+}
+
 // A recurrent state costs what `spacing` tokens of KV cost; below, 2,000.
 CacheOptions StateWorth2000Tokens() {
   CacheOptions o;
