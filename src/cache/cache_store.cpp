@@ -126,7 +126,8 @@ void CacheStore::EvictOverBudget(CommitExplanation* ex) {
     // leaves at the checkpoint below it). Such ends held a third of RAM on
     // Mooncake-shaped traffic at glm-5.3-flash.
     if (const EntryId cheap = CheapestTail(); cheap != kNoEntry && TrimToCheckpoint(cheap)) continue;
-    EntryId v = LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor});
+    EntryId v = o_.mode == CacheMode::kLineage ? LeastValueVictim()
+                                               : LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor});
     if (v == kNoEntry) v = LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor}, /*allow_leased=*/true);
     if (v == kNoEntry) break;  // nothing left
     if (SpendAnchorLap(v)) continue;
@@ -135,12 +136,56 @@ void CacheStore::EvictOverBudget(CommitExplanation* ex) {
   }
 }
 
+double CacheStore::ValuePerByte(const Entry& e) const {
+  // What the entry's next eviction step loses, in restorable tokens, per
+  // byte it frees: the tail above the newest checkpoint where it would be
+  // trimmed, else all of it. A state's bytes count as the KV tokens they
+  // would hold, so a short tail with its own state is worth little and a
+  // long conversation's tail nearly one token per token of KV.
+  const double kv = static_cast<double>(o_.kv_bytes_per_token > 0 ? o_.kv_bytes_per_token : 1);
+  const double state = static_cast<double>(std::max<int64_t>(o_.state_bytes, 0));
+  if (CanTrim(e)) {
+    const double tokens = static_cast<double>(e.num_tokens() - e.checkpoints.back().n);
+    return tokens / (tokens * kv + state);
+  }
+  const double tokens = static_cast<double>(e.num_tokens());
+  return tokens / (tokens * kv + state * static_cast<double>(1 + e.checkpoints.size()));
+}
+
+EntryId CacheStore::LeastValueVictim() const {
+  // Expected benefit per byte, with the chance of reuse taken as falling
+  // with the time since last use (hyperbolic caching: value / (bytes x
+  // age)). Pure LRU let a long conversation that paused for its
+  // sub-agents leave RAM in favour of many short ones whose states cost
+  // more bytes than their tokens save (mixed traffic at qwen3.5-0.8b pace,
+  // 1G: the `code` sessions lost 320k tokens to Marconi's recency +
+  // efficiency order). Only the oldest kEvictionWindow unleased entries
+  // of each class are weighed: the order among them is what matters, and
+  // each eviction step stays O(1) in the number of entries. Where no entry
+  // holds a state (attention-only models) every value is equal and this is
+  // LRU.
+  EntryId best = kNoEntry;
+  double best_score = 0;
+  for (const auto& order : lru_) {
+    int seen = 0;
+    for (const auto& [used, id] : order) {
+      const Entry& e = entries_.at(id);
+      if (e.leases > 0) continue;
+      if (++seen > kEvictionWindow) break;
+      const double age = static_cast<double>(tick_ - used + 1);
+      const double score = ValuePerByte(e) / age;
+      if (best == kNoEntry || score < best_score) best = id, best_score = score;
+    }
+  }
+  return best;
+}
+
 EntryId CacheStore::CheapestTail() const {
   if (o_.state_bytes <= 0 || o_.kv_bytes_per_token <= 0) return kNoEntry;
   const int64_t state_tokens = o_.state_bytes / o_.kv_bytes_per_token;
   for (const auto& [used, id] : lru_[kConversation]) {
     const Entry& e = entries_.at(id);
-    if (e.hintless && e.leases == 0 && !e.checkpoints.empty() && e.num_tokens() - e.checkpoints.back().n < state_tokens) {
+    if (e.hintless && e.leases == 0 && CanTrim(e) && e.num_tokens() - e.checkpoints.back().n < state_tokens) {
       return id;
     }
   }
@@ -157,6 +202,11 @@ bool CacheStore::SpendAnchorLap(EntryId id) {
   return true;
 }
 
+bool CacheStore::CanTrim(const Entry& e) const {
+  return !e.anchor && !e.checkpoints.empty() && o_.recurrent && o_.mode == CacheMode::kLineage &&
+         !(disk_ && disk_->Contains(e.id)) && e.checkpoints.back().n > 0 && e.checkpoints.back().state != nullptr;
+}
+
 bool CacheStore::TrimToCheckpoint(EntryId id) {
   // A conversation leaves RAM from its tail, one checkpoint at a time, as a
   // radix cache drops its leaves: under a budget that holds fewer lineages
@@ -165,10 +215,7 @@ bool CacheStore::TrimToCheckpoint(EntryId id) {
   // remaining checkpoint. An entry whose disk copy exists leaves whole (the
   // disk holds all of it); an attention-only entry has no states to trim to.
   Entry* e = Find(id);
-  if (e == nullptr || e->anchor || e->leases > 0 || e->checkpoints.empty() || !o_.recurrent ||
-      o_.mode != CacheMode::kLineage || (disk_ && disk_->Contains(id)) || e->checkpoints.back().n <= 0 ||
-      e->checkpoints.back().state == nullptr)
-    return false;
+  if (e == nullptr || e->leases > 0 || !CanTrim(*e)) return false;
   Entry t = Take(id);
   const Checkpoint c = t.checkpoints.back();
   t.checkpoints.pop_back();
@@ -179,23 +226,6 @@ bool CacheStore::TrimToCheckpoint(EntryId id) {
   ++counters_.trimmed;
   return true;
 }
-
-namespace {
-
-// Which of two checkpoints at one length keeps its label: a turn boundary
-// says the most about the lineage; a periodic point the least.
-int KeepRank(PointKind kind) {
-  switch (kind) {
-    case PointKind::kFinal: return 0;
-    case PointKind::kHistoryEnd: return 1;
-    case PointKind::kDivergence: return 2;
-    case PointKind::kAnchor: return 3;
-    case PointKind::kGuard: return 4;
-    default: return 5;
-  }
-}
-
-}  // namespace
 
 void CacheStore::NormalizeAndThin(Entry& e, CommitExplanation* ex) {
   auto& cps = e.checkpoints;
@@ -219,7 +249,7 @@ void CacheStore::NormalizeAndThin(Entry& e, CommitExplanation* ex) {
   const int64_t kv_bytes = static_cast<int64_t>(e.kv->page_ids().size()) * e.kv->page_bytes();
   const int64_t blob_bytes = cps.empty() ? 0 : cps.front().state->bytes();
   const int64_t limit = CheckpointLimit(o_, kv_bytes, blob_bytes);
-  for (const Checkpoint& c : ThinCheckpoints(cps, len, limit, o_.thin_order)) {
+  for (const Checkpoint& c : ThinCheckpoints(cps, len, limit, o_.thin_order, o_.guard_tokens)) {
     ++counters_.thinned;
     if (ex) ex->thinned.push_back({e.id, c.n, c.kind});
   }

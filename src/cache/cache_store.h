@@ -83,11 +83,22 @@ class CacheStore {
   // Cuts a RAM-only conversation entry back to its newest checkpoint (that
   // checkpoint becomes its end); false when the entry must leave whole.
   bool TrimToCheckpoint(EntryId id);
-  // The least recently used unleased entry committed without hints whose
+  // Whether TrimToCheckpoint may cut the (unleased) entry: a RAM-only
+  // conversation entry with a state below its end.
+  bool CanTrim(const Entry& e) const;
+  // The least recently used unleased entry committed without hints, one
+  // TrimToCheckpoint can cut, whose
   // end saves fewer tokens over its newest checkpoint than a state's bytes
   // would hold as KV (CacheOptions::state_bytes / kv_bytes_per_token);
   // kNoEntry if none or the rate is unknown.
   EntryId CheapestTail() const;
+  // The unleased entry whose next eviction step loses the least expected
+  // benefit per byte (see ValuePerByte), among the oldest of each class;
+  // kNoEntry if every entry is leased.
+  EntryId LeastValueVictim() const;
+  // Restorable tokens per byte freed by the entry's next eviction step.
+  double ValuePerByte(const Entry& e) const;
+  static constexpr int kEvictionWindow = 16;
   // Sends an anchor that has served restores round the LRU order again,
   // spending one of its restores; false for any other entry.
   bool SpendAnchorLap(EntryId id);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
 
 namespace lineage::cache {
 
@@ -13,6 +14,17 @@ int64_t CheckpointLimit(const CacheOptions& options, int64_t entry_kv_bytes, int
                                           static_cast<double>(entry_kv_bytes) /
                                           static_cast<double>(blob_bytes));
   return std::clamp(sized, options.max_checkpoints, kMaxByteSizedCheckpoints);
+}
+
+int KeepRank(PointKind kind) {
+  switch (kind) {
+    case PointKind::kFinal: return 0;
+    case PointKind::kHistoryEnd: return 1;
+    case PointKind::kDivergence: return 2;
+    case PointKind::kAnchor: return 3;
+    case PointKind::kGuard: return 4;
+    default: return 5;
+  }
 }
 
 namespace {
@@ -55,20 +67,31 @@ size_t SeedVictim(const std::vector<Checkpoint>& points) {
   return 0;
 }
 
-size_t SpreadVictim(const std::vector<Checkpoint>& points, int64_t entry_tokens) {
+size_t SpreadVictim(const std::vector<Checkpoint>& points, int64_t entry_tokens, int64_t near_tokens) {
   const KeptHistoryEnds keep(points);
   if (keep.Count() == points.size()) return 0;  // the older history end goes, as in the seed's order
+  // (not near another point, rank kept, gap), least first.
+  std::tuple<bool, int, int64_t> victim_cost{true, 0, INT64_MAX};
   size_t victim = 0;
-  int64_t victim_gap = INT64_MAX;
   for (size_t i = 0; i < points.size(); ++i) {
     if (keep.Has(i)) continue;
     const int64_t prev = i == 0 ? 0 : points[i - 1].n;
     const int64_t next = i + 1 == points.size() ? entry_tokens : points[i + 1].n;
-    const int64_t gap = std::min(points[i].n - prev, next - points[i].n);
-    if (gap < victim_gap) {
-      victim = i;
-      victim_gap = gap;
+    const int64_t to_point = std::min(i == 0 ? INT64_MAX : points[i].n - prev,
+                                      i + 1 == points.size() ? INT64_MAX : next - points[i].n);
+    if (to_point <= near_tokens) {
+      const std::tuple<bool, int, int64_t> cost{false, -KeepRank(points[i].kind), to_point};
+      if (cost < victim_cost) victim = i, victim_cost = cost;
+      continue;
     }
+    // The gap its removal leaves: dropping the point nearest a neighbour
+    // instead dropped each new turn boundary of a growing tool loop (its
+    // nearest neighbour is the entry end), so the loop kept only its old
+    // points and a trim under the budget fell back tens of thousands of
+    // tokens (mixed traffic, qwen3.5-0.8b pace, 1G: 60k-token `code`
+    // conversations re-prefilled from 33k every request).
+    const std::tuple<bool, int, int64_t> cost{true, 0, next - prev};
+    if (cost < victim_cost) victim = i, victim_cost = cost;
   }
   return victim;
 }
@@ -76,7 +99,7 @@ size_t SpreadVictim(const std::vector<Checkpoint>& points, int64_t entry_tokens)
 }  // namespace
 
 std::vector<Checkpoint> ThinCheckpoints(std::vector<Checkpoint>& points, int64_t entry_tokens,
-                                        int64_t limit, ThinOrder order) {
+                                        int64_t limit, ThinOrder order, int64_t near_tokens) {
   std::vector<Checkpoint> dropped;
   while (static_cast<int64_t>(points.size()) > std::max<int64_t>(limit, 0)) {
     // Branch points go last: the order picks among the other points while
@@ -91,7 +114,7 @@ std::vector<Checkpoint> ThinCheckpoints(std::vector<Checkpoint>& points, int64_t
     }
     const bool among_own = !own.empty() && own.size() < points.size();
     const std::vector<Checkpoint>& pick = among_own ? own : points;
-    const size_t v = order == ThinOrder::kSeed ? SeedVictim(pick) : SpreadVictim(pick, entry_tokens);
+    const size_t v = order == ThinOrder::kSeed ? SeedVictim(pick) : SpreadVictim(pick, entry_tokens, near_tokens);
     const size_t i = among_own ? index[v] : v;
     dropped.push_back(points[i]);
     points.erase(points.begin() + static_cast<std::ptrdiff_t>(i));

@@ -64,6 +64,35 @@ TEST(BudgetEviction, AShortTailWithoutHintsGoesBeforeAnOlderConversation) {
   EXPECT_EQ(LengthsAfterAThirdRequest(10 * 1024, &needed), (std::pair<int64_t, int64_t>{1250, 1024}));
 }
 
+// Expected benefit per byte over time since use: a long conversation saves
+// nearly a token per token of KV it holds, a short one's state costs more
+// bytes than its tokens save. Returns how much of the long conversation's
+// next turn restores after `short_ones` one-off short conversations have
+// passed through a budget that holds it and four of them.
+int64_t LongTurnRestoredAfter(int short_ones) {
+  const PayloadShape shape{64, 1024, 8192};  // 16 bytes of KV a token, a state worth 512 tokens
+  CacheOptions o;
+  o.state_bytes = shape.blob_bytes;
+  o.kv_bytes_per_token = shape.page_bytes / shape.page_tokens;
+  o.ram_budget_bytes = 100 * 1024;
+  Harness h(o, shape);
+  TokenSource src;
+  const Tokens conversation = src.Fresh(3000);
+  h.Run(conversation, {0, 2990});
+  for (int i = 0; i < short_ones; ++i) {
+    h.Run(src.Fresh(100));
+    EXPECT_LE(h.cache().Stats().ram_bytes, o.ram_budget_bytes);
+  }
+  return h.Run(Cat({conversation, src.Fresh(20)})).restore.length;
+}
+
+TEST(BudgetEviction, ALongConversationOutlivesNewerShortOnesWhoseStatesCostMore) {
+  // In LRU order the conversation would leave at the first overflow.
+  EXPECT_GE(LongTurnRestoredAfter(8), 2984);
+  // Its age still counts: idle long enough, it leaves too.
+  EXPECT_LT(LongTurnRestoredAfter(64), 2984);
+}
+
 TEST(BudgetEviction, AnEntryWithNoCheckpointLeftLeavesWhole) {
   CacheOptions o;
   o.ram_budget_bytes = 20 * 1024;

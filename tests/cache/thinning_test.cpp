@@ -46,17 +46,47 @@ std::vector<int64_t> Lengths(const std::vector<Checkpoint>& cps) {
   return out;
 }
 
-TEST(CacheThinning, SpreadDropsThePointClosestToANeighbour) {
+TEST(CacheThinning, SpreadDropsThePointWhoseRemovalLeavesTheSmallestGap) {
   auto cps = At({{100, K::kFinal}, {110, K::kGuard}, {500, K::kFinal}, {900, K::kFinal}, {1000, K::kGuard}});
   const auto dropped = ThinCheckpoints(cps, 2000, 4, ThinOrder::kSpread);
-  // Gaps: 100 and 110 are 10 apart (the smaller n goes first on a tie).
+  // Gaps left: 110 (without 100), 400, 790, 500, 1100 (without 1000: 900 to the end).
   EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{110, 500, 900, 1000}));
   ASSERT_EQ(dropped.size(), 1u);
   EXPECT_EQ(dropped[0].n, 100);
-  // Down to two: 900 (100 from 1000, the smaller n on a tie), then 110
-  // (110 from 0, against 390 and 500).
+  // Down to two: 110 (leaves 500, the smaller n on a tie with 900), then
+  // 900 (leaves 500 against 900 and 1100).
   ThinCheckpoints(cps, 2000, 2, ThinOrder::kSpread);
   EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{500, 1000}));
+}
+
+TEST(CacheThinning, SpreadKeepsTheNewTurnBoundaryOfAGrowingConversation) {
+  // A tool loop past its old points: each request leaves a turn boundary
+  // just below the entry end. It is the only point near the end, so it
+  // stays and an older one goes (dropping the point nearest a neighbour,
+  // the end counting as one, kept only the old points and a cut under the
+  // budget fell back 58,000 tokens).
+  auto cps = At({{10000, K::kFinal}, {20000, K::kFinal}, {30000, K::kFinal}, {33000, K::kFinal}, {91000, K::kFinal}});
+  ThinCheckpoints(cps, 91500, 4, ThinOrder::kSpread, 16);
+  EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{10000, 20000, 33000, 91000}));
+}
+
+TEST(CacheThinning, OfTwoPointsWithinTheGuardDistanceTheLessTellingGoesFirst) {
+  // A guard 11 tokens below a history end restores nearly the same prefix;
+  // it goes before any point that stands alone, however close those are.
+  auto cps = At({{300, K::kFinal}, {600, K::kFinal}, {3381, K::kGuard}, {3392, K::kHistoryEnd}, {3395, K::kFinal},
+                 {5000, K::kFinal}});
+  ThinCheckpoints(cps, 6000, 5, ThinOrder::kSpread, 16);
+  EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{300, 600, 3392, 3395, 5000}));
+  // Then the turn boundary 3 above the history end (the only history end
+  // is kept).
+  ThinCheckpoints(cps, 6000, 4, ThinOrder::kSpread, 16);
+  EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{300, 600, 3392, 5000}));
+  // Without the distance the guard stays: the gap it would leave (600 to
+  // 3392) is wider than the one 300 leaves.
+  auto plain = At({{300, K::kFinal}, {600, K::kFinal}, {3381, K::kGuard}, {3392, K::kHistoryEnd}, {3395, K::kFinal},
+                   {5000, K::kFinal}});
+  ThinCheckpoints(plain, 6000, 5, ThinOrder::kSpread);
+  EXPECT_EQ(Lengths(plain), (std::vector<int64_t>{600, 3381, 3392, 3395, 5000}));
 }
 
 // A branch point (another lineage restored from it) outlives the points
