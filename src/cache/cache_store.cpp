@@ -108,11 +108,12 @@ void CacheStore::EvictOverBudget(CommitExplanation* ex) {
       Evict(v, ex);
     }
   }
-  // One LRU order over every unleased entry; leased entries last. A lease's
+  // One order over every unleased entry (LeastValueVictim: value per byte
+  // over idle time; plain LRU in exact mode); leased entries last. A lease's
   // restore point holds its own references to the payload, so the request
   // it serves loses nothing: the budget is a hard limit after every call.
   // Anchors compete on evidence of reuse, not on their kind, and evidence is
-  // spent: an anchor that has served restores goes round the LRU order once
+  // spent: an anchor that has served restores goes round the order once
   // more instead of leaving, a lap per restore, at most kMaxAnchorLaps
   // banked. Protected for good (the previous rule), anchors that were reused
   // once and never again filled a tight budget while every conversation left

@@ -25,9 +25,11 @@
 //    evict. It may also be absorbed. Either way the restore point the caller
 //    holds keeps its own references to the payload, so the request it serves
 //    loses nothing; only the cache stops indexing (and charging) it.
-//  - Anchors are never absorbed or thinned. An anchor no request has
-//    restored from leaves RAM in LRU order with the conversations; one that
-//    served a restore leaves only under its own caps or when nothing else is.
+//  - Anchors are never absorbed or thinned. Over the budget every unleased
+//    entry, anchor or conversation, competes in one order: the least
+//    restorable tokens per byte freed, divided by the time since last use,
+//    gives way first; an anchor that served restores goes round that order
+//    once more per restore (at most 3 banked). docs/cache.md, "Budgets".
 // CacheOptions::mode == kExact turns all of this into the previous design
 // (whole snapshots at m - 16 and m, a small LRU); docs/cache.md has the rest.
 //
