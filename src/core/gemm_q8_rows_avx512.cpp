@@ -42,6 +42,7 @@ LINEAGE_AVX512 inline __m512i PairDot(const uint8_t* blk, __m512i xv) {
 // kPerm[l] in lane l.
 LINEAGE_AVX512 inline __m512i ReduceBlocks16(const __m512i* d) {
   __m512i s[4];
+#pragma GCC unroll 4
   for (int j = 0; j < 4; ++j)
     s[j] = _mm512_add_epi32(_mm512_unpacklo_epi32(d[2 * j], d[2 * j + 1]),
                             _mm512_unpackhi_epi32(d[2 * j], d[2 * j + 1]));
