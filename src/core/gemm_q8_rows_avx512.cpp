@@ -13,7 +13,9 @@
 // 8 pair vectors are reduced to one vector of 16 block sums (21 shuffles and
 // adds), the 16 fp16 scales are picked by four word permutes (vpermt2w over
 // the group's first 512 bytes: cheaper than a vpgatherdd), and a single
-// FMA applies them. The reduction leaves the blocks in the order kPerm.
+// FMA applies them. The reduction leaves the blocks in the order
+// kQ8GroupOrder, in which the activations keep their block sums and scales
+// (QuantizedActivations).
 // A row is taken against up to 4 tokens at once, sharing the weights'
 // magnitudes and signs (batched decode: 60 instead of 42 GFLOP/s at T = 4).
 // The row four rows ahead is prefetched while this one is read (see
@@ -40,7 +42,7 @@ LINEAGE_AVX512 inline __m512i PairDot(const uint8_t* blk, __m512i xv) {
 }
 
 // Eight PairDot results (blocks 0..15) to one vector of block sums, block
-// kPerm[l] in lane l.
+// kQ8GroupOrder[l] in lane l.
 LINEAGE_AVX512 inline __m512i ReduceBlocks16(const __m512i* d) {
   __m512i s[4];
 #pragma GCC unroll 4
@@ -52,11 +54,7 @@ LINEAGE_AVX512 inline __m512i ReduceBlocks16(const __m512i* d) {
   return _mm512_add_epi32(_mm512_shuffle_i32x4(t0, t1, 0x88), _mm512_shuffle_i32x4(t0, t1, 0xDD));
 }
 
-LINEAGE_AVX512 inline __m512i PermIndex() {
-  return _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
-}
-
-// The 16 fp16 block scales of blocks [0, 16) at `blk`, in kPerm order.
+// The 16 fp16 block scales of blocks [0, 16) at `blk`, in kQ8GroupOrder.
 // Block k's scale is word 17 k of the group: four 128-byte windows of 4
 // scales each, picked by one two-register word permute per window.
 struct ScaleIndex {
@@ -64,13 +62,12 @@ struct ScaleIndex {
   __mmask32 mask[4];
 };
 LINEAGE_AVX512 inline ScaleIndex MakeScaleIndex() {
-  constexpr int kPerm[16] = {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15};
   ScaleIndex si;
   for (int m = 0; m < 4; ++m) {
     alignas(64) int16_t idx[32] = {};
     uint32_t mask = 0;
     for (int l = 0; l < 16; ++l)
-      if (kPerm[l] / 4 == m) idx[l] = static_cast<int16_t>(17 * kPerm[l] - 64 * m), mask |= 1u << l;
+      if (kQ8GroupOrder[l] / 4 == m) idx[l] = static_cast<int16_t>(17 * kQ8GroupOrder[l] - 64 * m), mask |= 1u << l;
     si.idx[m] = _mm512_load_si512(idx);
     si.mask[m] = mask;
   }
@@ -114,7 +111,6 @@ template <int TB>
 LINEAGE_AVX512 void RowGroupTokens(const uint8_t* rows, int64_t row_bytes, int64_t nr, int64_t groups,
                                    int64_t num_blocks, int64_t prefetch_ahead, const QuantizedActivations& qx,
                                    int64_t t0, float* Y, int64_t ldy) {
-  const __m512i perm = PermIndex();
   const ScaleIndex scale_index = MakeScaleIndex();
   __m512 row_sums[TB][simd512::kLanes];
   for (int64_t k = 0; k < nr; ++k) {
@@ -143,8 +139,8 @@ LINEAGE_AVX512 void RowGroupTokens(const uint8_t* rows, int64_t row_bytes, int64
 #pragma GCC unroll 8
         for (int j = 0; j < 8; ++j)
           d[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), biased_w[j], _mm512_loadu_si512(xq + j * 64));
-        const __m512i bias = _mm512_permutexvar_epi32(perm, _mm512_loadu_si512(qx.row_sum128(t0 + t) + g * 16));
-        const __m512 xs = _mm512_permutexvar_ps(perm, _mm512_loadu_ps(qx.row_scale(t0 + t) + g * 16));
+        const __m512i bias = _mm512_loadu_si512(qx.row_sum128(t0 + t) + g * 16);
+        const __m512 xs = _mm512_loadu_ps(qx.row_scale_grouped(t0 + t) + g * 16);
         acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(ReduceBlocks16(d), bias)), _mm512_mul_ps(ws, xs),
                                  acc[t]);
       }
