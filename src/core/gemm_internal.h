@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/aligned_vector.h"
 #include "core/isa.h"
 #include "core/tensor_view.h"
 
@@ -63,7 +64,7 @@ inline constexpr int kQ8GroupOrder[16] = {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14,
 // run of 16 blocks in kQ8GroupOrder, the blocks after the last run in order.
 struct QuantizedActivations {
   int64_t num_tokens = 0, cols = 0;
-  std::vector<int8_t> q;     // [num_tokens, cols]
+  AlignedVector<int8_t> q;   // [num_tokens, cols]
   std::vector<float> scale;  // [num_tokens, cols / 32]
   std::vector<float> scale_grouped;  // [num_tokens, cols / 32]
   std::vector<int32_t> sum128;  // [num_tokens, cols / 32]
@@ -83,11 +84,11 @@ void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, Q
 // sub-block. cols is a multiple of 256.
 struct QuantizedActivationsK {
   int64_t num_tokens = 0, cols = 0;
-  std::vector<int8_t> q;       // [num_tokens, cols]
+  AlignedVector<int8_t> q;     // [num_tokens, cols]
   // q again with each run of 128 stored as its values 0..31, 64..95, 32..63,
   // 96..127: the order of the low then the high nibbles of 64 bytes of
   // Q4_K codes, so that one 512-bit load of codes meets one of activations.
-  std::vector<int8_t> q_nibble_order;  // [num_tokens, cols]
+  AlignedVector<int8_t> q_nibble_order;  // [num_tokens, cols]
   std::vector<float> scale;    // [num_tokens, cols / 256]
   std::vector<int16_t> sum16;  // [num_tokens, cols / 16]
   std::vector<int16_t> sum32;  // [num_tokens, cols / 32]
