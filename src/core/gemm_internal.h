@@ -48,7 +48,9 @@ inline int64_t RowGroup(const TensorView& W, int64_t row_bytes, int64_t r0, int6
 // 16 KiB (instead of 2.3 KiB for Q4_K rows of 1024 columns) changed nothing
 // measurable from DRAM on two threads, nor did an extra prefetch into L1 a
 // block or two ahead in L2: the integer kernels are bound by their
-// arithmetic, not by the access order.
+// arithmetic, not by the access order. (Since the integer kernels got
+// faster, the AVX-512 super-block kernels prefetch nothing: see
+// kSoftwarePrefetch in gemm_kquant_rows.inc.)
 inline int64_t RowPrefetchBytes(int64_t row_bytes) { return 4 * row_bytes; }
 
 // The order in which the AVX-512 Q8_0 row kernel's reduction leaves the 16
