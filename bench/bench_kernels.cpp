@@ -6,7 +6,8 @@
 // --exact: kernels::SetExactQ8(true), every block type on fp32 activations.
 // --decode: only T = 1 on the mlp gate / up and lm_head shapes, weights
 // streamed from DRAM, with the read probe measured after each sweep: the
-// per-family table of decode rate against the read rate of the same run.
+// per-family table of decode rate against the read rate of the same run;
+// with --l2 also mlp down (3584 columns: a row of many blocks).
 // --l2: only T = 1, on ~256 KiB of weights per thread read again and again
 // (hot in L2): the kernels' arithmetic rate, the ceiling of their DRAM rate.
 // It also prints the read-only stream bandwidth (MeasureReadBandwidth), the
@@ -260,7 +261,8 @@ int main(int argc, char** argv) {
   for (DType dt : dtypes)
     for (const Shape& s : kShapes)
       for (int64_t T : {1, 512})
-        if ((!in_l2 && !decode) || (T == 1 && (!decode || s.rows == 3584 || s.rows == 248320)))
+        if ((!in_l2 && !decode) ||
+            (T == 1 && (!decode || s.rows == 3584 || s.rows == 248320 || (in_l2 && s.cols == 3584))))
           rows.push_back({dt, &s, T, {1e30, 0, 0}});
   for (int sweep = 0; sweep < sweeps; ++sweep) {
     for (Row& row : rows) {

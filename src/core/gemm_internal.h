@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/aligned_vector.h"
 #include "core/isa.h"
 #include "core/tensor_view.h"
 
@@ -47,20 +48,31 @@ inline int64_t RowGroup(const TensorView& W, int64_t row_bytes, int64_t r0, int6
 // 16 KiB (instead of 2.3 KiB for Q4_K rows of 1024 columns) changed nothing
 // measurable from DRAM on two threads, nor did an extra prefetch into L1 a
 // block or two ahead in L2: the integer kernels are bound by their
-// arithmetic, not by the access order.
+// arithmetic, not by the access order. (Since the integer kernels got
+// faster, the AVX-512 super-block kernels prefetch nothing: see
+// kSoftwarePrefetch in gemm_kquant_rows.inc.)
 inline int64_t RowPrefetchBytes(int64_t row_bytes) { return 4 * row_bytes; }
+
+// The order in which the AVX-512 Q8_0 row kernel's reduction leaves the 16
+// blocks of a group (gemm_q8_rows_avx512.cpp): lane l holds block
+// kQ8GroupOrder[l].
+inline constexpr int kQ8GroupOrder[16] = {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15};
 
 // Activations quantised like Q8_0 (block of 32, scale d = max|x| / 127,
 // q = round(x / d)) for the integer dot-product paths. Scales stay fp32.
 // sum128 holds 128 * (the sum of each block's q): the AVX-512 Q8_0 kernel
-// multiplies w + 128 (unsigned) by q and takes it off.
+// multiplies w + 128 (unsigned) by q and takes it off. It and
+// scale_grouped (the scales again) are stored for that kernel: each whole
+// run of 16 blocks in kQ8GroupOrder, the blocks after the last run in order.
 struct QuantizedActivations {
   int64_t num_tokens = 0, cols = 0;
-  std::vector<int8_t> q;     // [num_tokens, cols]
+  AlignedVector<int8_t> q;   // [num_tokens, cols]
   std::vector<float> scale;  // [num_tokens, cols / 32]
+  std::vector<float> scale_grouped;  // [num_tokens, cols / 32]
   std::vector<int32_t> sum128;  // [num_tokens, cols / 32]
   const int8_t* row(int64_t t) const { return q.data() + t * cols; }
   const float* row_scale(int64_t t) const { return scale.data() + t * (cols / 32); }
+  const float* row_scale_grouped(int64_t t) const { return scale_grouped.data() + t * (cols / 32); }
   const int32_t* row_sum128(int64_t t) const { return sum128.data() + t * (cols / 32); }
 };
 
@@ -74,11 +86,11 @@ void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, Q
 // sub-block. cols is a multiple of 256.
 struct QuantizedActivationsK {
   int64_t num_tokens = 0, cols = 0;
-  std::vector<int8_t> q;       // [num_tokens, cols]
+  AlignedVector<int8_t> q;     // [num_tokens, cols]
   // q again with each run of 128 stored as its values 0..31, 64..95, 32..63,
   // 96..127: the order of the low then the high nibbles of 64 bytes of
   // Q4_K codes, so that one 512-bit load of codes meets one of activations.
-  std::vector<int8_t> q_nibble_order;  // [num_tokens, cols]
+  AlignedVector<int8_t> q_nibble_order;  // [num_tokens, cols]
   std::vector<float> scale;    // [num_tokens, cols / 256]
   std::vector<int16_t> sum16;  // [num_tokens, cols / 16]
   std::vector<int16_t> sum32;  // [num_tokens, cols / 32]

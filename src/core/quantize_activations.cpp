@@ -52,14 +52,20 @@ void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, Q
   out->cols = cols;
   out->q.resize(static_cast<size_t>(T * cols));
   out->scale.resize(static_cast<size_t>(T * (cols / 32)));
+  out->scale_grouped.resize(static_cast<size_t>(T * (cols / 32)));
   out->sum128.resize(static_cast<size_t>(T * (cols / 32)));
+  const int64_t num_blocks = cols / 32, grouped = num_blocks / 16 * 16;
   for (int64_t t = 0; t < T; ++t) {
-    for (int64_t b = 0; b < cols / 32; ++b) {
+    for (int64_t b = 0; b < num_blocks; ++b) {
       __m256i q;
-      out->scale[t * (cols / 32) + b] = QuantizeBlock32(X + t * ldx + b * 32, &q);
-      const int8_t* qb = out->q.data() + t * cols + b * 32;
+      out->scale[t * num_blocks + b] = QuantizeBlock32(X + t * ldx + b * 32, &q);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out->q.data() + t * cols + b * 32), q);
-      out->sum128[t * (cols / 32) + b] = 128 * (Sum16(qb) + Sum16(qb + 16));
+    }
+    for (int64_t b = 0; b < num_blocks; ++b) {
+      const int64_t from = b < grouped ? b / 16 * 16 + kQ8GroupOrder[b % 16] : b;
+      const int8_t* qb = out->q.data() + t * cols + from * 32;
+      out->scale_grouped[t * num_blocks + b] = out->scale[t * num_blocks + from];
+      out->sum128[t * num_blocks + b] = 128 * (Sum16(qb) + Sum16(qb + 16));
     }
   }
 }

@@ -42,8 +42,10 @@ LINEAGE_SIMD256_FN float HSum(VecF v) {
 // simd_avx512.h).
 LINEAGE_SIMD256_FN VecF HSumEach(const VecF* v) {
   __m256 s[4], t[2];
+#pragma GCC unroll 4
   for (int j = 0; j < 4; ++j)
     s[j] = _mm256_add_ps(_mm256_unpacklo_ps(v[2 * j], v[2 * j + 1]), _mm256_unpackhi_ps(v[2 * j], v[2 * j + 1]));
+#pragma GCC unroll 2
   for (int j = 0; j < 2; ++j) {
     const __m256d a = _mm256_castps_pd(s[2 * j]), b = _mm256_castps_pd(s[2 * j + 1]);
     t[j] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(a, b)), _mm256_castpd_ps(_mm256_unpackhi_pd(a, b)));

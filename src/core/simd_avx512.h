@@ -57,8 +57,10 @@ LINEAGE_SIMD512_FN float HSum(VecF v) {
 // sits in v.
 LINEAGE_SIMD512_FN VecF HSumEach(const VecF* v) {
   __m512 s[8], t[4];
+#pragma GCC unroll 8
   for (int j = 0; j < 8; ++j)
     s[j] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * j], v[2 * j + 1]), _mm512_unpackhi_ps(v[2 * j], v[2 * j + 1]));
+#pragma GCC unroll 4
   for (int j = 0; j < 4; ++j) {
     const __m512d a = _mm512_castps_pd(s[2 * j]), b = _mm512_castps_pd(s[2 * j + 1]);
     t[j] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
