@@ -27,9 +27,10 @@ enum class CacheMode : uint8_t { kLineage, kExact };
 // Which checkpoint thinning drops first when an entry has too many (§3.4).
 enum class ThinOrder : uint8_t {
   kSeed,    // all guards but the newest, oldest first; then the oldest points
-  kSpread,  // the point closest to a neighbour (0, other points, entry end);
-            // the default: measured ahead of kSeed on mixed and mooncake
-            // traffic at every budget (docs/sim.md)
+  kSpread,  // a near-duplicate first, then the point whose removal leaves
+            // the smallest gap (0, other points, entry end); the default:
+            // measured ahead of kSeed on mixed and mooncake traffic at every
+            // budget (docs/sim.md, thinning.h)
 };
 // How many checkpoints an entry may keep.
 enum class ThinCount : uint8_t {

@@ -43,7 +43,6 @@ class PageAllocator {
   std::atomic<PageId> next_{1};
 };
 
-
 class CountedKv final : public KvView {
  public:
   CountedKv(std::shared_ptr<const Tokens> tokens, int64_t num_tokens, std::vector<PageId> pages,
