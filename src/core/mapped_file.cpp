@@ -69,4 +69,17 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   return f;
 }
 
+Status MappedFile::Populate() const {
+  if (size_ == 0) return Status::Ok();
+#ifdef MADV_POPULATE_READ
+  if (madvise(const_cast<uint8_t*>(data_), size_, MADV_POPULATE_READ) == 0) return Status::Ok();
+  if (errno != EINVAL) return IoError(path_ + ": populating the mapping failed: " + std::strerror(errno));
+#endif
+  // Kernels before 5.14: one read per page does the same.
+  const long page = sysconf(_SC_PAGESIZE);
+  volatile uint8_t sink = 0;
+  for (size_t off = 0; off < size_; off += static_cast<size_t>(page)) sink = sink + data_[off];
+  return Status::Ok();
+}
+
 }  // namespace lineage

@@ -34,6 +34,10 @@ class MappedFile {
   size_t size() const { return size_; }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
+  // Faults every page of the mapping in now (reading from disk what the
+  // page cache lacks), so later reads find them mapped: a mixture-of-experts
+  // model touches each expert's pages first when a token routes to it.
+  Status Populate() const;
 
  private:
   const uint8_t* data_ = nullptr;

@@ -138,8 +138,10 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
     x = x * 1664525u + 1013904223u;
     prompt.push_back(static_cast<int32_t>((x >> 8) % static_cast<uint32_t>(m.config.vocab)));
   }
-  // Warm-up: one token through the model faults every weight page in, as in
-  // a server that has run before; the timed runs then measure compute.
+  // Warm-up, as in a server that has run before: every weight page mapped
+  // (one token alone would leave a mixture of experts' unchosen experts to
+  // fault in during the timed decode), then one token through the model.
+  for (const auto& file : m.files) LINEAGE_RETURN_IF_ERROR(file->Populate());
   {
     Sequence warm = engine.NewSequence();
     PrefillResult ignored;
