@@ -149,22 +149,30 @@ double MeasureReadBandwidth(ThreadPool& pool, int64_t prefetch_bytes) {
   pool.parallel_for(static_cast<int64_t>(kBufferBytes), [&](int64_t lo, int64_t hi, int) {
     std::memset(src + lo, 1, static_cast<size_t>(hi - lo));
   });
-  const bool wide = kernels::ActiveIsa() == kernels::Isa::kAvx512;
   const size_t pieces = kBufferBytes / kBurstBytes;
-  std::vector<uint64_t> sink(static_cast<size_t>(pool.size()));
   double best = 0;
   for (int rep = 0; rep < kCopyBursts; ++rep) {
     const size_t offset = (static_cast<size_t>(rep) % pieces) * kBurstBytes;
-    auto t0 = Clock::now();
-    pool.parallel_for(static_cast<int64_t>(kBurstBytes / 256), [&](int64_t lo, int64_t hi, int part) {
-      const uint8_t* p = src + offset + lo * 256;
+    const std::span<const uint8_t> burst[] = {{src + offset, kBurstBytes}};
+    best = std::max(best, static_cast<double>(kBurstBytes) / SecondsToRead(pool, burst, prefetch_bytes));
+  }
+  return best;
+}
+
+double SecondsToRead(ThreadPool& pool, std::span<const std::span<const uint8_t>> ranges, int64_t prefetch_bytes) {
+  const bool wide = kernels::ActiveIsa() == kernels::Isa::kAvx512;
+  std::vector<uint64_t> sink(static_cast<size_t>(pool.size()));
+  const auto t0 = Clock::now();
+  for (const std::span<const uint8_t> r : ranges) {
+    pool.parallel_for(static_cast<int64_t>(r.size() / 256), [&](int64_t lo, int64_t hi, int part) {
+      const uint8_t* p = r.data() + lo * 256;
       sink[part] += wide ? StreamReadAvx512(p, (hi - lo) * 256, prefetch_bytes)
                          : StreamReadAvx2(p, (hi - lo) * 256, prefetch_bytes);
     });
-    best = std::max(best, static_cast<double>(kBurstBytes) / SecondsSince(t0));
   }
+  const double seconds = SecondsSince(t0);
   if (sink[0] == 1) std::fputs("", stderr);  // keeps the sums live
-  return best;
+  return seconds;
 }
 
 double MeasurePeakGemmFlops(ThreadPool& pool, DType dtype) {

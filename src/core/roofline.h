@@ -19,6 +19,9 @@
 // Thread-safety: they use `pool` exclusively while they run.
 #pragma once
 
+#include <cstdint>
+#include <span>
+
 #include "core/dtype.h"
 #include "core/thread_pool.h"
 
@@ -34,6 +37,12 @@ double MeasureCopyBandwidth(ThreadPool& pool);               // bytes / s
 // best read its weights at this rate, so weight bytes per token divided by
 // it is the decode bound that does not charge the copy's writes.
 double MeasureReadBandwidth(ThreadPool& pool, int64_t prefetch_bytes = 0);  // bytes / s
+// The seconds the read probe's loop takes over every byte of `ranges` once
+// (whole 256-byte pieces; the last < 256 bytes of a range are skipped),
+// split over all pool threads: a plain read of given memory, such as a
+// mapped model's weights right after a decode step.
+double SecondsToRead(ThreadPool& pool, std::span<const std::span<const uint8_t>> ranges,
+                     int64_t prefetch_bytes = 0);
 double MeasurePeakGemmFlops(ThreadPool& pool, DType dtype);  // flop / s
 // A register-only loop of independent FMAs on every pool thread, in the
 // active ISA's widest vectors: the nominal fp32 peak of the cores.

@@ -186,6 +186,31 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   r.peak_rss_bytes = PeakRssBytes();
   for (const auto& buf : m.files) r.weight_bytes += static_cast<int64_t>(buf->size());
   r.active = SumDecodeMatrices(m, ViewBytes);
+  if (options.gen_tokens > 0 && !m.files.empty()) {
+    // The first active.total() bytes of the files (a mixture of experts
+    // reads other experts each step, but as many bytes).
+    std::vector<std::span<const uint8_t>> ranges;
+    int64_t left = r.active.total();
+    for (const auto& buf : m.files) {
+      const int64_t n = std::min<int64_t>(left, static_cast<int64_t>(buf->size()));
+      if (n > 0) ranges.push_back(buf->bytes().first(static_cast<size_t>(n)));
+      left -= n;
+    }
+    std::vector<double> ratios;
+    for (int64_t i = 0; i < options.gen_tokens; ++i) {
+      Sequence* one[] = {&seq};
+      const auto t0 = Clock::now();
+      LINEAGE_RETURN_IF_ERROR(engine.Decode(one, std::span(&next, 1), &logits));
+      const double step_s = Seconds(t0, Clock::now());
+      next = Argmax(logits);
+      ratios.push_back(SecondsToRead(engine.pool(), ranges) / step_s);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    const size_t n = ratios.size();
+    r.decode_paired_read_ratio_q1 = ratios[n / 4];
+    r.decode_paired_read_ratio = ratios[n / 2];
+    r.decode_paired_read_ratio_q3 = ratios[(3 * n) / 4];
+  }
   if (m.files.empty()) {
     const int64_t all_experts =
         m.config.moe() ? r.active.routed_experts / m.config.experts_per_token * m.config.num_experts : 0;
@@ -224,6 +249,9 @@ nlohmann::json BenchReport::ToJson() const {
       {"decode_bound_tok_s", decode_bound_tok_s}, {"decode_ratio", decode_ratio},
       {"read_bandwidth_bytes_s", read_bandwidth_bytes_s}, {"decode_read_bound_tok_s", decode_read_bound_tok_s},
       {"decode_read_ratio", decode_read_ratio},
+      {"decode_paired_read_ratio", decode_paired_read_ratio},
+      {"decode_paired_read_ratio_q1", decode_paired_read_ratio_q1},
+      {"decode_paired_read_ratio_q3", decode_paired_read_ratio_q3},
       {"decode_exact_tok_s", decode_exact_tok_s},
       {"prefill_gemm_flops", prefill_gemm_flops}, {"prefill_flop_s", prefill_flop_s},
       {"peak_gemm_flop_s", peak_gemm_flop_s}, {"prefill_ratio", prefill_ratio}};
@@ -252,6 +280,11 @@ std::string BenchReport::ToTable() const {
       weight_bytes_per_token / MiB, decode_bound_tok_s, 100.0 * decode_ratio);
   add("read bandwidth   %.2f GB/s (read only) -> %.2f tokens/s; achieved %.0f%% of read bound\n",
       read_bandwidth_bytes_s / 1e9, decode_read_bound_tok_s, 100.0 * decode_read_ratio);
+  if (decode_paired_read_ratio > 0) {
+    add("paired read      each step against a plain read of as many weight bytes right after it: "
+        "median %.0f%% of the read's speed (quartiles %.0f-%.0f%%)\n",
+        100.0 * decode_paired_read_ratio, 100.0 * decode_paired_read_ratio_q1, 100.0 * decode_paired_read_ratio_q3);
+  }
   if (active.routed_experts > 0) {
     add("active per token attention %.1f + recurrent %.1f + router %.2f + shared expert %.1f + routed experts %.1f + "
         "head %.1f MiB\n",

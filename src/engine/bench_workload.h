@@ -1,5 +1,7 @@
 // The engine benchmark behind `lineage bench` and bench/bench_engine: after a
-// one-token warm-up that faults the weights in, one cold prefill of a prompt, greedy decode of a number of tokens, and the two
+// warm-up that maps every weight page and runs one token, one cold prefill
+// of a prompt, greedy decode of a number of tokens (then as many again,
+// each step paired with a plain read of as many weight bytes), and the two
 // roofline figures of the same machine measured in the same run:
 //   - copy bandwidth (STREAM-like) and the decode bound it implies: weight
 //     bytes read per decoded token / bandwidth;
@@ -74,6 +76,12 @@ struct BenchReport {
   // its own roofline; reported beside the copy bound, which stays as it is.
   double read_bandwidth_bytes_s = 0;
   double decode_read_bound_tok_s = 0, decode_read_ratio = 0;
+  // Paired: gen_tokens more decode steps, each followed by a plain read
+  // (SecondsToRead) of as many bytes of the weight files as the step reads;
+  // read seconds / step seconds per pair, quartiles. On a machine whose
+  // memory is shared with others the bound above (the best of many short
+  // bursts) and a second of decode see different machines; a pair sees one.
+  double decode_paired_read_ratio_q1 = 0, decode_paired_read_ratio = 0, decode_paired_read_ratio_q3 = 0;
   double decode_exact_tok_s = 0;       // with compare_exact, else 0
   double prefill_gemm_flops = 0;       // matmul flops of the prefill
   double prefill_flop_s = 0, peak_gemm_flop_s = 0, prefill_ratio = 0;

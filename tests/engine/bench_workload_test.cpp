@@ -1,0 +1,41 @@
+// RunBench (`lineage bench`) on a tiny model read from a file: the paired
+// decode-vs-read figure is measured and reported. (RunBench also measures
+// the machine's bandwidth and peak, seconds of work, so this stays one test.)
+#include "engine/bench_workload.h"
+
+#include <gtest/gtest.h>
+
+#include "engine_test_util.h"
+#include "model/load_model.h"
+#include "model/test_util.h"
+
+namespace lineage::engine {
+namespace {
+
+BenchOptions Small() {
+  BenchOptions o;
+  o.prompt_tokens = 8;
+  o.gen_tokens = 9;
+  o.admission_contexts = {};
+  return o;
+}
+
+TEST(RunBench, PairsEachDecodeStepWithAReadOfItsBytes) {
+  auto spec = model::LookupShape(model::Arch::kQwen3_5, "tiny");
+  ASSERT_TRUE(spec.ok());
+  const std::string path =
+      model::testing_util::Write(*spec, model::FileFormat::kGguf, DType::kF32, 3, "bench_workload.gguf");
+  auto m = model::LoadModel(path);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto engine = testing::MakeEngine(*m);
+  auto r = RunBench(*engine, Small());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(r->decode_paired_read_ratio_q1, 0);
+  EXPECT_LE(r->decode_paired_read_ratio_q1, r->decode_paired_read_ratio);
+  EXPECT_LE(r->decode_paired_read_ratio, r->decode_paired_read_ratio_q3);
+  EXPECT_EQ(r->ToJson()["decode_paired_read_ratio"].get<double>(), r->decode_paired_read_ratio);
+  EXPECT_NE(r->ToTable().find("paired read"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lineage::engine
