@@ -34,6 +34,7 @@
 #include "core/gemm_multi.h"
 #include "core/kernels.h"
 #include "core/roofline.h"
+#include "engine/bench_workload.h"
 #include "engine/engine.h"
 #include "engine/model_source.h"
 #include "engine/sampler.h"
@@ -177,13 +178,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_decode_step: %s\n", m.status().ToString().c_str());
     return 1;
   }
-  // Every weight page mapped first: a mixture of experts' unchosen experts
-  // would otherwise fault in during the timed steps.
-  for (const auto& file : (*m)->files) {
-    if (Status st = file->Populate(); !st.ok()) {
-      std::fprintf(stderr, "bench_decode_step: %s\n", st.ToString().c_str());
-      return 1;
-    }
+  if (Status st = engine::MapEveryWeightPage(**m); !st.ok()) {
+    std::fprintf(stderr, "bench_decode_step: %s\n", st.ToString().c_str());
+    return 1;
   }
   engine::EngineOptions eo;
   eo.num_threads = threads;

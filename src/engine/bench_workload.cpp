@@ -117,6 +117,11 @@ double MedianAdmitUs(Engine& engine, int64_t context_tokens) {
 
 }  // namespace
 
+Status MapEveryWeightPage(const model::Model& m) {
+  for (const auto& file : m.files) LINEAGE_RETURN_IF_ERROR(file->Populate());
+  return Status::Ok();
+}
+
 Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   if (options.prompt_tokens <= 0 || options.gen_tokens < 0) return InvalidArgument("bad prompt or gen length");
   const model::Model& m = engine.model();
@@ -141,7 +146,7 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   // Warm-up, as in a server that has run before: every weight page mapped
   // (one token alone would leave a mixture of experts' unchosen experts to
   // fault in during the timed decode), then one token through the model.
-  for (const auto& file : m.files) LINEAGE_RETURN_IF_ERROR(file->Populate());
+  LINEAGE_RETURN_IF_ERROR(MapEveryWeightPage(m));
   {
     Sequence warm = engine.NewSequence();
     PrefillResult ignored;
@@ -158,13 +163,15 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
 
   int32_t next = Argmax(pre.logits);
   std::vector<float> logits;
-  cpu0 = CpuSeconds();
-  t0 = Clock::now();
-  for (int64_t i = 0; i < options.gen_tokens; ++i) {
+  auto decode_next = [&]() -> Status {  // one greedy step of seq
     Sequence* one[] = {&seq};
     LINEAGE_RETURN_IF_ERROR(engine.Decode(one, std::span(&next, 1), &logits));
     next = Argmax(logits);
-  }
+    return Status::Ok();
+  };
+  cpu0 = CpuSeconds();
+  t0 = Clock::now();
+  for (int64_t i = 0; i < options.gen_tokens; ++i) LINEAGE_RETURN_IF_ERROR(decode_next());
   r.decode_s = Seconds(t0, Clock::now());
   r.decode_cpu_share = (CpuSeconds() - cpu0) / (r.decode_s * r.threads);
   r.decode_tok_s = options.gen_tokens > 0 ? static_cast<double>(options.gen_tokens) / r.decode_s : 0;
@@ -173,11 +180,7 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
     kernels::SetExactQ8(true);
     t0 = Clock::now();
     Status st = Status::Ok();
-    for (int64_t i = 0; i < options.gen_tokens && st.ok(); ++i) {
-      Sequence* one[] = {&seq};
-      st = engine.Decode(one, std::span(&next, 1), &logits);
-      next = Argmax(logits);
-    }
+    for (int64_t i = 0; i < options.gen_tokens && st.ok(); ++i) st = decode_next();
     kernels::SetExactQ8(was_exact);
     LINEAGE_RETURN_IF_ERROR(st);
     r.decode_exact_tok_s = static_cast<double>(options.gen_tokens) / Seconds(t0, Clock::now());
@@ -198,11 +201,9 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
     }
     std::vector<double> ratios;
     for (int64_t i = 0; i < options.gen_tokens; ++i) {
-      Sequence* one[] = {&seq};
-      const auto t0 = Clock::now();
-      LINEAGE_RETURN_IF_ERROR(engine.Decode(one, std::span(&next, 1), &logits));
-      const double step_s = Seconds(t0, Clock::now());
-      next = Argmax(logits);
+      const auto step0 = Clock::now();
+      LINEAGE_RETURN_IF_ERROR(decode_next());
+      const double step_s = Seconds(step0, Clock::now());
       ratios.push_back(SecondsToRead(engine.pool(), ranges) / step_s);
     }
     std::sort(ratios.begin(), ratios.end());

@@ -93,4 +93,9 @@ struct BenchReport {
 
 Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options);
 
+// Faults every page of the model's weight files in (MappedFile::Populate), as
+// a server that has run a while has them: one warm-up token maps only the
+// experts it routes to, and the rest would fault in during timed steps.
+Status MapEveryWeightPage(const model::Model& m);
+
 }  // namespace lineage::engine
