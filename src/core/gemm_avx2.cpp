@@ -35,6 +35,7 @@ static void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
         for (int k = 0; k < 4; ++k) {
           const uint8_t* blk = rows[k] + b * 34;
           _mm_prefetch(reinterpret_cast<const char*>(blk + RowPrefetchBytes(row_bytes)), _MM_HINT_T1);
+          PrimePageAhead(blk, 34);
           const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
           const __m256i p16 = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(xv, w));
           const __m256i p32 = _mm256_madd_epi16(p16, ones);

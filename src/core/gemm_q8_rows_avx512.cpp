@@ -120,6 +120,7 @@ LINEAGE_AVX512 void RowGroupTokens(const uint8_t* rows, int64_t row_bytes, int64
     for (int t = 0; t < TB; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t g = 0; g < groups; ++g) {
       const uint8_t* blk = row + g * 16 * kBlockBytes;
+      PrimePageAhead(blk, 16 * kBlockBytes);
 #pragma GCC unroll 16
       for (int64_t off = 0; off < 16 * kBlockBytes; off += 64)
         _mm_prefetch(reinterpret_cast<const char*>(blk + prefetch_ahead + off), _MM_HINT_T1);
