@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/isa.h"
+#include "core/percentile.h"
 #include "core/roofline.h"
 #include "engine/sampler.h"
 
@@ -111,8 +112,7 @@ double MedianAdmitUs(Engine& engine, int64_t context_tokens) {
     seq->kv().Reserve(1);  // first append: copies the shared partial page
     us.push_back(Seconds(t0, Clock::now()) * 1e6);
   }
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
+  return Percentile(std::move(us), 0.5);
 }
 
 }  // namespace
@@ -206,11 +206,9 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
       const double step_s = Seconds(step0, Clock::now());
       ratios.push_back(SecondsToRead(engine.pool(), ranges) / step_s);
     }
-    std::sort(ratios.begin(), ratios.end());
-    const size_t n = ratios.size();
-    r.decode_paired_read_ratio_q1 = ratios[n / 4];
-    r.decode_paired_read_ratio = ratios[n / 2];
-    r.decode_paired_read_ratio_q3 = ratios[(3 * n) / 4];
+    r.decode_paired_read_ratio_q1 = Percentile(ratios, 0.25);
+    r.decode_paired_read_ratio = Percentile(ratios, 0.5);
+    r.decode_paired_read_ratio_q3 = Percentile(ratios, 0.75);
   }
   if (m.files.empty()) {
     const int64_t all_experts =

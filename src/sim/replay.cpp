@@ -7,6 +7,8 @@
 #include <queue>
 #include <tuple>
 
+#include "core/percentile.h"
+
 namespace lineage::sim {
 namespace {
 
@@ -51,13 +53,6 @@ class ArrivalClock {
   // (real end, slip), earliest real end first.
   std::priority_queue<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, int64_t>>, std::greater<>> ended_;
 };
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
-  return v[std::min(k, v.size() - 1)];
-}
 
 }  // namespace
 
