@@ -11,14 +11,16 @@
 //            calls them (MultiGemm / Gemm with the engine's pool, the same
 //            weights), each call timed alone over --passes passes: the sum
 //            of every call's best time, and of its median
-//   read     the same bytes read with plain vector loads, split over the
+//   read     the same bytes read with plain vector loads (a pass of their
+//            own after the products, so neither finds the other's bytes in
+//            cache), split over the
 //            pool the same way: the floor the memory system allows
 //   copy     the STREAM-like copy bandwidth `lineage bench` divides by
 // so best step - gemv best = the step's other work (norms, conv, delta
 // rule, attention, sampling, barriers), and gemv / read = the kernels'
 // efficiency on the mapped weights. --passes 0 times the steps alone (for a
 // sampling profiler: nothing but decode steps runs after the prompt).
-#include <immintrin.h>
+#include <span>
 
 #include <algorithm>
 #include <chrono>
@@ -106,15 +108,8 @@ std::vector<Call> DecodeCalls(const model::Model& m) {
   return calls;
 }
 
-__attribute__((target("avx512f"))) uint64_t ReadRange(const uint8_t* p, int64_t bytes) {
-  __m512i acc = _mm512_setzero_si512();
-  int64_t i = 0;
-  for (; i + 64 <= bytes; i += 64) acc = _mm512_xor_si512(acc, _mm512_loadu_si512(p + i));
-  return static_cast<uint64_t>(_mm512_reduce_add_epi64(acc)) + (i < bytes ? p[i] : 0);
-}
-
-void RunCall(Call& c, ThreadPool& pool, const float* x, float* y) {
-  auto t0 = Clock::now();
+void RunGemv(Call& c, ThreadPool& pool, const float* x, float* y) {
+  const auto t0 = Clock::now();
   if (c.ws.size() == 1) {
     kernels::Gemm(*c.ws[0], x, c.in, y, c.ws[0]->rows(), 1, &pool);
   } else {
@@ -127,16 +122,15 @@ void RunCall(Call& c, ThreadPool& pool, const float* x, float* y) {
     kernels::GemmMulti(targets, x, c.in, 1, &pool);
   }
   c.gemv.ms.push_back(Ms(t0));
-  static volatile uint64_t sink = 0;
-  t0 = Clock::now();
-  pool.parallel_for(pool.size(), [&](int64_t p0, int64_t p1, int) {
-    for (const TensorView* w : c.ws) {
-      const auto* base = static_cast<const uint8_t*>(w->data);
-      const int64_t b0 = w->nbytes * p0 / pool.size() / 64 * 64, b1 = p1 == pool.size() ? w->nbytes : w->nbytes * p1 / pool.size() / 64 * 64;
-      sink = sink + ReadRange(base + b0, b1 - b0);
-    }
-  });
-  c.read.ms.push_back(Ms(t0));
+}
+
+// The same bytes read by the roofline's read loop (the active ISA's widest
+// loads), in a pass of its own: read right after its product, a call of a
+// few MiB would come from the last-level cache.
+void RunRead(Call& c, ThreadPool& pool) {
+  std::vector<std::span<const uint8_t>> ranges;
+  for (const TensorView* w : c.ws) ranges.emplace_back(static_cast<const uint8_t*>(w->data), w->nbytes);
+  c.read.ms.push_back(1e3 * SecondsToRead(pool, ranges));
 }
 
 }  // namespace
@@ -237,8 +231,9 @@ int main(int argc, char** argv) {
   Timings gemv_pass;
   for (int p = 0; p < passes; ++p) {
     const auto t0 = Clock::now();
-    for (Call& c : calls) RunCall(c, e.pool(), x.data(), y.data());
+    for (Call& c : calls) RunGemv(c, e.pool(), x.data(), y.data());
     gemv_pass.ms.push_back(Ms(t0));
+    for (Call& c : calls) RunRead(c, e.pool());
   }
   double gemv_best = 0, gemv_median = 0, read_best = 0, read_median = 0, lm_best = 0;
   for (const Call& c : calls) {
@@ -260,6 +255,18 @@ int main(int argc, char** argv) {
               gemv_best, gemv_median, gbps(gemv_best), lm_best,
               (*m)->weights.lm_head.nbytes / lm_best / 1e6);
   std::printf("%-6s %9.2f %9.2f   %.1f GB/s\n", "read", read_best, read_median, gbps(read_best));
+  // By kind of call: where the matrix products fall behind a plain read.
+  std::vector<std::string> kinds;
+  for (const Call& c : calls)
+    if (std::find(kinds.begin(), kinds.end(), c.name) == kinds.end()) kinds.push_back(c.name);
+  for (const std::string& kind : kinds) {
+    double g = 0, r = 0, bytes = 0;
+    int n = 0;
+    for (const Call& c : calls)
+      if (c.name == kind) g += c.gemv.Best(), r += c.read.Best(), bytes += static_cast<double>(c.bytes), ++n;
+    std::printf("  %-13s %3d calls %8.1f MiB  gemv %7.2f ms  read %7.2f ms  gemv/read %.2f\n", kind.c_str(), n,
+                bytes / (1 << 20), g, r, g / r);
+  }
   std::printf("copy   %.1f GB/s -> bound %.2f tokens/s; best step = %.0f%% of it, gemv alone %.0f%%\n", copy_gbps,
               copy_gbps * 1e9 / step_bytes, 100 * step_bytes / (step.Best() * 1e6) / copy_gbps,
               100 * gbps(gemv_best) / copy_gbps);

@@ -18,42 +18,78 @@ constexpr int kTileTokens = 6;  // 12 accumulators + 2 weight vectors + 1 broadc
 // Q8_0 rows against int8 activations, one block per 256-bit vector:
 // maddubs(|w|, sign(x, w)) then madd with ones gives 8 int32 partial sums
 // (|w| <= 128 and |x| <= 127, so the int16 pair sums cannot saturate).
+// Rows are read one after another, a single stream front to back, against
+// up to kQ8RowTokens tokens at once; each row's sums stay in a vector until
+// a group of kLanes rows ends, where one HSumEach per token sums them all.
+constexpr int kQ8RowTokens = 4;
+
+template <int TB>
+static void Q8RowGroup(const uint8_t* rows, int64_t row_bytes, int64_t nr, int64_t num_blocks,
+                       const QuantizedActivations& qx, int64_t t0, float* Y, int64_t ldy) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  const int64_t ahead = RowPrefetchBytes(row_bytes);
+  const int8_t* xq[TB];
+  const float* xd[TB];
+  for (int t = 0; t < TB; ++t) xq[t] = qx.row(t0 + t), xd[t] = qx.row_scale(t0 + t);
+  VecF sums[TB][kLanes];
+  for (int64_t k = 0; k < nr; ++k) {
+    const uint8_t* row = rows + k * row_bytes;
+    VecF acc[TB];
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) acc[t] = Zero();
+    for (int64_t b = 0; b < num_blocks; ++b) {
+      const uint8_t* blk = row + b * 34;
+      _mm_prefetch(reinterpret_cast<const char*>(blk + ahead), _MM_HINT_T1);
+      PrimePageAhead(blk, 34);
+      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+      const __m256i wabs = _mm256_abs_epi8(w);
+      uint16_t h;
+      std::memcpy(&h, blk, 2);
+      const float d = _cvtsh_ss(h);
+#pragma GCC unroll 4
+      for (int t = 0; t < TB; ++t) {
+        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * 32));
+        const __m256i p32 = _mm256_madd_epi16(_mm256_maddubs_epi16(wabs, _mm256_sign_epi8(xv, w)), ones);
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p32), _mm256_set1_ps(d * xd[t][b]), acc[t]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) sums[t][k] = acc[t];
+  }
+  for (int t = 0; t < TB; ++t) {
+    for (int64_t k = nr; k < kLanes; ++k) sums[t][k] = Zero();
+    alignas(32) float all[kLanes];
+    _mm256_store_ps(all, HSumEach(sums[t]));
+    std::memcpy(Y + t * ldy, all, static_cast<size_t>(nr) * sizeof(float));
+  }
+}
+
 static void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
                        const QuantizedActivations& qx, float* Y, int64_t ldy, int64_t T) {
-  const int64_t num_blocks = W.cols() / 32;
-  const int64_t row_bytes = num_blocks * 34;
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int64_t r0 = row_begin; r0 < row_end; r0 += 4) {
-    const uint8_t* rows[4];
-    const int64_t nr = RowGroup(W, row_bytes, r0, row_end, rows);
-    for (int64_t t = 0; t < T; ++t) {
-      const int8_t* xq = qx.row(t);
-      const float* xd = qx.row_scale(t);
-      VecF acc[4] = {Zero(), Zero(), Zero(), Zero()};
-      for (int64_t b = 0; b < num_blocks; ++b) {
-        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + b * 32));
-        for (int k = 0; k < 4; ++k) {
-          const uint8_t* blk = rows[k] + b * 34;
-          _mm_prefetch(reinterpret_cast<const char*>(blk + RowPrefetchBytes(row_bytes)), _MM_HINT_T1);
-          PrimePageAhead(blk, 34);
-          const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-          const __m256i p16 = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(xv, w));
-          const __m256i p32 = _mm256_madd_epi16(p16, ones);
-          uint16_t h;
-          std::memcpy(&h, blk, 2);
-          acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p32), _mm256_set1_ps(_cvtsh_ss(h) * xd[b]), acc[k]);
-        }
+  const int64_t num_blocks = W.cols() / 32, row_bytes = num_blocks * 34;
+  const auto* base = static_cast<const uint8_t*>(W.data);
+  for (int64_t r = row_begin; r < row_end; r += kLanes) {
+    const int64_t nr = std::min<int64_t>(kLanes, row_end - r);
+    for (int64_t t0 = 0; t0 < T; t0 += kQ8RowTokens) {
+      const uint8_t* rows = base + r * row_bytes;
+      float* y = Y + t0 * ldy + r;
+      switch (std::min<int64_t>(kQ8RowTokens, T - t0)) {
+        case 1: Q8RowGroup<1>(rows, row_bytes, nr, num_blocks, qx, t0, y, ldy); break;
+        case 2: Q8RowGroup<2>(rows, row_bytes, nr, num_blocks, qx, t0, y, ldy); break;
+        case 3: Q8RowGroup<3>(rows, row_bytes, nr, num_blocks, qx, t0, y, ldy); break;
+        default: Q8RowGroup<4>(rows, row_bytes, nr, num_blocks, qx, t0, y, ldy); break;
       }
-      for (int k = 0; k < nr; ++k) Y[t * ldy + r0 + k] = HSum(acc[k]);
     }
   }
 }
 
 #define LINEAGE_ROW_TOKENS_6 0
+#define LINEAGE_ROWS_SEQUENTIAL 1
 #include "core/quant_decode.inc"
 #include "core/gemm_rows.inc"
 #include "core/gemm_q4_0_rows.inc"
 #undef LINEAGE_ROW_TOKENS_6
+#undef LINEAGE_ROWS_SEQUENTIAL
 #include "core/gemm_tiles.inc"
 
 #undef LINEAGE_SIMD_ATTR

@@ -20,10 +20,12 @@ LINEAGE_SIMD_ATTR void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_
                                   const QuantizedActivations& qx, float* Y, int64_t ldy, int64_t T);
 
 #define LINEAGE_ROW_TOKENS_6 1
+#define LINEAGE_ROWS_SEQUENTIAL 0
 #include "core/quant_decode.inc"
 #include "core/gemm_rows.inc"
 #include "core/gemm_q4_0_rows.inc"
 #undef LINEAGE_ROW_TOKENS_6
+#undef LINEAGE_ROWS_SEQUENTIAL
 #include "core/gemm_tiles.inc"
 
 #undef LINEAGE_SIMD_ATTR
