@@ -11,10 +11,10 @@
 //            calls them (MultiGemm / Gemm with the engine's pool, the same
 //            weights), each call timed alone over --passes passes: the sum
 //            of every call's best time, and of its median
-//   read     the same bytes read with plain vector loads (a pass of their
-//            own after the products, so neither finds the other's bytes in
-//            cache), split over the
-//            pool the same way: the floor the memory system allows
+//   read     the same bytes read with plain vector loads, split over the
+//            pool the same way, in a pass of their own after the products
+//            (so neither finds the other's bytes in cache): the floor the
+//            memory system allows
 //   copy     the STREAM-like copy bandwidth `lineage bench` divides by
 // so best step - gemv best = the step's other work (norms, conv, delta
 // rule, attention, sampling, barriers), and gemv / read = the kernels'
@@ -70,7 +70,8 @@ struct Call {
 std::vector<Call> DecodeCalls(const model::Model& m) {
   std::vector<Call> calls;
   auto add = [&](std::string name, std::vector<const TensorView*> ws) {
-    Call c{std::move(name), std::move(ws)};
+    Call c;
+    c.name = std::move(name), c.ws = std::move(ws);
     c.in = c.ws.front()->cols();
     for (const TensorView* w : c.ws) c.bytes += w->nbytes;
     calls.push_back(std::move(c));

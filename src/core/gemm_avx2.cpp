@@ -56,12 +56,7 @@ static void Q8RowGroup(const uint8_t* rows, int64_t row_bytes, int64_t nr, int64
 #pragma GCC unroll 4
     for (int t = 0; t < TB; ++t) sums[t][k] = acc[t];
   }
-  for (int t = 0; t < TB; ++t) {
-    for (int64_t k = nr; k < kLanes; ++k) sums[t][k] = Zero();
-    alignas(32) float all[kLanes];
-    _mm256_store_ps(all, HSumEach(sums[t]));
-    std::memcpy(Y + t * ldy, all, static_cast<size_t>(nr) * sizeof(float));
-  }
+  for (int t = 0; t < TB; ++t) StoreEachSum(sums[t], nr, Y + t * ldy);
 }
 
 static void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
@@ -70,8 +65,8 @@ static void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
   const auto* base = static_cast<const uint8_t*>(W.data);
   for (int64_t r = row_begin; r < row_end; r += kLanes) {
     const int64_t nr = std::min<int64_t>(kLanes, row_end - r);
+    const uint8_t* rows = base + r * row_bytes;
     for (int64_t t0 = 0; t0 < T; t0 += kQ8RowTokens) {
-      const uint8_t* rows = base + r * row_bytes;
       float* y = Y + t0 * ldy + r;
       switch (std::min<int64_t>(kQ8RowTokens, T - t0)) {
         case 1: Q8RowGroup<1>(rows, row_bytes, nr, num_blocks, qx, t0, y, ldy); break;

@@ -155,10 +155,7 @@ LINEAGE_AVX512 void RowGroupTokens(const uint8_t* rows, int64_t row_bytes, int64
       }
     }
   }
-  for (int t = 0; t < TB; ++t) {
-    for (int64_t k = nr; k < simd512::kLanes; ++k) row_sums[t][k] = _mm512_setzero_ps();
-    _mm512_mask_storeu_ps(Y + t * ldy, simd512::TailMask(nr), simd512::HSumEach(row_sums[t]));
-  }
+  for (int t = 0; t < TB; ++t) simd512::StoreEachSum(row_sums[t], nr, Y + t * ldy);
 }
 
 constexpr int kRowTokens = 4;  // tokens per pass; 8 + 8 + kRowTokens vectors live

@@ -52,6 +52,17 @@ LINEAGE_SIMD256_FN VecF HSumEach(const VecF* v) {
   }
   return _mm256_add_ps(_mm256_permute2f128_ps(t[0], t[1], 0x20), _mm256_permute2f128_ps(t[0], t[1], 0x31));
 }
+// y[k] = the sum of the lanes of v[k] for k < n (v[k] for k >= n is
+// overwritten): the row sums of a row kernel's group. (A masked store,
+// vmaskmovps, is slow on AMD cores: only a short group pays a copy.)
+LINEAGE_SIMD256_FN void StoreEachSum(VecF* v, int64_t n, float* y) {
+  for (int64_t k = n; k < kLanes; ++k) v[k] = _mm256_setzero_ps();
+  const VecF sums = HSumEach(v);
+  if (n == kLanes) return _mm256_storeu_ps(y, sums);
+  alignas(32) float all[kLanes];
+  _mm256_store_ps(all, sums);
+  std::memcpy(y, all, static_cast<size_t>(n) * sizeof(float));
+}
 LINEAGE_SIMD256_FN float HMax(VecF v) {
   __m128 q = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   q = _mm_max_ps(q, _mm_movehl_ps(q, q));

@@ -70,6 +70,12 @@ LINEAGE_SIMD512_FN VecF HSumEach(const VecF* v) {
   const __m512 u1 = _mm512_add_ps(_mm512_shuffle_f32x4(t[2], t[3], 0x88), _mm512_shuffle_f32x4(t[2], t[3], 0xDD));
   return _mm512_add_ps(_mm512_shuffle_f32x4(u0, u1, 0x88), _mm512_shuffle_f32x4(u0, u1, 0xDD));
 }
+// y[k] = the sum of the lanes of v[k] for k < n (v[k] for k >= n is
+// overwritten): the row sums of a row kernel's group.
+LINEAGE_SIMD512_FN void StoreEachSum(VecF* v, int64_t n, float* y) {
+  for (int64_t k = n; k < kLanes; ++k) v[k] = _mm512_setzero_ps();
+  StorePartial(y, HSumEach(v), n);
+}
 LINEAGE_SIMD512_FN float HMax(VecF v) {
   __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
   __m128 q = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
