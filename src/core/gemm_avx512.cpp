@@ -1,12 +1,13 @@
 // AVX-512 GEMM kernels: the shared row and tile kernels (gemm_rows.inc,
-// gemm_tiles.inc) and the Q4_0 integer row kernel (gemm_q4_0_rows.inc); the
-// Q8_0 ones are in gemm_q8_*_avx512.cpp.
+// gemm_tiles.inc) and the 4- and 5-bit 32-element integer row kernels
+// (gemm_block32_rows.inc); the Q8_0 ones are in gemm_q8_*_avx512.cpp.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "core/gemm_internal.h"
 #include "core/quant_unpack.h"
+#include "core/simd_avx2.h"  // gemm_block32_rows.inc's row sums
 #include "core/simd_avx512.h"
 
 namespace lineage::kernels::avx512 {
@@ -23,7 +24,7 @@ LINEAGE_SIMD_ATTR void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_
 #define LINEAGE_ROWS_SEQUENTIAL 0
 #include "core/quant_decode.inc"
 #include "core/gemm_rows.inc"
-#include "core/gemm_q4_0_rows.inc"
+#include "core/gemm_block32_rows.inc"
 #undef LINEAGE_ROW_TOKENS_6
 #undef LINEAGE_ROWS_SEQUENTIAL
 #include "core/gemm_tiles.inc"

@@ -83,16 +83,21 @@ inline constexpr int kQ8GroupOrder[16] = {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14,
 // multiplies w + 128 (unsigned) by q and takes it off. It and
 // scale_grouped (the scales again) are stored for that kernel: each whole
 // run of 16 blocks in kQ8GroupOrder, the blocks after the last run in order.
+// scale_sum holds, per block in order, the pair (d, d * sum of q): the
+// weight types with a zero point (gemm_block32_rows.inc) take what it adds
+// from the second.
 struct QuantizedActivations {
   int64_t num_tokens = 0, cols = 0;
   AlignedVector<int8_t> q;   // [num_tokens, cols]
   std::vector<float> scale;  // [num_tokens, cols / 32]
   std::vector<float> scale_grouped;  // [num_tokens, cols / 32]
   std::vector<int32_t> sum128;  // [num_tokens, cols / 32]
+  std::vector<float> scale_sum;  // [num_tokens, cols / 32, 2]
   const int8_t* row(int64_t t) const { return q.data() + t * cols; }
   const float* row_scale(int64_t t) const { return scale.data() + t * (cols / 32); }
   const float* row_scale_grouped(int64_t t) const { return scale_grouped.data() + t * (cols / 32); }
   const int32_t* row_sum128(int64_t t) const { return sum128.data() + t * (cols / 32); }
+  const float* row_scale_sum(int64_t t) const { return scale_sum.data() + t * (cols / 32) * 2; }
 };
 
 void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, QuantizedActivations* out);
@@ -127,13 +132,16 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
 float QuantizeBlock32(const float* x, __m256i* q, float d = -1.0f);
 
 // Which int8 activations the row kernels multiply a weight dtype with,
-// outside ExactQ8(): kBlock32 for Q8_0, Q4_0 (QuantizedActivations), kBlock256 for
+// outside ExactQ8(): kBlock32 for Q8_0 and the 32-element 4- and 5-bit
+// types (QuantizedActivations), kBlock256 for
 // the types with an integer row kernel on 256-element super-blocks
 // (QuantizedActivationsK), kNone for the rest (decoded to fp32).
 enum class IntActivations { kNone, kBlock32, kBlock256 };
 inline IntActivations IntActivationsFor(DType dtype) {
   switch (dtype) {
-    case DType::kQ8_0: case DType::kQ4_0: return IntActivations::kBlock32;
+    case DType::kQ8_0: case DType::kQ4_0: case DType::kQ4_1: case DType::kQ5_0: case DType::kQ5_1:
+    case DType::kIQ4_NL:
+      return IntActivations::kBlock32;
     case DType::kQ4_K: case DType::kQ5_K: case DType::kQ6_K: case DType::kIQ4_XS:
       return IntActivations::kBlock256;
     default: return IntActivations::kNone;
@@ -173,9 +181,9 @@ struct PackedQ8Activations {
   /* dot products with it; otherwise decoded to fp32 (the exact path, ExactQ8()). */           \
   A void GemmRows(const TensorView& W, int64_t row_begin, int64_t row_end, const float* X,     \
                   int64_t ldx, const RowActivations& qa, float* Y, int64_t ldy, int64_t T);    \
-  /* Q4_0 rows against qa (gemm_q4_0_rows.inc). */                                              \
-  A void GemmRowsQ4_0(const TensorView& W, int64_t row_begin, int64_t row_end,                 \
-                      const QuantizedActivations& qa, float* Y, int64_t ldy, int64_t T);       \
+  /* Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL rows against qa (gemm_block32_rows.inc). */           \
+  A void GemmRowsBlock32(const TensorView& W, int64_t row_begin, int64_t row_end,              \
+                         const QuantizedActivations& qa, float* Y, int64_t ldy, int64_t T);    \
   /* Q4_K / Q5_K / Q6_K / IQ4_XS rows against qa (gemm_kquant_rows.inc). */                     \
   A void GemmRowsK(const TensorView& W, int64_t row_begin, int64_t row_end,                    \
                    const QuantizedActivationsK& qa, float* Y, int64_t ldy, int64_t T);         \

@@ -54,6 +54,7 @@ void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, Q
   out->scale.resize(static_cast<size_t>(T * (cols / 32)));
   out->scale_grouped.resize(static_cast<size_t>(T * (cols / 32)));
   out->sum128.resize(static_cast<size_t>(T * (cols / 32)));
+  out->scale_sum.resize(static_cast<size_t>(T * (cols / 32) * 2));
   const int64_t num_blocks = cols / 32, grouped = num_blocks / 16 * 16;
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t b = 0; b < num_blocks; ++b) {
@@ -66,6 +67,10 @@ void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, Q
       const int8_t* qb = out->q.data() + t * cols + from * 32;
       out->scale_grouped[t * num_blocks + b] = out->scale[t * num_blocks + from];
       out->sum128[t * num_blocks + b] = 128 * (Sum16(qb) + Sum16(qb + 16));
+      const int8_t* qo = out->q.data() + t * cols + b * 32;
+      const float d = out->scale[t * num_blocks + b];
+      out->scale_sum[2 * (t * num_blocks + b)] = d;
+      out->scale_sum[2 * (t * num_blocks + b) + 1] = d * static_cast<float>(Sum16(qo) + Sum16(qo + 16));
     }
   }
 }

@@ -40,7 +40,7 @@ constexpr double kRelTolerance = 0.012;
 
 TEST_P(GemmInt8Test, NearExactPathOnRandomBlocks) {
   const DType dt = std::get<1>(GetParam());
-  ASSERT_EQ(Int8ActivationBlock(dt), dt == DType::kQ8_0 || dt == DType::kQ4_0 ? 32 : 256);
+  ASSERT_EQ(Int8ActivationBlock(dt), Info(dt).block_elements);
   ThreadPool pool(2);
   const int64_t rows = 67, cols = 1024;
   auto w = RandomWeights(dt, rows, cols, 11);
@@ -122,7 +122,8 @@ TEST_P(GemmInt8Test, RowResultIndependentOfRangeAndTokens) {
 INSTANTIATE_TEST_SUITE_P(
     IntKernels, GemmInt8Test,
     ::testing::Combine(::testing::Values(Isa::kAvx2, Isa::kAvx512),
-                       ::testing::Values(DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS)),
+                       ::testing::Values(DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
+                                         DType::kIQ4_NL, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS)),
     [](const auto& info) {
       return std::string(IsaName(std::get<0>(info.param))) + "_" + std::string(Info(std::get<1>(info.param)).name);
     });
