@@ -142,7 +142,8 @@ inline IntActivations IntActivationsFor(DType dtype) {
     case DType::kQ8_0: case DType::kQ4_0: case DType::kQ4_1: case DType::kQ5_0: case DType::kQ5_1:
     case DType::kIQ4_NL:
       return IntActivations::kBlock32;
-    case DType::kQ4_K: case DType::kQ5_K: case DType::kQ6_K: case DType::kIQ4_XS:
+    case DType::kQ2_K: case DType::kQ3_K: case DType::kQ4_K: case DType::kQ5_K: case DType::kQ6_K:
+    case DType::kIQ4_XS:
       return IntActivations::kBlock256;
     default: return IntActivations::kNone;
   }
@@ -184,7 +185,7 @@ struct PackedQ8Activations {
   /* Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL rows against qa (gemm_block32_rows.inc). */           \
   A void GemmRowsBlock32(const TensorView& W, int64_t row_begin, int64_t row_end,              \
                          const QuantizedActivations& qa, float* Y, int64_t ldy, int64_t T);    \
-  /* Q4_K / Q5_K / Q6_K / IQ4_XS rows against qa (gemm_kquant_rows.inc). */                     \
+  /* Q2_K / Q3_K / Q4_K / Q5_K / Q6_K / IQ4_XS rows against qa (gemm_kquant_rows.inc). */       \
   A void GemmRowsK(const TensorView& W, int64_t row_begin, int64_t row_end,                    \
                    const QuantizedActivationsK& qa, float* Y, int64_t ldy, int64_t T);         \
   /* out[T, cols]: X's rows with each whole block of 2 * lanes columns stored as its even */  \
