@@ -115,11 +115,17 @@ struct QuantizedActivationsK {
   // 96..127: the order of the low then the high nibbles of 64 bytes of
   // Q4_K codes, so that one 512-bit load of codes meets one of activations.
   AlignedVector<int8_t> q_nibble_order;  // [num_tokens, cols]
+  // q again with each run of 64 stored as its values 0..15, 32..47, 16..31,
+  // 48..63: the order of the low then the high nibbles of two IQ4_XS
+  // sub-blocks' 32 code bytes, so that one 256-bit load of codes meets one
+  // of activations (the AVX2 kernel).
+  AlignedVector<int8_t> q_pair_order;  // [num_tokens, cols]
   std::vector<float> scale;    // [num_tokens, cols / 256]
   std::vector<int16_t> sum16;  // [num_tokens, cols / 16]
   std::vector<int16_t> sum32;  // [num_tokens, cols / 32]
   const int8_t* row(int64_t t) const { return q.data() + t * cols; }
   const int8_t* row_nibble_order(int64_t t) const { return q_nibble_order.data() + t * cols; }
+  const int8_t* row_pair_order(int64_t t) const { return q_pair_order.data() + t * cols; }
   const float* row_scale(int64_t t) const { return scale.data() + t * (cols / 256); }
   const int16_t* row_sum16(int64_t t) const { return sum16.data() + t * (cols / 16); }
   const int16_t* row_sum32(int64_t t) const { return sum32.data() + t * (cols / 32); }
