@@ -114,11 +114,12 @@ struct QuantizedActivationsK {
   // q again with each run of 128 stored as its values 0..31, 64..95, 32..63,
   // 96..127: the order of the low then the high nibbles of 64 bytes of
   // Q4_K codes, so that one 512-bit load of codes meets one of activations.
+  // (AVX-512 only: empty under the AVX2 kernels.)
   AlignedVector<int8_t> q_nibble_order;  // [num_tokens, cols]
   // q again with each run of 64 stored as its values 0..15, 32..47, 16..31,
   // 48..63: the order of the low then the high nibbles of two IQ4_XS
   // sub-blocks' 32 code bytes, so that one 256-bit load of codes meets one
-  // of activations (the AVX2 kernel).
+  // of activations (AVX2 only: empty under the AVX-512 kernels).
   AlignedVector<int8_t> q_pair_order;  // [num_tokens, cols]
   std::vector<float> scale;    // [num_tokens, cols / 256]
   std::vector<int16_t> sum16;  // [num_tokens, cols / 16]

@@ -60,6 +60,18 @@ inline __m256i FifthBits(const uint8_t* p) {
 inline __m128i IQ4Lookup(__m128i codes) {
   return _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)), codes);
 }
+inline __m256i IQ4Lookup(__m256i codes) {
+  return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values))),
+                             codes);
+}
+// The n <= 2 fp16 values at p (their bits xor-ed with `flip`, e.g. a sign)
+// as floats in lanes 0..n-1, 0 above: by one vector conversion, where
+// _cvtsh_ss went through an insert and two moves between register files.
+inline __m128 HalvesAt(const void* p, int n, uint32_t flip = 0) {
+  uint32_t h = 0;
+  std::memcpy(&h, p, static_cast<size_t>(n) * 2);
+  return _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(h ^ flip)));
+}
 inline float H(uint16_t h) { return _cvtsh_ss(h); }
 
 }  // namespace unpack_detail

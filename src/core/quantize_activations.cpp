@@ -79,8 +79,11 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
   out->num_tokens = T;
   out->cols = cols;
   out->q.resize(static_cast<size_t>(T * cols));
-  out->q_nibble_order.resize(static_cast<size_t>(T * cols));
-  out->q_pair_order.resize(static_cast<size_t>(T * cols));
+  // The reordered copy only the active ISA's kernels read (nibble order:
+  // AVX-512 Q4_K; pair order: AVX2 IQ4_XS).
+  const bool wide = ActiveIsa() == Isa::kAvx512;
+  out->q_nibble_order.resize(wide ? static_cast<size_t>(T * cols) : 0);
+  out->q_pair_order.resize(wide ? 0 : static_cast<size_t>(T * cols));
   out->scale.resize(static_cast<size_t>(T * (cols / 256)));
   out->sum16.resize(static_cast<size_t>(T * (cols / 16)));
   out->sum32.resize(static_cast<size_t>(T * (cols / 32)));
@@ -98,15 +101,18 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * 256 + 32 * k), v);
       }
     }
-    int8_t* qn = out->q_nibble_order.data() + t * cols;
-    for (int64_t i = 0; i < cols; i += 128) {
-      constexpr int kFrom[4] = {0, 64, 32, 96};
-      for (int k = 0; k < 4; ++k) std::memcpy(qn + i + 32 * k, q + i + kFrom[k], 32);
-    }
-    int8_t* qp = out->q_pair_order.data() + t * cols;
-    for (int64_t i = 0; i < cols; i += 64) {
-      constexpr int kFrom[4] = {0, 32, 16, 48};
-      for (int k = 0; k < 4; ++k) std::memcpy(qp + i + 16 * k, q + i + kFrom[k], 16);
+    if (wide) {
+      int8_t* qn = out->q_nibble_order.data() + t * cols;
+      for (int64_t i = 0; i < cols; i += 128) {
+        constexpr int kFrom[4] = {0, 64, 32, 96};
+        for (int k = 0; k < 4; ++k) std::memcpy(qn + i + 32 * k, q + i + kFrom[k], 32);
+      }
+    } else {
+      int8_t* qp = out->q_pair_order.data() + t * cols;
+      for (int64_t i = 0; i < cols; i += 64) {
+        constexpr int kFrom[4] = {0, 32, 16, 48};
+        for (int k = 0; k < 4; ++k) std::memcpy(qp + i + 16 * k, q + i + kFrom[k], 16);
+      }
     }
     for (int64_t i = 0; i < cols / 16; ++i) s16[i] = Sum16(q + 16 * i);
     for (int64_t i = 0; i < cols / 32; ++i) s32[i] = static_cast<int16_t>(s16[2 * i] + s16[2 * i + 1]);
