@@ -48,32 +48,41 @@ void StreamCopy(uint8_t* dst, const uint8_t* src, int64_t bytes) {
 }
 
 // Folds every 64-byte line of [p, p + bytes) into a checksum (so the loads
-// cannot be dropped), prefetching `ahead` bytes on when ahead > 0. Four
-// accumulators keep the loads independent. p 64-byte aligned, bytes a
-// multiple of 256.
-LINEAGE_AVX512 uint64_t StreamReadAvx512(const uint8_t* p, int64_t bytes, int64_t ahead) {
+// cannot be dropped), prefetching `ahead` bytes on when ahead > 0, as
+// `streams` runs of equal length read 256 bytes of each in turn (any
+// remainder after them alone). Four accumulators keep the loads
+// independent. p 64-byte aligned, bytes a multiple of 256.
+LINEAGE_AVX512 uint64_t StreamReadAvx512(const uint8_t* p, int64_t bytes, int64_t ahead, int streams) {
   __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
-  for (int64_t i = 0; i < bytes; i += 256) {
+  const auto piece = [&](const uint8_t* q) LINEAGE_AVX512 {
     if (ahead > 0)
-      for (int k = 0; k < 4; ++k) _mm_prefetch(reinterpret_cast<const char*>(p + i + ahead + 64 * k), _MM_HINT_T1);
+      for (int k = 0; k < 4; ++k) _mm_prefetch(reinterpret_cast<const char*>(q + ahead + 64 * k), _MM_HINT_T1);
 #pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) acc[k] = _mm512_add_epi64(acc[k], _mm512_load_si512(p + i + 64 * k));
-  }
+    for (int k = 0; k < 4; ++k) acc[k] = _mm512_add_epi64(acc[k], _mm512_load_si512(q + 64 * k));
+  };
+  const int64_t run = bytes / 256 / streams * 256;
+  for (int64_t i = 0; i < run; i += 256)
+    for (int s = 0; s < streams; ++s) piece(p + s * run + i);
+  for (int64_t i = streams * run; i < bytes; i += 256) piece(p + i);
   return static_cast<uint64_t>(_mm512_reduce_add_epi64(
       _mm512_add_epi64(_mm512_add_epi64(acc[0], acc[1]), _mm512_add_epi64(acc[2], acc[3]))));
 }
 
-uint64_t StreamReadAvx2(const uint8_t* p, int64_t bytes, int64_t ahead) {
+uint64_t StreamReadAvx2(const uint8_t* p, int64_t bytes, int64_t ahead, int streams) {
   __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
-  for (int64_t i = 0; i < bytes; i += 256) {
+  const auto piece = [&](const uint8_t* q) {
     if (ahead > 0)
-      for (int k = 0; k < 4; ++k) _mm_prefetch(reinterpret_cast<const char*>(p + i + ahead + 64 * k), _MM_HINT_T1);
+      for (int k = 0; k < 4; ++k) _mm_prefetch(reinterpret_cast<const char*>(q + ahead + 64 * k), _MM_HINT_T1);
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
-      const __m256i* q = reinterpret_cast<const __m256i*>(p + i + 64 * k);
-      acc[k] = _mm256_add_epi64(acc[k], _mm256_add_epi64(_mm256_load_si256(q), _mm256_load_si256(q + 1)));
+      const __m256i* v = reinterpret_cast<const __m256i*>(q + 64 * k);
+      acc[k] = _mm256_add_epi64(acc[k], _mm256_add_epi64(_mm256_load_si256(v), _mm256_load_si256(v + 1)));
     }
-  }
+  };
+  const int64_t run = bytes / 256 / streams * 256;
+  for (int64_t i = 0; i < run; i += 256)
+    for (int s = 0; s < streams; ++s) piece(p + s * run + i);
+  for (int64_t i = streams * run; i < bytes; i += 256) piece(p + i);
   alignas(32) uint64_t lanes[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
                      _mm256_add_epi64(_mm256_add_epi64(acc[0], acc[1]), _mm256_add_epi64(acc[2], acc[3])));
@@ -141,10 +150,11 @@ double MeasureCopyBandwidth(ThreadPool& pool) {
   return best;
 }
 
-double MeasureReadBandwidth(ThreadPool& pool, int64_t prefetch_bytes) {
+double MeasureReadBandwidth(ThreadPool& pool, ReadPattern pattern) {
   const size_t kBufferBytes = size_t{512} << 20, kBurstBytes = size_t{16} << 20;
   // The prefetches of the last lines run past the burst: keep them inside the buffer.
-  AlignedBuffer a = AllocAligned(kBufferBytes + static_cast<size_t>(std::max<int64_t>(prefetch_bytes, 0)) + 256);
+  AlignedBuffer a =
+      AllocAligned(kBufferBytes + static_cast<size_t>(std::max<int64_t>(pattern.prefetch_bytes, 0)) + 256);
   uint8_t* src = a.get();
   pool.parallel_for(static_cast<int64_t>(kBufferBytes), [&](int64_t lo, int64_t hi, int) {
     std::memset(src + lo, 1, static_cast<size_t>(hi - lo));
@@ -154,20 +164,28 @@ double MeasureReadBandwidth(ThreadPool& pool, int64_t prefetch_bytes) {
   for (int rep = 0; rep < kCopyBursts; ++rep) {
     const size_t offset = (static_cast<size_t>(rep) % pieces) * kBurstBytes;
     const std::span<const uint8_t> burst[] = {{src + offset, kBurstBytes}};
-    best = std::max(best, static_cast<double>(kBurstBytes) / SecondsToRead(pool, burst, prefetch_bytes));
+    best = std::max(best, static_cast<double>(kBurstBytes) / SecondsToRead(pool, burst, pattern));
   }
   return best;
 }
 
-double SecondsToRead(ThreadPool& pool, std::span<const std::span<const uint8_t>> ranges, int64_t prefetch_bytes) {
+double MeasureBestReadBandwidth(ThreadPool& pool) {
+  double best = 0;
+  for (const ReadPattern pattern : {ReadPattern{0, 1}, ReadPattern{4096, 1}, ReadPattern{0, kReadStreams}})
+    best = std::max(best, MeasureReadBandwidth(pool, pattern));
+  return best;
+}
+
+double SecondsToRead(ThreadPool& pool, std::span<const std::span<const uint8_t>> ranges, ReadPattern pattern) {
   const bool wide = kernels::ActiveIsa() == kernels::Isa::kAvx512;
+  const int streams = std::max(1, pattern.streams);
   std::vector<uint64_t> sink(static_cast<size_t>(pool.size()));
   const auto t0 = Clock::now();
   for (const std::span<const uint8_t> r : ranges) {
     pool.parallel_for(static_cast<int64_t>(r.size() / 256), [&](int64_t lo, int64_t hi, int part) {
       const uint8_t* p = r.data() + lo * 256;
-      sink[part] += wide ? StreamReadAvx512(p, (hi - lo) * 256, prefetch_bytes)
-                         : StreamReadAvx2(p, (hi - lo) * 256, prefetch_bytes);
+      sink[part] += wide ? StreamReadAvx512(p, (hi - lo) * 256, pattern.prefetch_bytes, streams)
+                         : StreamReadAvx2(p, (hi - lo) * 256, pattern.prefetch_bytes, streams);
     });
   }
   const double seconds = SecondsSince(t0);

@@ -28,21 +28,35 @@
 namespace lineage {
 
 double MeasureCopyBandwidth(ThreadPool& pool);               // bytes / s
+// How the read probe walks memory: `prefetch_bytes` > 0 adds a software
+// prefetch (to L2) that far ahead of each load, as the row kernels do;
+// `streams` > 1 cuts each thread's share into that many runs read 256
+// bytes of each in turn: some cores keep more reads in flight on several
+// streams than on one (ForEachInterleavedGroup in gemm_internal.h;
+// docs/engine.md, "Several streams per core").
+struct ReadPattern {
+  int64_t prefetch_bytes = 0;
+  int streams = 1;
+};
+inline constexpr int kReadStreams = 4;  // the several-stream pattern the probes try
 // MeasureReadBandwidth: the read-only stream that decode actually is (it
 // writes next to nothing): every byte of the same bursts loaded with 512-bit
 // (AVX-512) or 256-bit loads and folded into a checksum, split over all
-// pool threads, counting bytes read only; `prefetch_bytes` > 0 adds a
-// software prefetch (to L2) that far ahead of each load, as the row kernels
-// do. Best of 200 bursts of 16 MiB, as the copy probe. A decode step can at
-// best read its weights at this rate, so weight bytes per token divided by
-// it is the decode bound that does not charge the copy's writes.
-double MeasureReadBandwidth(ThreadPool& pool, int64_t prefetch_bytes = 0);  // bytes / s
+// pool threads, counting bytes read only. Best of 200 bursts of 16 MiB, as
+// the copy probe. MeasureBestReadBandwidth is the best of the patterns one
+// stream, one stream with a prefetch 4 KiB ahead, and kReadStreams streams:
+// a decode step can at best read its weights at that rate, so weight bytes
+// per token divided by it is the decode bound that does not charge the
+// copy's writes.
+double MeasureReadBandwidth(ThreadPool& pool, ReadPattern pattern = {});  // bytes / s
+double MeasureBestReadBandwidth(ThreadPool& pool);                         // bytes / s
 // The seconds the read probe's loop takes over every byte of `ranges` once
 // (whole 256-byte pieces; the last < 256 bytes of a range are skipped),
-// split over all pool threads: a plain read of given memory, such as a
-// mapped model's weights right after a decode step.
+// split over all pool threads (kReadStreams streams each unless told): a
+// plain read of given memory, such as a mapped model's weights right after
+// a decode step.
 double SecondsToRead(ThreadPool& pool, std::span<const std::span<const uint8_t>> ranges,
-                     int64_t prefetch_bytes = 0);
+                     ReadPattern pattern = {0, kReadStreams});
 double MeasurePeakGemmFlops(ThreadPool& pool, DType dtype);  // flop / s
 // A register-only loop of independent FMAs on every pool thread, in the
 // active ISA's widest vectors: the nominal fp32 peak of the cores.

@@ -223,7 +223,7 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   r.copy_bandwidth_bytes_s = MeasureCopyBandwidth(engine.pool());
   r.decode_bound_tok_s = r.copy_bandwidth_bytes_s / static_cast<double>(r.weight_bytes_per_token);
   r.decode_ratio = r.decode_tok_s / r.decode_bound_tok_s;
-  r.read_bandwidth_bytes_s = std::max(MeasureReadBandwidth(engine.pool()), MeasureReadBandwidth(engine.pool(), 4096));
+  r.read_bandwidth_bytes_s = MeasureBestReadBandwidth(engine.pool());
   r.decode_read_bound_tok_s = r.read_bandwidth_bytes_s / static_cast<double>(r.weight_bytes_per_token);
   r.decode_read_ratio = r.decode_tok_s / r.decode_read_bound_tok_s;
   r.prefill_gemm_flops = PrefillGemmFlops(m, options.prompt_tokens);

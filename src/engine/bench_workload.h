@@ -71,9 +71,10 @@ struct BenchReport {
   int64_t peak_rss_bytes = 0;
   double copy_bandwidth_bytes_s = 0;
   double decode_bound_tok_s = 0, decode_ratio = 0;
-  // The read-only stream (MeasureReadBandwidth, the faster of without and
-  // with a software prefetch): decode only reads its weights, so this is
-  // its own roofline; reported beside the copy bound, which stays as it is.
+  // The read-only stream (MeasureBestReadBandwidth: the fastest of one
+  // stream, one with a software prefetch, and several streams): decode only
+  // reads its weights, so this is its own roofline; reported beside the
+  // copy bound, which stays as it is.
   double read_bandwidth_bytes_s = 0;
   double decode_read_bound_tok_s = 0, decode_read_ratio = 0;
   // Paired: gen_tokens more decode steps, each followed by a plain read
