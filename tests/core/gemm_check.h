@@ -61,4 +61,26 @@ inline void ExpectNearNaiveGemm(const TensorView& w, const float* x, int64_t ldx
   EXPECT_EQ(failures, 0);
 }
 
+// A row's result does not depend on which rows share its call (the kernels
+// sum rows in groups and read one token's range as interleaved streams, the
+// pool cuts ranges in chunks) nor on how many tokens ride along: bit for
+// bit, so batched decode equals single decode. Compares one token over all
+// `rows` of `w` with T tokens over them and with one token over the rows
+// from `first` on.
+inline void ExpectRowResultsIndependentOfRangeAndTokens(const TensorView& w, const std::vector<float>& x,
+                                                        int64_t first, int64_t T) {
+  const int64_t rows = w.rows(), cols = w.cols();
+  std::vector<float> one(rows), many(static_cast<size_t>(T * rows)), part(rows - first);
+  kernels::Gemm(w, x.data(), cols, one.data(), rows, 1, nullptr);
+  kernels::Gemm(w, x.data(), cols, many.data(), rows, T, nullptr);
+  const int64_t row_bytes = RowBytes(w.dtype, cols);
+  const TensorView tail{"tail", w.dtype, {rows - first, cols},
+                        static_cast<const uint8_t*>(w.data) + first * row_bytes, (rows - first) * row_bytes};
+  kernels::Gemm(tail, x.data(), cols, part.data(), rows - first, 1, nullptr);
+  for (int64_t o = 0; o < rows; ++o) {
+    EXPECT_EQ(one[o], many[o]) << "cols " << cols << " row " << o;
+    if (o >= first) EXPECT_EQ(one[o], part[o - first]) << "cols " << cols << " row " << o;
+  }
+}
+
 }  // namespace lineage::testing

@@ -17,11 +17,13 @@
 #include <vector>
 
 #include "core/kernels.h"
+#include "gemm_check.h"
 #include "random_weights.h"
 
 namespace lineage::kernels {
 namespace {
 
+using testing::ExpectRowResultsIndependentOfRangeAndTokens;
 using testing::RandomActivations;
 using testing::RandomWeights;
 
@@ -96,27 +98,13 @@ TEST_P(GemmInt8Test, ExactWhenActivationsAreInt8) {
   }
 }
 
-// A row's result does not depend on which rows share its call (the kernels
-// sum rows in groups, the pool cuts ranges in chunks) nor on how many
-// tokens ride along: bit for bit, so batched decode equals single decode.
+// A row's result does not depend on the rows of its call nor on the tokens
+// (gemm_check.h).
 TEST_P(GemmInt8Test, RowResultIndependentOfRangeAndTokens) {
   const DType dt = std::get<1>(GetParam());
-  const int64_t rows = 53, cols = 1024, first = 5, T = 6;
+  const int64_t rows = 53, cols = 1024, T = 6;
   auto w = RandomWeights(dt, rows, cols, 17);
-  std::vector<float> x = RandomActivations(T * cols, 23);
-  std::vector<float> one(rows), many(static_cast<size_t>(T * rows)), part(rows - first);
-  Gemm(w.view, x.data(), cols, one.data(), rows, 1, nullptr);
-  Gemm(w.view, x.data(), cols, many.data(), rows, T, nullptr);
-  const int64_t row_bytes = RowBytes(dt, cols);
-  const TensorView tail{"tail", dt, {rows - first, cols}, static_cast<const uint8_t*>(w.view.data) + first * row_bytes,
-                        (rows - first) * row_bytes};
-  Gemm(tail, x.data(), cols, part.data(), rows - first, 1, nullptr);
-  for (int64_t o = 0; o < rows; ++o) {
-    EXPECT_EQ(one[o], many[o]) << "row " << o;
-    if (o >= first) {
-      EXPECT_EQ(one[o], part[o - first]) << "row " << o;
-    }
-  }
+  ExpectRowResultsIndependentOfRangeAndTokens(w.view, RandomActivations(T * cols, 23), 5, T);
 }
 
 INSTANTIATE_TEST_SUITE_P(
