@@ -11,8 +11,9 @@
 //            calls them (MultiGemm / Gemm with the engine's pool, the same
 //            weights), each call timed alone over --passes passes: the sum
 //            of every call's best time, and of its median
-//   read     the same bytes read with plain vector loads, split over the
-//            pool the same way, in a pass of their own after the products
+//   read     the same bytes read with plain vector loads (SecondsToRead:
+//            four streams per thread), split over the pool the same way,
+//            in a pass of their own after the products
 //            (so neither finds the other's bytes in cache): the floor the
 //            memory system allows
 //   copy     the STREAM-like copy bandwidth `lineage bench` divides by
