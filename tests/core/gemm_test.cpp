@@ -77,17 +77,17 @@ TEST_P(GemmTest, WithoutPoolMatchesPool) {
   CheckGemm({dt, 47, 256, 9, 1, 2}, nullptr);
 }
 
-// Float rows under 4 KiB: a row's result is the same bit for bit with one
-// token (which on AVX2 reads its range as interleaved streams,
-// ForEachInterleavedGroup) as with three, and in a call over a sub-range,
-// with and without a column tail. (Longer rows go four at a time, where one
-// token keeps two accumulators a row and more tokens one. The integer
-// kernels: GemmInt8Test.RowResultIndependentOfRangeAndTokens.)
+// Float rows: a row's result is the same bit for bit with one token (which
+// on AVX2 reads rows under 4 KiB as interleaved streams,
+// ForEachInterleavedGroup) as with seven (passes of several tokens and of
+// one), and in a call over a sub-range, with and without a column tail, for
+// rows read one after another (under 4 KiB on AVX2) and four interleaved.
+// (The integer kernels: GemmInt8Test.RowResultIndependentOfRangeAndTokens.)
 TEST_P(GemmTest, FloatRowResultIndependentOfRangeAndTokens) {
   const DType dt = std::get<1>(GetParam());
   if (IsQuantized(dt)) GTEST_SKIP() << "covered by gemm_int8_test";
-  for (const int64_t cols : {992, 1000}) {
-    const int64_t T = 3;
+  for (const int64_t cols : {992, 1000, 3584, 3592}) {
+    const int64_t T = 7;
     auto w = RandomWeights(dt, 53, cols, 29);
     ExpectRowResultsIndependentOfRangeAndTokens(w.view, RandomActivations(T * cols, 31), 5, T);
   }
