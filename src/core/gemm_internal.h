@@ -58,19 +58,30 @@ inline int64_t RowPrefetchBytes(int64_t row_bytes) { return 4 * row_bytes; }
 // bursts went 17.9 -> 21.5 GB/s on two threads and 10.8 -> 15.0 GB/s on
 // one (median of 200, four streams interleaved 256 bytes apart against
 // one). A decode row kernel (one token) therefore walks its range as
-// `S` streams: the range is cut into S equal runs of whole groups of
-// `group_rows` rows, and fn(first_rows) is called for the S groups at the
-// same place in each run, which the kernel reads block by block in turn.
-// Returns the first row left for the one-stream loop (the rows past the
-// last whole set of S groups). A row's result does not change: each row
-// is summed as the one-stream kernel sums it.
+// `S` streams: the range of W (rows `row_bytes` apart at `base`, results
+// at Y[row]) is cut into S equal runs of whole groups of `group_rows`
+// rows, and fn(groups) is called for the S groups at the same place in
+// each run, which the kernel reads block by block in turn. Returns the
+// first row left for the one-stream loop (the rows past the last whole set
+// of S groups). A row's result does not change: each row is summed as the
+// one-stream kernel sums it.
+template <int S>
+struct InterleavedGroups {
+  int64_t first_row[S];
+  const uint8_t* rows[S];  // each group's first row
+  float* y[S];             // where that row's result goes
+};
 template <int S, class Fn>
-inline int64_t ForEachInterleavedGroup(int64_t row_begin, int64_t row_end, int64_t group_rows, Fn&& fn) {
+inline int64_t ForEachInterleavedGroup(const uint8_t* base, int64_t row_bytes, float* Y, int64_t row_begin,
+                                       int64_t row_end, int64_t group_rows, Fn&& fn) {
   const int64_t run = (row_end - row_begin) / group_rows / S * group_rows;
-  int64_t first_rows[S];
+  InterleavedGroups<S> groups;
   for (int64_t g = 0; g < run; g += group_rows) {
-    for (int s = 0; s < S; ++s) first_rows[s] = row_begin + s * run + g;
-    fn(first_rows);
+    for (int s = 0; s < S; ++s) {
+      groups.first_row[s] = row_begin + s * run + g;
+      groups.rows[s] = base + groups.first_row[s] * row_bytes, groups.y[s] = Y + groups.first_row[s];
+    }
+    fn(groups);
   }
   return row_begin + S * run;
 }
