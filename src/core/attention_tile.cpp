@@ -81,7 +81,7 @@ void AttentionTile::AddBlock(int64_t first_key, int64_t n, const void* k, const 
   float* s = s_.data();
   const IsaKernels& isa = Kernels();
   if (num_queries_ <= kFewQueries) {
-    isa.scores_few(q_rows_.data(), num_queries_, q_.head_dim, k, dtype, n, s, ldq_t_);
+    isa.scores_few(q_rows_.data(), num_queries_, q_.head_dim, k, v, dtype, n, s, ldq_t_);
   } else {
     isa.scores(qt_.data(), ldq_t_, q_begin, ldq_t_, q_.head_dim, k, dtype, n, s);
   }

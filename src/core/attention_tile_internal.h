@@ -17,9 +17,10 @@ constexpr int64_t kFewQueries = 8;
   /* s[j][i] = sum_d qt[d][i] * k[j][d], keys j < n, queries [q_begin, q_end) */                           \
   A void AttnScores(const float* qt, int64_t lds, int64_t q_begin, int64_t q_end, int64_t head_dim,       \
                     const void* k, DType dtype, int64_t n, float* s);                                      \
-  /* The same for num_queries <= kFewQueries queries given as rows q[i][d] (s columns past them untouched). */ \
-  A void AttnScoresFew(const float* q, int64_t num_queries, int64_t head_dim, const void* k, DType dtype,     \
-                       int64_t n, float* s, int64_t lds);                                                   \
+  /* The same for num_queries <= kFewQueries queries given as rows q[i][d] (s columns past them untouched), */ \
+  /* prefetching the same keys' V rows v for AttnValues. */                                                      \
+  A void AttnScoresFew(const float* q, int64_t num_queries, int64_t head_dim, const void* k, const void* v,     \
+                       DType dtype, int64_t n, float* s, int64_t lds);                                          \
   /* Masks keys past each query's limit (when `masked`), folds the block into the running max and sum, */ \
   /* turns s into probabilities and leaves each query's rescale of its old output in alpha. */            \
   A void AttnSoftmax(float* s, int64_t lds, int64_t n, int64_t q_begin, int64_t q_end, int64_t first_key, \
