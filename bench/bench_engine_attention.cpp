@@ -1,19 +1,21 @@
 // bench_engine_attention: what attention over the KV cache costs as context
 // grows, at the Qwen3.5-0.8B attention shape (6 attention layers, 8 query /
-// 2 kv heads of 256 dims), all layers, 2 threads, for fp32 and bf16 pages:
+// 2 kv heads of 256 dims; --kv-heads 1: 8 query heads on one), all layers,
+// 2 threads, for fp32 and bf16 pages:
 //   decode   one query row against 1k..32k tokens of context, next to the
 //            time to stream the model's 1434 MiB of bf16 weights at the
 //            measured copy bandwidth (the figure behind the KV element type,
 //            docs/engine.md);
 //   prefill  a run of --rows query rows (a short warm turn: 40) after 20k
 //            tokens of context, and a --chunk row prefill chunk there (0: none);
-// each with the tiled kernel (AttendGroup) and the row-at-a-time form it
-// replaced (AttendGroupByRows), best of --reps. Beside the wall time, the
+// each with the tiled kernel (AttendGroup; a decode row past two parts of
+// context split by keys, unless --split 0) and the row-at-a-time form it
+// replaced (AttendGroupByRows, never split), best of --reps. Beside the wall time, the
 // CPU time the process used (both threads): on a machine shared with other
 // work the wall time stretches while the CPU time stays the work done.
 //
 //   bench_engine_attention [--rows 40] [--chunk 512] [--context 20000] [--reps 3] [--by-rows 1]
-//                          [--isa avx2|avx512]
+//                          [--split 1] [--kv-heads 2] [--isa avx2|avx512]
 #include <algorithm>
 #include <sys/resource.h>
 
@@ -32,9 +34,6 @@ using namespace lineage;
 
 namespace {
 
-using AttendFn = void (*)(const engine::AttentionRun&, int64_t, int64_t, int64_t, const float*, int64_t, float*,
-                          int64_t);
-
 double CpuMs() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -48,25 +47,20 @@ struct Timing {
 int g_reps = 3;
 
 // Milliseconds of `rows` query rows at positions [ctx - rows, ctx) over every
-// layer, split as the attention layer splits them (kv heads x row blocks).
-Timing AttentionMs(AttendFn fn, const cache::PageTable& table, int64_t ctx, int64_t rows, int64_t num_heads,
-                   ThreadPool& pool) {
+// layer, run as the attention layer runs them (AttendRuns): with `fn` for the
+// unsplit tasks, decode rows split by keys when `split`.
+Timing AttentionMs(engine::AttendGroupFn fn, bool split, const cache::PageTable& table, int64_t ctx, int64_t rows,
+                   int64_t num_heads, ThreadPool& pool) {
   const cache::KvLayout& layout = table.layout();
-  const int64_t q_dim = num_heads * layout.head_dim, block = 64;
-  const int64_t blocks = (rows + block - 1) / block;
+  const int64_t q_dim = num_heads * layout.head_dim;
   std::vector<float> q(static_cast<size_t>(rows * q_dim), 0.01f), out(q.size());
   Timing best;
   for (int rep = 0; rep < g_reps; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = CpuMs();
     for (int64_t layer = 0; layer < layout.num_layers; ++layer) {
-      pool.parallel_for(layout.num_kv_heads * blocks, [&](int64_t i0, int64_t i1, int) {
-        for (int64_t i = i0; i < i1; ++i) {
-          const int64_t h = i % layout.num_kv_heads, b = i / layout.num_kv_heads;
-          const engine::AttentionRun run{&table, layer, ctx - rows, num_heads, 0.0625f};
-          fn(run, h, b * rows / blocks, (b + 1) * rows / blocks, q.data(), q_dim, out.data(), q_dim);
-        }
-      });
+      const engine::AttentionRows run{{&table, layer, ctx - rows, num_heads, 0.0625f}, q.data(), out.data(), rows};
+      engine::AttendRuns(std::span(&run, 1), &pool, fn, split);
     }
     best.wall_ms =
         std::min(best.wall_ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -79,7 +73,8 @@ Timing AttentionMs(AttendFn fn, const cache::PageTable& table, int64_t ctx, int6
 
 int main(int argc, char** argv) {
   int64_t rows = 40, chunk = 512, prefill_ctx = 20000;
-  bool by_rows = true;
+  bool by_rows = true, split = true;
+  int64_t kv_heads = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--rows") rows = std::stoll(argv[i + 1]);
@@ -87,6 +82,8 @@ int main(int argc, char** argv) {
     if (k == "--context") prefill_ctx = std::stoll(argv[i + 1]);
     if (k == "--reps") g_reps = std::max(1, std::stoi(argv[i + 1]));
     if (k == "--by-rows") by_rows = std::string(argv[i + 1]) != "0";
+    if (k == "--split") split = std::string(argv[i + 1]) != "0";
+    if (k == "--kv-heads") kv_heads = std::clamp<int64_t>(std::stoll(argv[i + 1]), 1, 8);
     if (k == "--isa" && !kernels::ForceIsa(std::string(argv[i + 1]) == "avx2" ? kernels::Isa::kAvx2
                                                                               : kernels::Isa::kAvx512)) {
       std::fprintf(stderr, "this CPU lacks %s\n", argv[i + 1]);
@@ -94,6 +91,10 @@ int main(int argc, char** argv) {
     }
   }
   const int64_t num_heads = 8, max_ctx = 32768;
+  if (num_heads % kv_heads != 0) {
+    std::fprintf(stderr, "--kv-heads must divide the %lld query heads\n", static_cast<long long>(num_heads));
+    return 1;
+  }
   ThreadPool pool(2);
   std::printf("bench_engine_attention: cpu %s, isa %s, commit %s, load %s\n", bench::CpuModel().c_str(),
               kernels::IsaName(kernels::ActiveIsa()), bench::Shell("git rev-parse --short HEAD 2>/dev/null").c_str(),
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
   std::printf("%-5s %-8s %8s %6s %10s %10s %12s %12s %8s\n", "kv", "run", "context", "rows", "tiled_ms", "tiled_cpu",
               "by_rows_ms", "by_rows_cpu", "cpu_x");
   for (DType dtype : {DType::kF32, DType::kBF16}) {
-    cache::KvLayout layout{.num_layers = 6, .num_kv_heads = 2, .head_dim = 256, .page_tokens = 64, .dtype = dtype};
+    cache::KvLayout layout{.num_layers = 6, .num_kv_heads = kv_heads, .head_dim = 256, .page_tokens = 64, .dtype = dtype};
     cache::PageTable table(layout);
     table.Reserve(max_ctx);
     std::vector<float> row(layout.head_dim);
@@ -120,8 +121,9 @@ int main(int argc, char** argv) {
     table.Commit(max_ctx);
     const std::string name(Info(dtype).name);
     auto line = [&](const char* run, int64_t ctx, int64_t n) {
-      const Timing tiled = AttentionMs(engine::AttendGroup, table, ctx, n, num_heads, pool);
-      const Timing rows_form = by_rows ? AttentionMs(engine::AttendGroupByRows, table, ctx, n, num_heads, pool) : Timing{};
+      const Timing tiled = AttentionMs(engine::AttendGroup, split, table, ctx, n, num_heads, pool);
+      const Timing rows_form =
+          by_rows ? AttentionMs(engine::AttendGroupByRows, false, table, ctx, n, num_heads, pool) : Timing{};
       std::printf("%-5s %-8s %8lld %6lld %10.2f %10.2f %12.2f %12.2f %7.1fx\n", name.c_str(), run,
                   static_cast<long long>(ctx), static_cast<long long>(n), tiled.wall_ms, tiled.cpu_ms,
                   by_rows ? rows_form.wall_ms : 0.0, by_rows ? rows_form.cpu_ms : 0.0,

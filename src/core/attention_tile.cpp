@@ -94,4 +94,22 @@ void AttentionTile::Finish() {
   for (int64_t i = 0; i < num_queries_; ++i) Scale(out_rows_[i], 1.0f / sum_[i], q_.head_dim);
 }
 
+void AttentionTile::FinishPart(float* max, float* sum) {
+  std::copy_n(max_.begin(), num_queries_, max);
+  std::copy_n(sum_.begin(), num_queries_, sum);
+}
+
+void MergeAttentionParts(int64_t parts, const float* const* part_out, const float* part_max, const float* part_sum,
+                         int64_t head_dim, float* out) {
+  const float top = *std::max_element(part_max, part_max + parts);
+  float total = 0;
+  std::fill_n(out, head_dim, 0.0f);
+  for (int64_t p = 0; p < parts; ++p) {
+    const float w = std::exp(part_max[p] - top);
+    total += w * part_sum[p];
+    Axpy(w, part_out[p], out, head_dim);
+  }
+  Scale(out, 1.0f / total, head_dim);
+}
+
 }  // namespace lineage::kernels

@@ -22,6 +22,11 @@
 // writes each query's output row. Keys past a query's position are masked.
 // head_dim must be a multiple of 16 (real models: 64, 128, 256).
 //
+// A part of a split run: the key ranges may instead start at any key that
+// every query sees, and FinishPart() ends the tile: it leaves each output row
+// unnormalised with the query's running max and sum beside it, and
+// MergeAttentionParts() combines the parts of the whole key range.
+//
 // Ownership: the tile owns its scratch (reused across blocks, grown on
 // demand); it reads the query and key/value memory given to it and writes the
 // output rows only. Thread-safety: one tile per thread.
@@ -56,6 +61,9 @@ class AttentionTile {
   // (kF32 or kBF16) at k and v, row after row.
   void AddKeys(int64_t first_key, int64_t n, const void* k, const void* v, DType dtype);
   void Finish();
+  // Instead of Finish(): query i's row holds sum_j exp(s_j - max[i]) v_j over
+  // the keys given, sum[i] the sum of those weights.
+  void FinishPart(float* max, float* sum);
 
   // The last key any query of the block sees: first_pos + num_rows - 1.
   int64_t last_key() const { return q_.first_pos + q_.num_rows - 1; }
@@ -73,5 +81,11 @@ class AttentionTile {
   std::vector<float> max_, sum_, alpha_;  // [ldq_t_] running max, running sum, rescale of this block
   std::vector<float*> out_rows_;   // [num_queries_]
 };
+
+// One query's output from the parts of its key range, each given as
+// FinishPart() left it: out = sum_p exp(max_p - M) out_p / sum_p exp(max_p - M)
+// sum_p with M the largest max_p, the parts taken in order.
+void MergeAttentionParts(int64_t parts, const float* const* part_out, const float* part_max, const float* part_sum,
+                         int64_t head_dim, float* out);
 
 }  // namespace lineage::kernels

@@ -21,10 +21,6 @@
 namespace lineage::engine {
 namespace {
 
-// Most query rows per attention task: enough rows (x the GQA group) share
-// each key row read, and a prefill chunk still splits into many tasks.
-constexpr int64_t kMaxRowsPerTask = 64;
-
 void WriteKv(const float* k, const float* v, int64_t attn_index, const Segment& s, int64_t num_kv_heads,
              int64_t hd) {
   cache::PageTable& table = s.seq->kv();
@@ -77,34 +73,15 @@ void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, con
     WriteKv(k, v, attn_index, s, nkv, hd);
   }
 
-  // Tasks: (segment, kv head, block of query rows). A segment is cut into
-  // blocks of equal size (at most kMaxRowsPerTask rows), so a short run such
-  // as a 40-token turn does not leave one thread a sliver. The pool hands
-  // each thread a contiguous range of tasks, and a causal block costs in
-  // proportion to its last row, so blocks are dealt cheap and dear
-  // alternately to even the ranges out.
-  struct Task {
-    int64_t seg, kv_head, row0, row1;
-  };
-  std::vector<Task> tasks;
-  for (int64_t si = 0; si < static_cast<int64_t>(segs.size()); ++si) {
-    const int64_t T = segs[si].num_tokens;
-    const int64_t blocks = (T + kMaxRowsPerTask - 1) / kMaxRowsPerTask;
-    const int64_t rows = (T + blocks - 1) / blocks;
-    for (int64_t i = 0; i < blocks; ++i) {
-      const int64_t b = i % 2 == 0 ? i / 2 : blocks - 1 - i / 2;
-      for (int64_t h = 0; h < nkv; ++h) tasks.push_back({si, h, b * rows, std::min(T, (b + 1) * rows)});
-    }
-  }
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  ctx.pool->parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t i0, int64_t i1, int) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const Task& t = tasks[i];
-      const Segment& s = segs[t.seg];
-      const AttentionRun run{&s.seq->kv(), attn_index, s.start_pos(), nh, scale};
-      AttendGroup(run, t.kv_head, t.row0, t.row1, q + s.row_begin * q_dim, q_dim, att + s.row_begin * q_dim, q_dim);
-    }
-  });
+  std::vector<AttentionRows> runs;
+  for (const Segment& s : segs) {
+    runs.push_back({{&s.seq->kv(), attn_index, s.start_pos(), nh, scale},
+                    q + s.row_begin * q_dim,
+                    att + s.row_begin * q_dim,
+                    s.num_tokens});
+  }
+  AttendRuns(runs, ctx.pool);
 
   if (gated) {
     kernels::Sigmoid(gate, gate, R * q_dim);

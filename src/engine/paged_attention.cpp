@@ -8,6 +8,13 @@
 #include "core/kernels.h"
 
 namespace lineage::engine {
+namespace {
+
+// Most query rows per attention task: enough rows (x the GQA group) share
+// each key row read, and a prefill chunk still splits into many tasks.
+constexpr int64_t kMaxRowsPerTask = 64;
+
+}  // namespace
 
 void AttendGroupByRows(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
                        int64_t ldq, float* out, int64_t ldo) {
@@ -79,32 +86,141 @@ void AttendGroupByRows(const AttentionRun& run, int64_t kv_head, int64_t row_beg
 }
 
 
-void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
-                 int64_t ldq, float* out, int64_t ldo) {
+int64_t DecodeParts(const AttentionRun& run, int64_t pos) {
+  const cache::KvLayout& layout = run.kv->layout();
+  if (layout.head_dim % 16 != 0 || kDecodePartKeys % layout.page_tokens != 0) return 1;
+  const int64_t parts = (pos + kDecodePartKeys) / kDecodePartKeys;
+  return parts >= 2 ? parts : 1;
+}
+
+namespace {
+
+// The calling thread's tile after every query head of `kv_head` for rows
+// [row_begin, row_begin + num_rows) has seen keys [first_key, end_key) (end_key
+// < 0: all it sees); first_key is a multiple of the page size. The caller
+// finishes it.
+kernels::AttentionTile& TileOver(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t num_rows,
+                                 const float* q, int64_t ldq, float* out, int64_t ldo, int64_t first_key,
+                                 int64_t end_key) {
   const cache::KvLayout& layout = run.kv->layout();
   const int64_t hd = layout.head_dim, page_tokens = layout.page_tokens;
-  if (hd % 16 != 0) return AttendGroupByRows(run, kv_head, row_begin, row_end, q, ldq, out, ldo);
   const int64_t group = run.num_heads / layout.num_kv_heads;
-  const int64_t first_head = kv_head * group;
   kernels::AttentionQueries queries;
-  queries.q = q + row_begin * ldq + first_head * hd;
+  queries.q = q + row_begin * ldq + kv_head * group * hd;
   queries.ldq = ldq;
-  queries.out = out + row_begin * ldo + first_head * hd;
+  queries.out = out;
   queries.ldo = ldo;
-  queries.num_rows = row_end - row_begin;
+  queries.num_rows = num_rows;
   queries.group = group;
   queries.head_dim = hd;
   queries.first_pos = run.start_pos + row_begin;
   queries.scale = run.scale;
   thread_local kernels::AttentionTile tile;
   tile.Begin(queries);
-  const int64_t num_keys = tile.last_key() + 1;
-  for (int64_t p = 0; p * page_tokens < num_keys; ++p) {
-    const cache::KvPage& page = run.kv->page(p);
-    tile.AddKeys(p * page_tokens, std::min(page_tokens, num_keys - p * page_tokens), page.k(run.layer, kv_head),
-                 page.v(run.layer, kv_head), layout.dtype);
+  end_key = end_key < 0 ? tile.last_key() + 1 : std::min(end_key, tile.last_key() + 1);
+  for (int64_t key = first_key; key < end_key; key += page_tokens) {
+    const cache::KvPage& page = run.kv->page(key / page_tokens);
+    tile.AddKeys(key, std::min(page_tokens, end_key - key), page.k(run.layer, kv_head), page.v(run.layer, kv_head),
+                 layout.dtype);
   }
-  tile.Finish();
+  return tile;
+}
+
+}  // namespace
+
+void AttendGroupPart(const AttentionRun& run, int64_t kv_head, int64_t row, int64_t part, const float* q, int64_t ldq,
+                     float* out, float* max, float* sum) {
+  const int64_t group_width = run.num_heads / run.kv->layout().num_kv_heads * run.kv->layout().head_dim;
+  const int64_t first_key = part * kDecodePartKeys;
+  TileOver(run, kv_head, row, 1, q, ldq, out, group_width, first_key, first_key + kDecodePartKeys)
+      .FinishPart(max, sum);
+}
+
+void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
+                 int64_t ldq, float* out, int64_t ldo) {
+  const cache::KvLayout& layout = run.kv->layout();
+  if (layout.head_dim % 16 != 0) return AttendGroupByRows(run, kv_head, row_begin, row_end, q, ldq, out, ldo);
+  const int64_t first_head = kv_head * (run.num_heads / layout.num_kv_heads);
+  TileOver(run, kv_head, row_begin, row_end - row_begin, q, ldq, out + row_begin * ldo + first_head * layout.head_dim,
+           ldo, 0, -1)
+      .Finish();
+}
+
+void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGroupFn group_fn, bool split_decode) {
+  if (runs.empty()) return;
+  if (group_fn == nullptr) group_fn = AttendGroup;
+  const cache::KvLayout& layout = runs[0].run.kv->layout();
+  const int64_t nkv = layout.num_kv_heads, hd = layout.head_dim;
+  const int64_t group = runs[0].run.num_heads / nkv, ld = runs[0].run.num_heads * hd;
+  // Tasks: (run, kv head, block of query rows). A run is cut into blocks of
+  // equal size (at most kMaxRowsPerTask rows), so a short run such as a
+  // 40-token turn does not leave one thread a sliver. The pool hands each
+  // thread a contiguous range of tasks, and a causal block costs in
+  // proportion to its last row, so blocks are dealt cheap and dear
+  // alternately to even the ranges out. A decode row with a long context is
+  // instead a task per part of its keys, whose outputs the merge below
+  // combines, kept in slot `part_slot` onwards of the part buffers.
+  struct Task {
+    int64_t run, kv_head, row0, row1;
+    int64_t part = -1, parts = 0, part_slot = 0;  // part >= 0: keys of part `part` of `parts` only
+  };
+  std::vector<Task> tasks;
+  int64_t part_slots = 0;
+  for (int64_t ri = 0; ri < static_cast<int64_t>(runs.size()); ++ri) {
+    const AttentionRows& r = runs[ri];
+    const int64_t T = r.num_rows;
+    if (const int64_t parts = split_decode && T == 1 ? DecodeParts(r.run, r.run.start_pos) : 1; parts > 1) {
+      for (int64_t h = 0; h < nkv; ++h, part_slots += parts) {
+        for (int64_t p = 0; p < parts; ++p) tasks.push_back({ri, h, 0, 1, p, parts, part_slots});
+      }
+      continue;
+    }
+    const int64_t blocks = (T + kMaxRowsPerTask - 1) / kMaxRowsPerTask;
+    const int64_t rows = (T + blocks - 1) / blocks;
+    for (int64_t i = 0; i < blocks; ++i) {
+      const int64_t b = i % 2 == 0 ? i / 2 : blocks - 1 - i / 2;
+      for (int64_t h = 0; h < nkv; ++h) tasks.push_back({ri, h, b * rows, std::min(T, (b + 1) * rows)});
+    }
+  }
+  // Per part slot: the group's unnormalised output rows, running maxes and
+  // sums; the caller's, which the workers reach through these references (a
+  // lambda naming a thread_local directly would see the worker's own).
+  thread_local std::vector<float> part_out_storage, part_max_storage, part_sum_storage;
+  std::vector<float>& part_out = part_out_storage;
+  std::vector<float>& part_max = part_max_storage;
+  std::vector<float>& part_sum = part_sum_storage;
+  part_out.resize(static_cast<size_t>(part_slots * group * hd));
+  part_max.resize(static_cast<size_t>(part_slots * group));
+  part_sum.resize(static_cast<size_t>(part_slots * group));
+  pool->parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t i0, int64_t i1, int) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const Task& t = tasks[i];
+      const AttentionRows& r = runs[t.run];
+      if (t.part >= 0) {
+        const int64_t slot = t.part_slot + t.part;
+        AttendGroupPart(r.run, t.kv_head, t.row0, t.part, r.q, ld, part_out.data() + slot * group * hd,
+                        part_max.data() + slot * group, part_sum.data() + slot * group);
+      } else {
+        group_fn(r.run, t.kv_head, t.row0, t.row1, r.q, ld, r.out, ld);
+      }
+    }
+  });
+  std::vector<const float*> outs;
+  std::vector<float> maxes, sums;
+  for (const Task& t : tasks) {
+    if (t.part != 0) continue;  // one merge per split (run, kv head), at its first part
+    for (int64_t g = 0; g < group; ++g) {
+      outs.clear(), maxes.clear(), sums.clear();
+      for (int64_t p = 0; p < t.parts; ++p) {
+        const int64_t slot = t.part_slot + p;
+        outs.push_back(part_out.data() + (slot * group + g) * hd);
+        maxes.push_back(part_max[static_cast<size_t>(slot * group + g)]);
+        sums.push_back(part_sum[static_cast<size_t>(slot * group + g)]);
+      }
+      kernels::MergeAttentionParts(t.parts, outs.data(), maxes.data(), sums.data(), hd,
+                                   runs[t.run].out + (t.kv_head * group + g) * hd);
+    }
+  }
 }
 
 }  // namespace lineage::engine

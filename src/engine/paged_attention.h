@@ -14,8 +14,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "cache/kv_pages.h"
+#include "core/thread_pool.h"
 
 namespace lineage::engine {
 
@@ -32,6 +34,43 @@ struct AttentionRun {
 // `out` with ldo.
 void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
                  int64_t ldq, float* out, int64_t ldo);
+
+// A decode row's keys split into parts of kDecodePartKeys (whole pages of
+// every layout in use), each part attended on its own and the parts merged
+// (kernels::MergeAttentionParts): the threads then share one sequence's
+// attention however few kv heads the model has (most hybrid models have 2).
+// Whether a row is split, and where, depends on its position alone, never on
+// the thread count or the batch, so a row's result does too.
+constexpr int64_t kDecodePartKeys = 2048;
+// Parts of a decode row at `pos` (keys [0, pos]): 1 (not split) below two parts' worth.
+int64_t DecodeParts(const AttentionRun& run, int64_t pos);
+
+// Part `part` of the decode row `row` (at run.start_pos + row): keys
+// [part * kDecodePartKeys, min(that + kDecodePartKeys, pos + 1)). Writes each
+// query head's unnormalised output to out + g * head_dim and its running max
+// and sum to max[g], sum[g] (g < the GQA group), as AttentionTile::FinishPart.
+void AttendGroupPart(const AttentionRun& run, int64_t kv_head, int64_t row, int64_t part, const float* q, int64_t ldq,
+                     float* out, float* max, float* sum);
+
+// One run's query rows for AttendRuns: `num_rows` rows from run.start_pos,
+// every query head, row t of head h at q + t * ldq + h * head_dim with ldq =
+// run.num_heads * head_dim; the output likewise.
+struct AttentionRows {
+  AttentionRun run;
+  const float* q = nullptr;
+  float* out = nullptr;
+  int64_t num_rows = 0;
+};
+
+// Attention of every row of every run over `pool`: a task per (run, kv head,
+// block of rows), or per decode part (a run of one row split by keys,
+// DecodeParts) whose parts are merged after. `group_fn` serves the unsplit
+// tasks (bench_engine_attention passes AttendGroupByRows, with split_decode
+// off, to time the old form).
+using AttendGroupFn = void (*)(const AttentionRun&, int64_t, int64_t, int64_t, const float*, int64_t, float*,
+                               int64_t);
+void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGroupFn group_fn = nullptr,
+                bool split_decode = true);
 
 // The same result one dot product and one axpy per (query, key), with every
 // query's whole score row stored and a separate softmax: the form the tiled

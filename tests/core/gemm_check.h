@@ -79,7 +79,9 @@ inline void ExpectRowResultsIndependentOfRangeAndTokens(const TensorView& w, con
   kernels::Gemm(tail, x.data(), cols, part.data(), rows - first, 1, nullptr);
   for (int64_t o = 0; o < rows; ++o) {
     EXPECT_EQ(one[o], many[o]) << "cols " << cols << " row " << o;
-    if (o >= first) EXPECT_EQ(one[o], part[o - first]) << "cols " << cols << " row " << o;
+    if (o >= first) {
+      EXPECT_EQ(one[o], part[o - first]) << "cols " << cols << " row " << o;
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "core/attention_tile.h"
 #include "core/isa.h"
 
 namespace lineage::engine {
@@ -119,6 +120,36 @@ void CheckShape(const Shape& s, uint32_t seed) {
       worst = std::max(worst, std::abs(got[i] - want[i]));
     }
     EXPECT_LT(worst, 2e-5) << "largest difference from the double-precision attention";
+
+    // A decode row split by keys (as the layer runs it past two parts of
+    // context): each part on its own, then merged.
+    const int64_t parts = s.rows == 1 ? DecodeParts(run, s.start_pos) : 1;
+    if (parts == 1) continue;
+    std::vector<float> split(q.size(), NAN);
+    for (int64_t kvh = 0; kvh < s.num_kv_heads; ++kvh) {
+      std::vector<float> out(static_cast<size_t>(parts * s.group * hd)), mx(parts * s.group), sum(parts * s.group);
+      for (int64_t p = 0; p < parts; ++p) {
+        AttendGroupPart(run, kvh, 0, p, q.data(), q_dim, out.data() + p * s.group * hd, mx.data() + p * s.group,
+                        sum.data() + p * s.group);
+      }
+      for (int64_t g = 0; g < s.group; ++g) {
+        std::vector<const float*> outs;
+        std::vector<float> gm, gs;
+        for (int64_t p = 0; p < parts; ++p) {
+          outs.push_back(out.data() + (p * s.group + g) * hd);
+          gm.push_back(mx[p * s.group + g]);
+          gs.push_back(sum[p * s.group + g]);
+        }
+        kernels::MergeAttentionParts(parts, outs.data(), gm.data(), gs.data(), hd,
+                                     split.data() + (kvh * s.group + g) * hd);
+      }
+    }
+    double worst_split = 0;
+    for (size_t i = 0; i < split.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(split[i])) << "split, at " << i;
+      worst_split = std::max(worst_split, std::abs(split[i] - want[i]));
+    }
+    EXPECT_LT(worst_split, 2e-5) << "split in " << parts << " parts: largest difference from the double-precision attention";
   }
   kernels::ResetIsa();
 }
@@ -150,6 +181,27 @@ TEST(PagedAttention, DecodeRowAndModelShapes) {
     CheckShape({2, 4, 256, 64, 130, 45, dt, 2.0f}, 8);
     CheckShape({1, 8, 128, 64, 0, 67, dt, 1.0f}, 9);
   }
+}
+
+TEST(PagedAttention, DecodeRowSplitByKeysMatchesPlainAttention) {
+  // Positions at and around the part boundaries: the last part of one key,
+  // of a whole part, and of a partly filled page; pages of 16 and 64 tokens.
+  constexpr int64_t P = kDecodePartKeys;
+  uint32_t seed = 20;
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    for (int64_t pos : {P - 1, P, 2 * P - 1, 2 * P + 37, 3 * P}) {
+      CheckShape({2, 4, 64, 64, pos, 1, dt, 2.0f}, seed++);
+    }
+    CheckShape({1, 3, 128, 16, 2 * P + 500, 1, dt, 4.0f}, seed++);
+  }
+  // Below two parts' worth a row is not split; from there on it is.
+  cache::PageTable table({.num_layers = 1, .num_kv_heads = 1, .head_dim = 64, .page_tokens = 64});
+  const AttentionRun run{&table, 0, 0, 1, 1.0f};
+  EXPECT_EQ(DecodeParts(run, P - 2), 1);
+  EXPECT_EQ(DecodeParts(run, P - 1), 1);
+  EXPECT_EQ(DecodeParts(run, P), 2);
+  EXPECT_EQ(DecodeParts(run, 3 * P - 1), 3);
+  EXPECT_EQ(DecodeParts(run, 3 * P), 4);
 }
 
 TEST(PagedAttention, HeadSizeNotAMultipleOf16TakesTheRowPath) {

@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "engine/paged_attention.h"
 #include "engine_test_util.h"
 
 namespace lineage::engine {
@@ -182,6 +183,46 @@ TEST_P(StateEquivalence, RejectsBadInput) {
   Sequence* twice[] = {&seq, &seq};
   std::vector<float> logits;
   EXPECT_EQ(engine_->Decode(twice, std::span(good).first(2), &logits).code(), StatusCode::kInvalidArgument);
+}
+
+// Past two parts of context (kDecodePartKeys) a decode row's attention is
+// split by keys over the threads and merged: the step still agrees with a
+// cold prefill of the same tokens, and gives the same logits bit for bit
+// whatever the number of threads, alone or batched with a short sequence.
+TEST(LongContextDecode, SplitAttentionAgreesWithPrefillAndIgnoresThreadsAndBatch) {
+  for (DType kv : {DType::kF32, DType::kBF16}) {
+    SCOPED_TRACE(std::string(Info(kv).name));
+    auto model = TinyModel(model::Arch::kQwen3_5);
+    const int64_t n = 2 * kDecodePartKeys + 41;
+    const std::vector<int32_t> tokens = Tokens(n, model->config.vocab, 7);
+    std::vector<std::vector<float>> decoded;
+    for (int threads : {1, 3}) {
+      auto engine = MakeEngine(model, threads, 16, kv);
+      const cache::PageTable layout_only(engine->kv_layout());
+      ASSERT_EQ(DecodeParts({&layout_only, 0, 0, 0, 1.0f}, n - 1), 3) << "the last token's row is split in 3";
+      const std::vector<float> cold = ColdPrefill(*engine, tokens);
+      Sequence seq = engine->NewSequence(), other = engine->NewSequence();
+      PrefillResult r;
+      ASSERT_TRUE(engine->Prefill(seq, std::span(tokens).first(n - 1), {}, &r).ok());
+      ASSERT_TRUE(engine->Prefill(other, std::span(tokens).first(9), {}, &r).ok());
+      std::vector<float> alone, batched;
+      {
+        Snapshot snap = seq.Snap();
+        auto admitted = engine->Admit(*snap.kv, snap.recurrent.get());
+        ASSERT_TRUE(admitted.ok());
+        Sequence* one[] = {&*admitted};
+        ASSERT_TRUE(engine->Decode(one, std::span(tokens).subspan(n - 1, 1), &alone).ok());
+      }
+      Sequence* both[] = {&other, &seq};
+      const int32_t next[] = {tokens[9], tokens[n - 1]};
+      ASSERT_TRUE(engine->Decode(both, next, &batched).ok());
+      EXPECT_LT(MaxRelError(alone, cold), kv == DType::kF32 ? 1e-4 : 2e-3) << threads << " threads";
+      const std::vector<float> row(batched.begin() + model->config.vocab, batched.end());
+      EXPECT_EQ(row, alone) << threads << " threads: batched differs from alone";
+      decoded.push_back(alone);
+    }
+    EXPECT_EQ(decoded[0], decoded[1]) << "1 and 3 threads differ";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, StateEquivalence,
