@@ -192,7 +192,7 @@ void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGro
   part_out.resize(static_cast<size_t>(part_slots * group * hd));
   part_max.resize(static_cast<size_t>(part_slots * group));
   part_sum.resize(static_cast<size_t>(part_slots * group));
-  pool->parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t i0, int64_t i1, int) {
+  auto run_tasks = [&](int64_t i0, int64_t i1, int) {
     for (int64_t i = i0; i < i1; ++i) {
       const Task& t = tasks[i];
       const AttentionRows& r = runs[t.run];
@@ -204,7 +204,12 @@ void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGro
         group_fn(r.run, t.kv_head, t.row0, t.row1, r.q, ld, r.out, ld);
       }
     }
-  });
+  };
+  if (pool != nullptr) {
+    pool->parallel_for(static_cast<int64_t>(tasks.size()), run_tasks);
+  } else {
+    run_tasks(0, static_cast<int64_t>(tasks.size()), 0);
+  }
   std::vector<const float*> outs;
   std::vector<float> maxes, sums;
   for (const Task& t : tasks) {

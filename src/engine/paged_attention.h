@@ -62,11 +62,11 @@ struct AttentionRows {
   int64_t num_rows = 0;
 };
 
-// Attention of every row of every run over `pool`: a task per (run, kv head,
-// block of rows), or per decode part (a run of one row split by keys,
-// DecodeParts) whose parts are merged after. `group_fn` serves the unsplit
-// tasks (bench_engine_attention passes AttendGroupByRows, with split_decode
-// off, to time the old form).
+// Attention of every row of every run over `pool` (null: this thread): a
+// task per (run, kv head, block of rows), or per decode part (a run of one
+// row split by keys, DecodeParts) whose parts are merged after. `group_fn`
+// serves the unsplit tasks (null: AttendGroup; bench_engine_attention passes
+// AttendGroupByRows, with split_decode off, to time the old form).
 using AttendGroupFn = void (*)(const AttentionRun&, int64_t, int64_t, int64_t, const float*, int64_t, float*,
                                int64_t);
 void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGroupFn group_fn = nullptr,
