@@ -18,8 +18,11 @@
 #include "cache/disk/paged_kv_codec.h"
 #include "cache/disk_tier.h"
 #include "cache/kv_pages.h"
+#include "fresh_dir.h"
 
 namespace lineage::cache::disk::testing {
+
+using lineage::testing::FreshDir;
 
 inline KvLayout TestKvLayout() { return {/*layers*/ 2, /*kv heads*/ 1, /*head_dim*/ 4, /*page_tokens*/ 8}; }
 inline constexpr int64_t kStateFloats = 24;
@@ -154,38 +157,6 @@ inline DiskRecord MakeRecord(EntryId id, const Tokens& tokens, std::vector<int64
   for (int64_t n : points) r.checkpoints.push_back({n, PointKind::kGuard, ExpectedState(tokens, n)});
   r.anchor = anchor;
   return r;
-}
-
-// A fresh, empty directory under the system's temporary directory.
-inline std::string FreshDir(const std::string& name) {
-  // tmpfs when there is one: the tests exercise ordering and checksums, not the device's fsync.
-  const std::filesystem::path base =
-      access("/dev/shm", W_OK) == 0 ? std::filesystem::path("/dev/shm") : std::filesystem::temp_directory_path();
-  const std::filesystem::path p = base /
-                                  ("lineage_disk_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(p);
-  std::filesystem::create_directories(p);
-  static const pid_t owner = ::getpid();
-  static bool registered = false;
-  if (!registered) {  // forked children leave with _exit and never run this
-    registered = true;
-    std::atexit([] {
-      if (::getpid() != owner) return;
-      const std::string prefix = "lineage_disk_";
-      const std::string suffix = "_" + std::to_string(owner);
-      for (const char* base : {"/dev/shm", "/tmp"}) {
-        std::error_code ec;
-        for (const auto& e : std::filesystem::directory_iterator(base, ec)) {
-          const std::string name = e.path().filename().string();
-          if (name.rfind(prefix, 0) == 0 && name.size() > suffix.size() &&
-              name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-            std::filesystem::remove_all(e.path(), ec);
-          }
-        }
-      }
-    });
-  }
-  return p.string();
 }
 
 // Bytes of every regular file under `dir` whose path contains `part`.

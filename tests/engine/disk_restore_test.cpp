@@ -17,6 +17,7 @@
 #include "cache/lineage_cache.h"
 #include "engine/disk_codec.h"
 #include "engine_test_util.h"
+#include "fresh_dir.h"
 
 namespace lineage::engine {
 namespace {
@@ -24,13 +25,8 @@ namespace {
 using testing::MaxRelError;
 constexpr double kTol = 1e-4;
 
-std::string FreshDir(const std::string& name) {
-  const std::filesystem::path p = std::filesystem::temp_directory_path() /
-                                  ("lineage_engine_disk_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(p);
-  std::filesystem::create_directories(p);
-  return p.string();
-}
+// This file's directories: engine_<name> (FreshDir removes them at exit).
+std::string FreshDir(const std::string& name) { return lineage::testing::FreshDir("engine_" + name); }
 
 struct Turn {
   cache::EntryId entry = cache::kNoEntry;

@@ -56,7 +56,11 @@ class InFreshDir {
     fs::create_directories(dir_);
     fs::current_path(dir_);
   }
-  ~InFreshDir() { fs::current_path(old_); }
+  ~InFreshDir() {
+    fs::current_path(old_);
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
   const fs::path& dir() const { return dir_; }
   // Every name in the directory.
   std::set<std::string> Names() const {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "fresh_dir.h"
 #include "sim/policies/lineage_adapter.h"
 #include "sim/policies/oracle.h"
 #include "sim/replay.h"
@@ -156,7 +157,7 @@ TEST(Report, TableAndJsonCarryEveryColumn) {
 
 // The CLI end to end: tracegen, replay --json, a bad byte size, and the plot.
 TEST(Cli, TracegenReplayAndPlot) {
-  std::string dir = ::testing::TempDir();
+  const std::string dir = lineage::testing::FreshDir("cli_replay");
   std::string trace = dir + "/cli_trace.jsonl", out = dir + "/cli_out.json", plot = dir + "/cli_plot.svg";
   std::string bin = LINEAGE_BINARY;
   ASSERT_EQ(std::system((bin + " tracegen --scenario retries --seed 2 --requests 60 --out " + trace + " >/dev/null").c_str()), 0);
