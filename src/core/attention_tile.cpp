@@ -99,15 +99,16 @@ void AttentionTile::FinishPart(float* max, float* sum) {
   std::copy_n(sum_.begin(), num_queries_, sum);
 }
 
-void MergeAttentionParts(int64_t parts, const float* const* part_out, const float* part_max, const float* part_sum,
-                         int64_t head_dim, float* out) {
-  const float top = *std::max_element(part_max, part_max + parts);
+void MergeAttentionParts(int64_t parts, const float* part_out, int64_t out_stride, const float* part_max,
+                         const float* part_sum, int64_t stride, int64_t head_dim, float* out) {
+  float top = part_max[0];
+  for (int64_t p = 1; p < parts; ++p) top = std::max(top, part_max[p * stride]);
   float total = 0;
   std::fill_n(out, head_dim, 0.0f);
   for (int64_t p = 0; p < parts; ++p) {
-    const float w = std::exp(part_max[p] - top);
-    total += w * part_sum[p];
-    Axpy(w, part_out[p], out, head_dim);
+    const float w = std::exp(part_max[p * stride] - top);
+    total += w * part_sum[p * stride];
+    Axpy(w, part_out + p * out_stride, out, head_dim);
   }
   Scale(out, 1.0f / total, head_dim);
 }

@@ -84,8 +84,10 @@ class AttentionTile {
 
 // One query's output from the parts of its key range, each given as
 // FinishPart() left it: out = sum_p exp(max_p - M) out_p / sum_p exp(max_p - M)
-// sum_p with M the largest max_p, the parts taken in order.
-void MergeAttentionParts(int64_t parts, const float* const* part_out, const float* part_max, const float* part_sum,
-                         int64_t head_dim, float* out);
+// sum_p with M the largest max_p, the parts taken in order. Part p's row is
+// part_out + p * out_stride, its max and sum part_max[p * stride],
+// part_sum[p * stride].
+void MergeAttentionParts(int64_t parts, const float* part_out, int64_t out_stride, const float* part_max,
+                         const float* part_sum, int64_t stride, int64_t head_dim, float* out);
 
 }  // namespace lineage::kernels

@@ -74,7 +74,8 @@ void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, con
   }
 
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  std::vector<AttentionRows> runs;
+  thread_local std::vector<AttentionRows> runs;
+  runs.clear();
   for (const Segment& s : segs) {
     runs.push_back({{&s.seq->kv(), attn_index, s.start_pos(), nh, scale},
                     q + s.row_begin * q_dim,

@@ -96,9 +96,9 @@ int64_t DecodeParts(const AttentionRun& run, int64_t pos) {
 namespace {
 
 // The calling thread's tile after every query head of `kv_head` for rows
-// [row_begin, row_begin + num_rows) has seen keys [first_key, end_key) (end_key
-// < 0: all it sees); first_key is a multiple of the page size. The caller
-// finishes it.
+// [row_begin, row_begin + num_rows) has seen keys [first_key, end_key) (the
+// keys past the last row's are never read); first_key is a multiple of the
+// page size. The caller finishes it.
 kernels::AttentionTile& TileOver(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t num_rows,
                                  const float* q, int64_t ldq, float* out, int64_t ldo, int64_t first_key,
                                  int64_t end_key) {
@@ -117,7 +117,7 @@ kernels::AttentionTile& TileOver(const AttentionRun& run, int64_t kv_head, int64
   queries.scale = run.scale;
   thread_local kernels::AttentionTile tile;
   tile.Begin(queries);
-  end_key = end_key < 0 ? tile.last_key() + 1 : std::min(end_key, tile.last_key() + 1);
+  end_key = std::min(end_key, tile.last_key() + 1);
   for (int64_t key = first_key; key < end_key; key += page_tokens) {
     const cache::KvPage& page = run.kv->page(key / page_tokens);
     tile.AddKeys(key, std::min(page_tokens, end_key - key), page.k(run.layer, kv_head), page.v(run.layer, kv_head),
@@ -142,7 +142,7 @@ void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, in
   if (layout.head_dim % 16 != 0) return AttendGroupByRows(run, kv_head, row_begin, row_end, q, ldq, out, ldo);
   const int64_t first_head = kv_head * (run.num_heads / layout.num_kv_heads);
   TileOver(run, kv_head, row_begin, row_end - row_begin, q, ldq, out + row_begin * ldo + first_head * layout.head_dim,
-           ldo, 0, -1)
+           ldo, 0, run.start_pos + row_end)
       .Finish();
 }
 
@@ -164,7 +164,12 @@ void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGro
     int64_t run, kv_head, row0, row1;
     int64_t part = -1, parts = 0, part_slot = 0;  // part >= 0: keys of part `part` of `parts` only
   };
-  std::vector<Task> tasks;
+  // Reused across calls; the workers reach the caller's through the
+  // references (a lambda naming a thread_local directly would see the
+  // worker's own).
+  thread_local std::vector<Task> task_storage;
+  std::vector<Task>& tasks = task_storage;
+  tasks.clear();
   int64_t part_slots = 0;
   for (int64_t ri = 0; ri < static_cast<int64_t>(runs.size()); ++ri) {
     const AttentionRows& r = runs[ri];
@@ -182,9 +187,7 @@ void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGro
       for (int64_t h = 0; h < nkv; ++h) tasks.push_back({ri, h, b * rows, std::min(T, (b + 1) * rows)});
     }
   }
-  // Per part slot: the group's unnormalised output rows, running maxes and
-  // sums; the caller's, which the workers reach through these references (a
-  // lambda naming a thread_local directly would see the worker's own).
+  // Per part slot: the group's unnormalised output rows, running maxes and sums.
   thread_local std::vector<float> part_out_storage, part_max_storage, part_sum_storage;
   std::vector<float>& part_out = part_out_storage;
   std::vector<float>& part_max = part_max_storage;
@@ -210,20 +213,12 @@ void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGro
   } else {
     run_tasks(0, static_cast<int64_t>(tasks.size()), 0);
   }
-  std::vector<const float*> outs;
-  std::vector<float> maxes, sums;
   for (const Task& t : tasks) {
     if (t.part != 0) continue;  // one merge per split (run, kv head), at its first part
     for (int64_t g = 0; g < group; ++g) {
-      outs.clear(), maxes.clear(), sums.clear();
-      for (int64_t p = 0; p < t.parts; ++p) {
-        const int64_t slot = t.part_slot + p;
-        outs.push_back(part_out.data() + (slot * group + g) * hd);
-        maxes.push_back(part_max[static_cast<size_t>(slot * group + g)]);
-        sums.push_back(part_sum[static_cast<size_t>(slot * group + g)]);
-      }
-      kernels::MergeAttentionParts(t.parts, outs.data(), maxes.data(), sums.data(), hd,
-                                   runs[t.run].out + (t.kv_head * group + g) * hd);
+      const int64_t first = t.part_slot * group + g;  // the query's entry in the first part's slot
+      kernels::MergeAttentionParts(t.parts, part_out.data() + first * hd, group * hd, part_max.data() + first,
+                                   part_sum.data() + first, group, hd, runs[t.run].out + (t.kv_head * group + g) * hd);
     }
   }
 }

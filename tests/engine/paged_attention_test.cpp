@@ -133,15 +133,8 @@ void CheckShape(const Shape& s, uint32_t seed) {
                         sum.data() + p * s.group);
       }
       for (int64_t g = 0; g < s.group; ++g) {
-        std::vector<const float*> outs;
-        std::vector<float> gm, gs;
-        for (int64_t p = 0; p < parts; ++p) {
-          outs.push_back(out.data() + (p * s.group + g) * hd);
-          gm.push_back(mx[p * s.group + g]);
-          gs.push_back(sum[p * s.group + g]);
-        }
-        kernels::MergeAttentionParts(parts, outs.data(), gm.data(), gs.data(), hd,
-                                     split.data() + (kvh * s.group + g) * hd);
+        kernels::MergeAttentionParts(parts, out.data() + g * hd, s.group * hd, mx.data() + g, sum.data() + g, s.group,
+                                     hd, split.data() + (kvh * s.group + g) * hd);
       }
     }
     double worst_split = 0;
