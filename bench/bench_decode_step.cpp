@@ -2,9 +2,9 @@
 // shared machine disturbs it little.
 //
 // Usage: bench_decode_step (--model PATH | --shape NAME [--dtype D]) [--threads N]
-//                          [--steps N] [--passes N] [--isa avx2|avx512]
+//                          [--steps N] [--passes N] [--prompt N] [--isa avx2|avx512]
 //
-// Prints, for one sequence after a 16-token prompt:
+// Prints, for one sequence after a prompt of --prompt tokens (16):
 //   step     each decode step timed alone: best and median ms (the best
 //            step is the one that ran least disturbed)
 //   gemv     the step's projections replayed exactly as the forward pass
@@ -139,7 +139,7 @@ void RunRead(Call& c, ThreadPool& pool) {
 
 int main(int argc, char** argv) {
   engine::ModelSource source;
-  int threads = 2, steps = 32, passes = 8;
+  int threads = 2, steps = 32, passes = 8, prompt_tokens = 16;
   for (int i = 1; i < argc; ++i) {
     const bool v = i + 1 < argc;
     if (!std::strcmp(argv[i], "--model") && v) {
@@ -160,10 +160,12 @@ int main(int argc, char** argv) {
       }
     } else if (!std::strcmp(argv[i], "--passes") && v) {
       passes = std::max(0, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--prompt") && v) {
+      prompt_tokens = std::max(1, std::atoi(argv[++i]));
     } else {
       std::fprintf(stderr,
                    "usage: %s (--model PATH | --shape NAME [--dtype D]) [--threads N] [--steps N] [--passes N] "
-                   "[--isa avx2|avx512]\n",
+                   "[--prompt N] [--isa avx2|avx512]\n",
                    argv[0]);
       return 2;
     }
@@ -193,7 +195,7 @@ int main(int argc, char** argv) {
   // Decode steps, each timed alone.
   const int64_t vocab = (*m)->config.vocab;
   std::vector<int32_t> prompt;
-  for (int i = 0; i < 16; ++i) prompt.push_back(static_cast<int32_t>((i * 7919 + 13) % vocab));
+  for (int i = 0; i < prompt_tokens; ++i) prompt.push_back(static_cast<int32_t>((i * 7919 + 13) % vocab));
   engine::Sequence seq = e.NewSequence();
   engine::PrefillResult pre;
   if (Status st = e.Prefill(seq, prompt, {}, &pre); !st.ok()) {

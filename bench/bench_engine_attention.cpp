@@ -8,8 +8,8 @@
 //            docs/engine.md);
 //   prefill  a run of --rows query rows (a short warm turn: 40) after 20k
 //            tokens of context, and a --chunk row prefill chunk there (0: none);
-// each with the tiled kernel (AttendGroup; a decode row past two parts of
-// context split by keys, unless --split 0) and the row-at-a-time form it
+// each with the tiled kernel (AttendGroup; a decode row, or a run of at
+// most 64 rows, past two parts of context split by keys, unless --split 0) and the row-at-a-time form it
 // replaced (AttendGroupByRows, never split), best of --reps. Beside the wall time, the
 // CPU time the process used (both threads): on a machine shared with other
 // work the wall time stretches while the CPU time stays the work done.

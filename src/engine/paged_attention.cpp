@@ -15,7 +15,6 @@ namespace {
 constexpr int64_t kMaxRowsPerTask = 64;
 
 }  // namespace
-
 void AttendGroupByRows(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
                        int64_t ldq, float* out, int64_t ldo) {
   const cache::KvLayout& layout = run.kv->layout();
@@ -86,11 +85,15 @@ void AttendGroupByRows(const AttentionRun& run, int64_t kv_head, int64_t row_beg
 }
 
 
-int64_t DecodeParts(const AttentionRun& run, int64_t pos) {
+KeyParts KeyPartsOf(const AttentionRun& run, int64_t pos, int64_t rows) {
   const cache::KvLayout& layout = run.kv->layout();
-  if (layout.head_dim % 16 != 0 || kDecodePartKeys % layout.page_tokens != 0) return 1;
-  const int64_t parts = (pos + kDecodePartKeys) / kDecodePartKeys;
-  return parts >= 2 ? parts : 1;
+  if (layout.head_dim % 16 != 0 || kDecodePartKeys % layout.page_tokens != 0) return {};
+  // Several rows: parts of the least multiple of kDecodePartKeys that keeps
+  // them to kMaxBlockParts whole parts before the block's own.
+  const int64_t whole = pos / kDecodePartKeys;
+  const int64_t part_keys = rows == 1 ? kDecodePartKeys : kDecodePartKeys * std::max<int64_t>(1, (whole + kMaxBlockParts - 1) / kMaxBlockParts);
+  const int64_t parts = pos / part_keys + 1;
+  return parts >= 2 ? KeyParts{part_keys, parts} : KeyParts{};
 }
 
 namespace {
@@ -128,12 +131,9 @@ kernels::AttentionTile& TileOver(const AttentionRun& run, int64_t kv_head, int64
 
 }  // namespace
 
-void AttendGroupPart(const AttentionRun& run, int64_t kv_head, int64_t row, int64_t part, const float* q, int64_t ldq,
-                     float* out, float* max, float* sum) {
-  const int64_t group_width = run.num_heads / run.kv->layout().num_kv_heads * run.kv->layout().head_dim;
-  const int64_t first_key = part * kDecodePartKeys;
-  TileOver(run, kv_head, row, 1, q, ldq, out, group_width, first_key, first_key + kDecodePartKeys)
-      .FinishPart(max, sum);
+void AttendGroupPart(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, int64_t first_key,
+                     int64_t end_key, const float* q, int64_t ldq, float* out, int64_t ldo, float* max, float* sum) {
+  TileOver(run, kv_head, row_begin, row_end - row_begin, q, ldq, out, ldo, first_key, end_key).FinishPart(max, sum);
 }
 
 void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
@@ -146,7 +146,7 @@ void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, in
       .Finish();
 }
 
-void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGroupFn group_fn, bool split_decode) {
+void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGroupFn group_fn, bool split) {
   if (runs.empty()) return;
   if (group_fn == nullptr) group_fn = AttendGroup;
   const cache::KvLayout& layout = runs[0].run.kv->layout();
@@ -157,12 +157,15 @@ void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGro
   // 40-token turn does not leave one thread a sliver. The pool hands each
   // thread a contiguous range of tasks, and a causal block costs in
   // proportion to its last row, so blocks are dealt cheap and dear
-  // alternately to even the ranges out. A decode row with a long context is
-  // instead a task per part of its keys, whose outputs the merge below
-  // combines, kept in slot `part_slot` onwards of the part buffers.
+  // alternately to even the ranges out. A short run over a long context is
+  // instead cut at its part boundaries into blocks that each take a task per
+  // part of their keys, whose outputs the merge below combines: block
+  // outputs at `out_base` of the part buffers, part k's rows after k - 1
+  // parts' worth, and their maxes and sums likewise at `stat_base`.
   struct Task {
     int64_t run, kv_head, row0, row1;
-    int64_t part = -1, parts = 0, part_slot = 0;  // part >= 0: keys of part `part` of `parts` only
+    int64_t part = -1, parts = 0, part_keys = 0;  // part >= 0: keys of part `part` of `parts` only
+    int64_t out_base = 0, stat_base = 0;
   };
   // Reused across calls; the workers reach the caller's through the
   // references (a lambda naming a thread_local directly would see the
@@ -170,13 +173,24 @@ void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGro
   thread_local std::vector<Task> task_storage;
   std::vector<Task>& tasks = task_storage;
   tasks.clear();
-  int64_t part_slots = 0;
+  int64_t out_floats = 0, stat_floats = 0;
   for (int64_t ri = 0; ri < static_cast<int64_t>(runs.size()); ++ri) {
     const AttentionRows& r = runs[ri];
-    const int64_t T = r.num_rows;
-    if (const int64_t parts = split_decode && T == 1 ? DecodeParts(r.run, r.run.start_pos) : 1; parts > 1) {
-      for (int64_t h = 0; h < nkv; ++h, part_slots += parts) {
-        for (int64_t p = 0; p < parts; ++p) tasks.push_back({ri, h, 0, 1, p, parts, part_slots});
+    const int64_t T = r.num_rows, p0 = r.run.start_pos;
+    if (const KeyParts first = split && T <= kMaxRowsPerTask ? KeyPartsOf(r.run, p0, T) : KeyParts{};
+        first.parts > 1) {
+      for (int64_t row0 = 0; row0 < T;) {
+        // The block's rows up to the next part boundary (a run shorter than
+        // a part crosses at most one).
+        const int64_t parts = (p0 + row0) / first.part_keys + 1;
+        const int64_t row1 = std::min(T, parts * first.part_keys - p0), rows = row1 - row0;
+        for (int64_t h = 0; h < nkv; ++h) {
+          for (int64_t p = 0; p < parts; ++p)
+            tasks.push_back({ri, h, row0, row1, p, parts, first.part_keys, out_floats, stat_floats});
+          out_floats += parts * rows * group * hd;
+          stat_floats += parts * rows * group;
+        }
+        row0 = row1;
       }
       continue;
     }
@@ -187,22 +201,24 @@ void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGro
       for (int64_t h = 0; h < nkv; ++h) tasks.push_back({ri, h, b * rows, std::min(T, (b + 1) * rows)});
     }
   }
-  // Per part slot: the group's unnormalised output rows, running maxes and sums.
+  // The split blocks' unnormalised output rows, running maxes and sums.
   thread_local std::vector<float> part_out_storage, part_max_storage, part_sum_storage;
   std::vector<float>& part_out = part_out_storage;
   std::vector<float>& part_max = part_max_storage;
   std::vector<float>& part_sum = part_sum_storage;
-  part_out.resize(static_cast<size_t>(part_slots * group * hd));
-  part_max.resize(static_cast<size_t>(part_slots * group));
-  part_sum.resize(static_cast<size_t>(part_slots * group));
+  part_out.resize(static_cast<size_t>(out_floats));
+  part_max.resize(static_cast<size_t>(stat_floats));
+  part_sum.resize(static_cast<size_t>(stat_floats));
   auto run_tasks = [&](int64_t i0, int64_t i1, int) {
     for (int64_t i = i0; i < i1; ++i) {
       const Task& t = tasks[i];
       const AttentionRows& r = runs[t.run];
       if (t.part >= 0) {
-        const int64_t slot = t.part_slot + t.part;
-        AttendGroupPart(r.run, t.kv_head, t.row0, t.part, r.q, ld, part_out.data() + slot * group * hd,
-                        part_max.data() + slot * group, part_sum.data() + slot * group);
+        const int64_t queries = (t.row1 - t.row0) * group;
+        AttendGroupPart(r.run, t.kv_head, t.row0, t.row1, t.part * t.part_keys, (t.part + 1) * t.part_keys, r.q, ld,
+                        part_out.data() + t.out_base + t.part * queries * hd, group * hd,
+                        part_max.data() + t.stat_base + t.part * queries,
+                        part_sum.data() + t.stat_base + t.part * queries);
       } else {
         group_fn(r.run, t.kv_head, t.row0, t.row1, r.q, ld, r.out, ld);
       }
@@ -214,11 +230,13 @@ void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGro
     run_tasks(0, static_cast<int64_t>(tasks.size()), 0);
   }
   for (const Task& t : tasks) {
-    if (t.part != 0) continue;  // one merge per split (run, kv head), at its first part
-    for (int64_t g = 0; g < group; ++g) {
-      const int64_t first = t.part_slot * group + g;  // the query's entry in the first part's slot
-      kernels::MergeAttentionParts(t.parts, part_out.data() + first * hd, group * hd, part_max.data() + first,
-                                   part_sum.data() + first, group, hd, runs[t.run].out + (t.kv_head * group + g) * hd);
+    if (t.part != 0) continue;  // one merge per split (block, kv head), at its first part
+    const int64_t queries = (t.row1 - t.row0) * group;
+    for (int64_t i = 0; i < queries; ++i) {
+      const int64_t row = t.row0 + i / group, g = i % group;
+      kernels::MergeAttentionParts(t.parts, part_out.data() + t.out_base + i * hd, queries * hd,
+                                   part_max.data() + t.stat_base + i, part_sum.data() + t.stat_base + i, queries, hd,
+                                   runs[t.run].out + row * ld + (t.kv_head * group + g) * hd);
     }
   }
 }

@@ -35,22 +35,34 @@ struct AttentionRun {
 void AttendGroup(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, const float* q,
                  int64_t ldq, float* out, int64_t ldo);
 
-// A decode row's keys split into parts of kDecodePartKeys (whole pages of
-// every layout in use), each part attended on its own and the parts merged
-// (kernels::MergeAttentionParts): the threads then share one sequence's
-// attention however few kv heads the model has (most hybrid models have 2).
-// Whether a row is split, and where, depends on its position alone, never on
-// the thread count or the batch, so a row's result does too.
+// A short run's keys split into parts, each part attended on its own and
+// the parts merged (kernels::MergeAttentionParts): the threads then share a
+// decode step's or a warm turn's attention over a long context however few
+// kv heads the model has (most hybrid models have 2) and however few rows
+// the run has. A decode row (rows == 1) takes parts of kDecodePartKeys keys
+// (whole pages of every layout in use); a block of several rows takes parts
+// of a multiple of that, so that it has at most kMaxBlockParts + 1 of them
+// (the part buffers hold rows x parts outputs). Whether a block is split,
+// and where, depends on its first position and its length alone, never on
+// the thread count or the batch, so its rows' results do too.
 constexpr int64_t kDecodePartKeys = 2048;
-// Parts of a decode row at `pos` (keys [0, pos]): 1 (not split) below two parts' worth.
-int64_t DecodeParts(const AttentionRun& run, int64_t pos);
+constexpr int64_t kMaxBlockParts = 16;
+struct KeyParts {
+  int64_t part_keys = 0;  // keys per part: part k holds keys [k part_keys, (k + 1) part_keys)
+  int64_t parts = 1;      // 1: not split
+};
+// The parts of a block of `rows` query rows whose first row sits at `pos`
+// (the block never crosses a part boundary: AttendRuns cuts it there).
+// Below two parts' worth of keys a block is not split.
+KeyParts KeyPartsOf(const AttentionRun& run, int64_t pos, int64_t rows);
 
-// Part `part` of the decode row `row` (at run.start_pos + row): keys
-// [part * kDecodePartKeys, min(that + kDecodePartKeys, pos + 1)). Writes each
-// query head's unnormalised output to out + g * head_dim and its running max
-// and sum to max[g], sum[g] (g < the GQA group), as AttentionTile::FinishPart.
-void AttendGroupPart(const AttentionRun& run, int64_t kv_head, int64_t row, int64_t part, const float* q, int64_t ldq,
-                     float* out, float* max, float* sum);
+// Query rows [row_begin, row_end) of every query head of `kv_head` over keys
+// [first_key, end_key) (first_key a multiple of the page size that every row
+// sees; keys past a row's position are masked). Writes query i = r * group +
+// g's unnormalised output to out + r * ldo + g * head_dim and its running max
+// and sum to max[i], sum[i], as AttentionTile::FinishPart.
+void AttendGroupPart(const AttentionRun& run, int64_t kv_head, int64_t row_begin, int64_t row_end, int64_t first_key,
+                     int64_t end_key, const float* q, int64_t ldq, float* out, int64_t ldo, float* max, float* sum);
 
 // One run's query rows for AttendRuns: `num_rows` rows from run.start_pos,
 // every query head, row t of head h at q + t * ldq + h * head_dim with ldq =
@@ -63,14 +75,16 @@ struct AttentionRows {
 };
 
 // Attention of every row of every run over `pool` (null: this thread): a
-// task per (run, kv head, block of rows), or per decode part (a run of one
-// row split by keys, DecodeParts) whose parts are merged after. `group_fn`
-// serves the unsplit tasks (null: AttendGroup; bench_engine_attention passes
-// AttendGroupByRows, with split_decode off, to time the old form).
+// task per (run, kv head, block of at most 64 rows), or, for a run of at
+// most 64 rows (a decode step, a warm turn) over a long context, per part
+// of its keys
+// (KeyPartsOf), the parts merged after. `group_fn` serves the unsplit tasks
+// (null: AttendGroup; bench_engine_attention passes AttendGroupByRows, with
+// split off, to time the old form).
 using AttendGroupFn = void (*)(const AttentionRun&, int64_t, int64_t, int64_t, const float*, int64_t, float*,
                                int64_t);
 void AttendRuns(std::span<const AttentionRows> runs, ThreadPool* pool, AttendGroupFn group_fn = nullptr,
-                bool split_decode = true);
+                bool split = true);
 
 // The same result one dot product and one axpy per (query, key), with every
 // query's whole score row stored and a separate softmax: the form the tiled

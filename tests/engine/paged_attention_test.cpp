@@ -2,7 +2,8 @@
 // against a plain attention in double precision written out here: random
 // shapes, start positions past zero, row counts that are not a multiple of
 // any tile, a partly filled last page, f32 and bf16 pages, sharp and flat
-// softmaxes, on every ISA the CPU has.
+// softmaxes, on every ISA the CPU has; and the same rows as the layer runs
+// them (AttendRuns), split by keys where a run is short and its context long.
 #include "engine/paged_attention.h"
 
 #include <gtest/gtest.h>
@@ -121,28 +122,18 @@ void CheckShape(const Shape& s, uint32_t seed) {
     }
     EXPECT_LT(worst, 2e-5) << "largest difference from the double-precision attention";
 
-    // A decode row split by keys (as the layer runs it past two parts of
-    // context): each part on its own, then merged.
-    const int64_t parts = s.rows == 1 ? DecodeParts(run, s.start_pos) : 1;
-    if (parts == 1) continue;
-    std::vector<float> split(q.size(), NAN);
-    for (int64_t kvh = 0; kvh < s.num_kv_heads; ++kvh) {
-      std::vector<float> out(static_cast<size_t>(parts * s.group * hd)), mx(parts * s.group), sum(parts * s.group);
-      for (int64_t p = 0; p < parts; ++p) {
-        AttendGroupPart(run, kvh, 0, p, q.data(), q_dim, out.data() + p * s.group * hd, mx.data() + p * s.group,
-                        sum.data() + p * s.group);
-      }
-      for (int64_t g = 0; g < s.group; ++g) {
-        kernels::MergeAttentionParts(parts, out.data() + g * hd, s.group * hd, mx.data() + g, sum.data() + g, s.group,
-                                     hd, split.data() + (kvh * s.group + g) * hd);
-      }
+    // The rows as the layer runs them (AttendRuns): a short run over a long
+    // context split by keys into parts attended on their own, then merged.
+    std::vector<float> runs_out(q.size(), NAN);
+    const AttentionRows rows{run, q.data(), runs_out.data(), s.rows};
+    AttendRuns(std::span(&rows, 1), nullptr);
+    double worst_runs = 0;
+    for (size_t i = 0; i < runs_out.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(runs_out[i])) << "AttendRuns, at " << i;
+      worst_runs = std::max(worst_runs, std::abs(runs_out[i] - want[i]));
     }
-    double worst_split = 0;
-    for (size_t i = 0; i < split.size(); ++i) {
-      ASSERT_TRUE(std::isfinite(split[i])) << "split, at " << i;
-      worst_split = std::max(worst_split, std::abs(split[i] - want[i]));
-    }
-    EXPECT_LT(worst_split, 2e-5) << "split in " << parts << " parts: largest difference from the double-precision attention";
+    EXPECT_LT(worst_runs, 2e-5) << "AttendRuns (split in " << KeyPartsOf(run, s.start_pos, s.rows).parts
+                                << " parts at its first row): largest difference from the double-precision attention";
   }
   kernels::ResetIsa();
 }
@@ -190,11 +181,41 @@ TEST(PagedAttention, DecodeRowSplitByKeysMatchesPlainAttention) {
   // Below two parts' worth a row is not split; from there on it is.
   cache::PageTable table({.num_layers = 1, .num_kv_heads = 1, .head_dim = 64, .page_tokens = 64});
   const AttentionRun run{&table, 0, 0, 1, 1.0f};
-  EXPECT_EQ(DecodeParts(run, P - 2), 1);
-  EXPECT_EQ(DecodeParts(run, P - 1), 1);
-  EXPECT_EQ(DecodeParts(run, P), 2);
-  EXPECT_EQ(DecodeParts(run, 3 * P - 1), 3);
-  EXPECT_EQ(DecodeParts(run, 3 * P), 4);
+  EXPECT_EQ(KeyPartsOf(run, P - 2, 1).parts, 1);
+  EXPECT_EQ(KeyPartsOf(run, P - 1, 1).parts, 1);
+  EXPECT_EQ(KeyPartsOf(run, P, 1).parts, 2);
+  EXPECT_EQ(KeyPartsOf(run, 3 * P - 1, 1).parts, 3);
+  EXPECT_EQ(KeyPartsOf(run, 3 * P, 1).parts, 4);
+  EXPECT_EQ(KeyPartsOf(run, 100 * P, 1).part_keys, P) << "a decode row's parts are never widened";
+}
+
+TEST(PagedAttention, ShortRunSplitByKeysMatchesPlainAttention) {
+  // A warm turn's few rows over a long context: runs that start on, before
+  // and after a part boundary, one that crosses it (cut there into two
+  // blocks of their own parts), runs of 2 rows (few queries per tile) and
+  // of 64 (the most a split run has).
+  constexpr int64_t P = kDecodePartKeys;
+  uint32_t seed = 40;
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    CheckShape({2, 4, 64, 64, P, 2, dt, 2.0f}, seed++);
+    CheckShape({2, 4, 64, 64, 2 * P - 20, 50, dt, 2.0f}, seed++);
+    CheckShape({1, 2, 128, 16, 2 * P + 3, 64, dt, 4.0f}, seed++);
+    CheckShape({2, 3, 64, 64, 3 * P - 1, 7, dt, 1.0f}, seed++);
+  }
+  // Several rows take wider parts once they would have more than
+  // kMaxBlockParts whole ones before their own; never a run of one.
+  cache::PageTable table({.num_layers = 1, .num_kv_heads = 1, .head_dim = 64, .page_tokens = 64});
+  const AttentionRun run{&table, 0, 0, 1, 1.0f};
+  EXPECT_EQ(KeyPartsOf(run, P - 1, 40).parts, 1);
+  EXPECT_EQ(KeyPartsOf(run, P, 40).parts, 2);
+  EXPECT_EQ(KeyPartsOf(run, kMaxBlockParts * P + 5, 40).part_keys, P);
+  EXPECT_EQ(KeyPartsOf(run, (kMaxBlockParts + 1) * P, 40).part_keys, 2 * P);
+  for (int64_t pos : {3 * P, 40 * P + 7, 500 * P}) {
+    const KeyParts kp = KeyPartsOf(run, pos, 64);
+    EXPECT_LE(kp.parts, kMaxBlockParts + 1) << pos;
+    EXPECT_EQ(kp.part_keys % P, 0) << pos;
+    EXPECT_EQ(kp.parts, pos / kp.part_keys + 1) << pos;
+  }
 }
 
 TEST(PagedAttention, HeadSizeNotAMultipleOf16TakesTheRowPath) {

@@ -199,7 +199,7 @@ TEST(LongContextDecode, SplitAttentionAgreesWithPrefillAndIgnoresThreadsAndBatch
     for (int threads : {1, 3}) {
       auto engine = MakeEngine(model, threads, 16, kv);
       const cache::PageTable layout_only(engine->kv_layout());
-      ASSERT_EQ(DecodeParts({&layout_only, 0, 0, 0, 1.0f}, n - 1), 3) << "the last token's row is split in 3";
+      ASSERT_EQ(KeyPartsOf({&layout_only, 0, 0, 0, 1.0f}, n - 1, 1).parts, 3) << "the last token's row is split in 3";
       const std::vector<float> cold = ColdPrefill(*engine, tokens);
       Sequence seq = engine->NewSequence(), other = engine->NewSequence();
       PrefillResult r;
@@ -222,6 +222,35 @@ TEST(LongContextDecode, SplitAttentionAgreesWithPrefillAndIgnoresThreadsAndBatch
       decoded.push_back(alone);
     }
     EXPECT_EQ(decoded[0], decoded[1]) << "1 and 3 threads differ";
+  }
+}
+
+// A warm turn's few new rows over a long context are split by keys too:
+// prefilled after a restore they agree with a cold prefill of the whole, and
+// give the same logits bit for bit whatever the number of threads.
+TEST(LongContextWarmTurn, SplitAttentionAgreesWithPrefillAndIgnoresThreads) {
+  for (DType kv : {DType::kF32, DType::kBF16}) {
+    SCOPED_TRACE(std::string(Info(kv).name));
+    auto model = TinyModel(model::Arch::kQwen3_5);
+    const int64_t n = 2 * kDecodePartKeys + 41, turn = 30;
+    const std::vector<int32_t> tokens = Tokens(n, model->config.vocab, 11);
+    std::vector<std::vector<float>> warm;
+    for (int threads : {1, 3}) {
+      auto engine = MakeEngine(model, threads, 16, kv);
+      const cache::PageTable layout_only(engine->kv_layout());
+      ASSERT_EQ(KeyPartsOf({&layout_only, 0, 0, 0, 1.0f}, n - turn, turn).parts, 3) << "the turn is split in 3";
+      const std::vector<float> cold = ColdPrefill(*engine, tokens);
+      Sequence seq = engine->NewSequence();
+      PrefillResult r;
+      ASSERT_TRUE(engine->Prefill(seq, std::span(tokens).first(n - turn), {}, &r).ok());
+      Snapshot snap = seq.Snap();
+      auto admitted = engine->Admit(*snap.kv, snap.recurrent.get());
+      ASSERT_TRUE(admitted.ok());
+      ASSERT_TRUE(engine->Prefill(*admitted, std::span(tokens).subspan(n - turn), {}, &r).ok());
+      EXPECT_LT(MaxRelError(r.logits, cold), kv == DType::kF32 ? 1e-4 : 2e-3) << threads << " threads";
+      warm.push_back(r.logits);
+    }
+    EXPECT_EQ(warm[0], warm[1]) << "1 and 3 threads differ";
   }
 }
 
