@@ -7,8 +7,13 @@
 #include <cstdio>
 #include <fstream>
 
+#include <map>
+#include <utility>
+
 #include "core/isa.h"
+#include "core/kernels.h"
 #include "core/percentile.h"
+#include "core/tensor_slice.h"
 #include "core/roofline.h"
 #include "engine/sampler.h"
 
@@ -82,6 +87,49 @@ double PrefillGemmFlops(const model::Model& m, int64_t T) {
   const ActiveBytes params = SumDecodeMatrices(m, ViewParams);
   const double layer_params = static_cast<double>(params.total() - params.head);
   return 2.0 * layer_params * static_cast<double>(T) + 2.0 * static_cast<double>(params.head);
+}
+
+// Seconds per weight byte of W's decode kernel with the weights in cache:
+// the first rows of W (about 128 KiB, which any core's L2 holds) multiplied
+// with one token again and again on this thread, as a decode step calls
+// the kernel (Gemm, T = 1, activations quantized per call); the best of
+// three rounds of at least 4 ms.
+double CachedSecondsPerByte(const TensorView& w) {
+  const int64_t row_bytes = std::max<int64_t>(1, w.nbytes / std::max<int64_t>(1, w.rows()));
+  const int64_t rows = std::clamp<int64_t>((128 << 10) / row_bytes, 1, w.rows());
+  const TensorView slice = RowSlice(w, 0, rows);
+  std::vector<float> x(static_cast<size_t>(w.cols())), y(static_cast<size_t>(rows));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int64_t>(i * 7919 % 113) - 56) / 56.0f;
+  kernels::Gemm(slice, x.data(), w.cols(), y.data(), rows, 1, nullptr);
+  double best = 1e30;
+  for (int round = 0; round < 3; ++round) {
+    int64_t calls = 0;
+    const auto t0 = Clock::now();
+    double s = 0;
+    while (s < 4e-3) {
+      for (int i = 0; i < 8; ++i) kernels::Gemm(slice, x.data(), w.cols(), y.data(), rows, 1, nullptr);
+      calls += 8;
+      s = Seconds(t0, Clock::now());
+    }
+    best = std::min(best, s / static_cast<double>(calls * slice.nbytes));
+  }
+  return best;
+}
+
+// Seconds one decode step's matrices take on `threads` cores at the rates
+// CachedSecondsPerByte measures (once per block type and width): the step's
+// time if memory cost nothing, the compute ceiling of decode.
+double DecodeComputeSeconds(const model::Model& m, int threads) {
+  std::map<std::pair<DType, int64_t>, double> per_byte;
+  // SumDecodeMatrices adds what f returns (and multiplies a routed expert's
+  // by k), so f returns picoseconds.
+  const ActiveBytes ps = SumDecodeMatrices(m, [&](const TensorView& t) -> int64_t {
+    if (!t.valid()) return 0;
+    auto [it, fresh] = per_byte.try_emplace({t.dtype, t.cols()}, 0.0);
+    if (fresh) it->second = CachedSecondsPerByte(t);
+    return static_cast<int64_t>(it->second * static_cast<double>(t.nbytes) * 1e12);
+  });
+  return static_cast<double>(ps.total()) * 1e-12 / threads;
 }
 
 // "model name" of /proc/cpuinfo, or "unknown cpu".
@@ -226,6 +274,10 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   r.read_bandwidth_bytes_s = MeasureBestReadBandwidth(engine.pool());
   r.decode_read_bound_tok_s = r.read_bandwidth_bytes_s / static_cast<double>(r.weight_bytes_per_token);
   r.decode_read_ratio = r.decode_tok_s / r.decode_read_bound_tok_s;
+  if (options.gen_tokens > 0) {
+    r.decode_compute_bound_tok_s = 1.0 / DecodeComputeSeconds(m, r.threads);
+    r.decode_compute_ratio = r.decode_tok_s / r.decode_compute_bound_tok_s;
+  }
   r.prefill_gemm_flops = PrefillGemmFlops(m, options.prompt_tokens);
   r.prefill_flop_s = r.prefill_gemm_flops / r.prefill_s;
   r.peak_gemm_flop_s = MeasurePeakGemmFlops(engine.pool(), DType::kBF16);
@@ -252,6 +304,7 @@ nlohmann::json BenchReport::ToJson() const {
       {"decode_paired_read_ratio_q1", decode_paired_read_ratio_q1},
       {"decode_paired_read_ratio_q3", decode_paired_read_ratio_q3},
       {"decode_exact_tok_s", decode_exact_tok_s},
+      {"decode_compute_bound_tok_s", decode_compute_bound_tok_s}, {"decode_compute_ratio", decode_compute_ratio},
       {"prefill_gemm_flops", prefill_gemm_flops}, {"prefill_flop_s", prefill_flop_s},
       {"peak_gemm_flop_s", peak_gemm_flop_s}, {"prefill_ratio", prefill_ratio}};
   for (const AdmissionCost& a : admission) {
@@ -283,6 +336,12 @@ std::string BenchReport::ToTable() const {
     add("paired read      each step against a plain read of as many weight bytes right after it: "
         "median %.0f%% of the read's speed (quartiles %.0f-%.0f%%)\n",
         100.0 * decode_paired_read_ratio, 100.0 * decode_paired_read_ratio_q1, 100.0 * decode_paired_read_ratio_q3);
+  }
+  if (decode_compute_bound_tok_s > 0) {
+    add("compute bound    the step's matrices at their kernels' rate with the weights in cache: %.1f GB/s on %d "
+        "threads -> %.2f tokens/s; achieved %.0f%%\n",
+        decode_compute_bound_tok_s * static_cast<double>(weight_bytes_per_token) / 1e9, threads,
+        decode_compute_bound_tok_s, 100.0 * decode_compute_ratio);
   }
   if (active.routed_experts > 0) {
     add("active per token attention %.1f + recurrent %.1f + router %.2f + shared expert %.1f + routed experts %.1f + "

@@ -7,6 +7,8 @@
 //     bytes read per decoded token / bandwidth;
 //   - read bandwidth (a read-only stream, what decode does) and the second
 //     decode bound it implies, the same bytes / that bandwidth;
+//   - the compute bound: the step's matrices at their kernels' rate with
+//     the weights in cache;
 //   - peak Gemm rate of bf16 weights (whatever the model's dtype: one
 //     reference for every file), against which prefill's Gemm flop rate is
 //     set (prefill time counts everything, the flops count only matmuls);
@@ -84,6 +86,11 @@ struct BenchReport {
   // bursts) and a second of decode see different machines; a pair sees one.
   double decode_paired_read_ratio_q1 = 0, decode_paired_read_ratio = 0, decode_paired_read_ratio_q3 = 0;
   double decode_exact_tok_s = 0;       // with compare_exact, else 0
+  // The kernels' own ceiling: each decode matrix's kernel timed on a slice
+  // of its rows held in cache, the step's bytes at those rates split over
+  // the threads (what decode would reach if memory cost nothing). Where it
+  // is below the read bound, decode is compute bound on this machine.
+  double decode_compute_bound_tok_s = 0, decode_compute_ratio = 0;
   double prefill_gemm_flops = 0;       // matmul flops of the prefill
   double prefill_flop_s = 0, peak_gemm_flop_s = 0, prefill_ratio = 0;
   std::vector<AdmissionCost> admission;

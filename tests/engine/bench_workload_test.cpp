@@ -1,9 +1,12 @@
 // RunBench (`lineage bench`) on a tiny model read from a file: the paired
-// decode-vs-read figure is measured and reported. (RunBench also measures
+// decode-vs-read figure and the kernels' compute bound are measured and
+// reported. (RunBench also measures
 // the machine's bandwidth and peak, seconds of work, so this stays one test.)
 #include "engine/bench_workload.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "engine_test_util.h"
 #include "model/load_model.h"
@@ -35,6 +38,14 @@ TEST(RunBench, PairsEachDecodeStepWithAReadOfItsBytes) {
   EXPECT_LE(r->decode_paired_read_ratio, r->decode_paired_read_ratio_q3);
   EXPECT_EQ(r->ToJson()["decode_paired_read_ratio"].get<double>(), r->decode_paired_read_ratio);
   EXPECT_NE(r->ToTable().find("paired read"), std::string::npos);
+
+  // The compute bound: every decode matrix timed, so a finite rate, which
+  // the ratio divides.
+  EXPECT_GT(r->decode_compute_bound_tok_s, 0);
+  EXPECT_TRUE(std::isfinite(r->decode_compute_bound_tok_s));
+  EXPECT_DOUBLE_EQ(r->decode_compute_ratio, r->decode_tok_s / r->decode_compute_bound_tok_s);
+  EXPECT_EQ(r->ToJson()["decode_compute_bound_tok_s"].get<double>(), r->decode_compute_bound_tok_s);
+  EXPECT_NE(r->ToTable().find("compute bound"), std::string::npos);
 }
 
 }  // namespace
