@@ -21,14 +21,12 @@ LINEAGE_SIMD_ATTR void GemmRowsQ8(const TensorView& W, int64_t row_begin, int64_
                                   const QuantizedActivations& qx, float* Y, int64_t ldy, int64_t T);
 
 #define LINEAGE_ROW_TOKENS_6 1
-#define LINEAGE_ROWS_SEQUENTIAL 0
 #include "core/quant_decode.inc"
 #include "core/gemm_rows.inc"
 #define LINEAGE_BLOCK32_DECODE_STREAMS 1
 #include "core/gemm_block32_rows.inc"
 #undef LINEAGE_BLOCK32_DECODE_STREAMS
 #undef LINEAGE_ROW_TOKENS_6
-#undef LINEAGE_ROWS_SEQUENTIAL
 #include "core/gemm_tiles.inc"
 
 #undef LINEAGE_SIMD_ATTR
