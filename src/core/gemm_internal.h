@@ -47,9 +47,9 @@ inline int64_t RowGroup(const TensorView& W, int64_t row_bytes, int64_t r0, int6
 // line (to L2, or L1 for short float rows: gemm_rows.inc): four rows.
 // Distances of 8 and 16 KiB (instead of 2.3 KiB for Q4_K rows of 1024
 // columns) changed nothing measurable from DRAM on two threads. The AVX-512
-// super-block kernels prefetch no lines (kSoftwarePrefetch in
-// gemm_kquant_rows.inc: it cost them more than it brought); every row
-// kernel primes pages (below).
+// super-block kernels prefetch a fixed 8 KiB ahead instead
+// (LinePrefetchBytes in gemm_kquant_rows.inc); every row kernel primes
+// pages (below).
 inline int64_t RowPrefetchBytes(int64_t row_bytes) { return 4 * row_bytes; }
 
 // One core here keeps more of its reads in flight when it reads several
