@@ -11,8 +11,8 @@
 //            calls them (MultiGemm / Gemm with the engine's pool, the same
 //            weights), each call timed alone over --passes passes: the sum
 //            of every call's best time, and of its median
-//   read     the same bytes read with plain vector loads (SecondsToRead:
-//            four streams per thread), split over the pool the same way,
+//   read     the same bytes read with plain vector loads (SecondsToRead,
+//            walked as FastestReadPattern found best), split over the pool the same way,
 //            in a pass of their own after the products
 //            (so neither finds the other's bytes in cache): the floor the
 //            memory system allows
@@ -129,10 +129,10 @@ void RunGemv(Call& c, ThreadPool& pool, const float* x, float* y) {
 // The same bytes read by the roofline's read loop (the active ISA's widest
 // loads), in a pass of its own: read right after its product, a call of a
 // few MiB would come from the last-level cache.
-void RunRead(Call& c, ThreadPool& pool) {
+void RunRead(Call& c, ThreadPool& pool, ReadPattern pattern) {
   std::vector<std::span<const uint8_t>> ranges;
   for (const TensorView* w : c.ws) ranges.emplace_back(static_cast<const uint8_t*>(w->data), w->nbytes);
-  c.read.ms.push_back(1e3 * SecondsToRead(pool, ranges));
+  c.read.ms.push_back(1e3 * SecondsToRead(pool, ranges, pattern));
 }
 
 }  // namespace
@@ -232,12 +232,13 @@ int main(int argc, char** argv) {
   }
   std::vector<float> x(static_cast<size_t>(max_in)), y(static_cast<size_t>(max_out));
   for (int64_t i = 0; i < max_in; ++i) x[i] = static_cast<float>((i * 7919) % 113) / 113.0f - 0.5f;
+  const ReadPattern read_pattern = passes > 0 ? FastestReadPattern(e.pool()) : ReadPattern{};
   Timings gemv_pass;
   for (int p = 0; p < passes; ++p) {
     const auto t0 = Clock::now();
     for (Call& c : calls) RunGemv(c, e.pool(), x.data(), y.data());
     gemv_pass.ms.push_back(Ms(t0));
-    for (Call& c : calls) RunRead(c, e.pool());
+    for (Call& c : calls) RunRead(c, e.pool(), read_pattern);
   }
   double gemv_best = 0, gemv_median = 0, read_best = 0, read_median = 0, lm_best = 0;
   for (const Call& c : calls) {
@@ -258,7 +259,8 @@ int main(int argc, char** argv) {
   std::printf("%-6s %9.2f %9.2f   %.1f GB/s (sum of per-call best); lm_head %.2f ms = %.1f GB/s\n", "gemv",
               gemv_best, gemv_median, gbps(gemv_best), lm_best,
               (*m)->weights.lm_head.nbytes / lm_best / 1e6);
-  std::printf("%-6s %9.2f %9.2f   %.1f GB/s\n", "read", read_best, read_median, gbps(read_best));
+  std::printf("%-6s %9.2f %9.2f   %.1f GB/s (%s)\n", "read", read_best, read_median, gbps(read_best),
+              ReadPatternName(read_pattern).c_str());
   // By kind of call: where the matrix products fall behind a plain read.
   std::vector<std::string> kinds;
   for (const Call& c : calls)

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -128,22 +129,36 @@ LINEAGE_AVX512 float FmaLoopAvx512(int64_t iterations) {
   return _mm_cvtss_f32(_mm512_castps512_ps128(s));
 }
 
+// The probes' buffers: kProbeBufferBytes walked in bursts of kBurstBytes,
+// each burst evicted from the caches before its turn comes again.
+constexpr size_t kProbeBufferBytes = size_t{512} << 20, kBurstBytes = size_t{16} << 20;
+
+// kProbeBufferBytes, first touched by the threads that will read it, with
+// room past the end for the prefetches of the last lines (`prefetch_bytes`).
+AlignedBuffer ReadProbeBuffer(ThreadPool& pool, int64_t prefetch_bytes) {
+  AlignedBuffer a = AllocAligned(kProbeBufferBytes + static_cast<size_t>(std::max<int64_t>(prefetch_bytes, 0)) + 256);
+  uint8_t* src = a.get();
+  pool.parallel_for(static_cast<int64_t>(kProbeBufferBytes), [&](int64_t lo, int64_t hi, int) {
+    std::memset(src + lo, 1, static_cast<size_t>(hi - lo));
+  });
+  return a;
+}
+
 }  // namespace
 
 double MeasureCopyBandwidth(ThreadPool& pool) {
-  // Bursts of kBurstBytes copied from successive pieces of two kBufferBytes
+  // Bursts of kBurstBytes copied from successive pieces of two kProbeBufferBytes
   // buffers: each piece is evicted from the caches before its turn comes
   // again, and each burst (~1 ms) is short enough to run undisturbed.
-  const size_t kBufferBytes = size_t{512} << 20, kBurstBytes = size_t{16} << 20;
-  AlignedBuffer a = AllocAligned(kBufferBytes), b = AllocAligned(kBufferBytes);
+  AlignedBuffer a = AllocAligned(kProbeBufferBytes), b = AllocAligned(kProbeBufferBytes);
   uint8_t* src = a.get();
   uint8_t* dst = b.get();
   // First touch from the threads that will copy, so pages are resident.
-  pool.parallel_for(static_cast<int64_t>(kBufferBytes), [&](int64_t lo, int64_t hi, int) {
+  pool.parallel_for(static_cast<int64_t>(kProbeBufferBytes), [&](int64_t lo, int64_t hi, int) {
     std::memset(src + lo, 1, static_cast<size_t>(hi - lo));
     std::memset(dst + lo, 0, static_cast<size_t>(hi - lo));
   });
-  const size_t pieces = kBufferBytes / kBurstBytes;
+  const size_t pieces = kProbeBufferBytes / kBurstBytes;
   double best = 0;
   for (int rep = 0; rep < kCopyBursts; ++rep) {
     const size_t offset = (static_cast<size_t>(rep) % pieces) * kBurstBytes;
@@ -157,15 +172,9 @@ double MeasureCopyBandwidth(ThreadPool& pool) {
 }
 
 double MeasureReadBandwidth(ThreadPool& pool, ReadPattern pattern) {
-  const size_t kBufferBytes = size_t{512} << 20, kBurstBytes = size_t{16} << 20;
-  // The prefetches of the last lines run past the burst: keep them inside the buffer.
-  AlignedBuffer a =
-      AllocAligned(kBufferBytes + static_cast<size_t>(std::max<int64_t>(pattern.prefetch_bytes, 0)) + 256);
-  uint8_t* src = a.get();
-  pool.parallel_for(static_cast<int64_t>(kBufferBytes), [&](int64_t lo, int64_t hi, int) {
-    std::memset(src + lo, 1, static_cast<size_t>(hi - lo));
-  });
-  const size_t pieces = kBufferBytes / kBurstBytes;
+  AlignedBuffer a = ReadProbeBuffer(pool, pattern.prefetch_bytes);
+  const uint8_t* src = a.get();
+  const size_t pieces = kProbeBufferBytes / kBurstBytes;
   double best = 0;
   for (int rep = 0; rep < kCopyBursts; ++rep) {
     const size_t offset = (static_cast<size_t>(rep) % pieces) * kBurstBytes;
@@ -177,9 +186,36 @@ double MeasureReadBandwidth(ThreadPool& pool, ReadPattern pattern) {
 
 double MeasureBestReadBandwidth(ThreadPool& pool) {
   double best = 0;
-  for (const ReadPattern pattern : {ReadPattern{0, 1}, ReadPattern{4096, 1}, ReadPattern{0, kReadStreams}})
-    best = std::max(best, MeasureReadBandwidth(pool, pattern));
+  for (const ReadPattern pattern : kReadPatterns) best = std::max(best, MeasureReadBandwidth(pool, pattern));
   return best;
+}
+
+ReadPattern FastestReadPattern(ThreadPool& pool) {
+  constexpr int kPatterns = std::size(kReadPatterns), kRounds = 31;
+  int64_t max_prefetch = 0;
+  for (const ReadPattern pattern : kReadPatterns) max_prefetch = std::max(max_prefetch, pattern.prefetch_bytes);
+  AlignedBuffer a = ReadProbeBuffer(pool, max_prefetch);
+  const uint8_t* src = a.get();
+  const size_t pieces = kProbeBufferBytes / kBurstBytes;
+  std::vector<double> seconds[kPatterns];
+  size_t burst = 0;
+  for (int round = 0; round < kRounds; ++round)
+    for (int p = 0; p < kPatterns; ++p) {
+      const std::span<const uint8_t> range[] = {{src + (burst++ % pieces) * kBurstBytes, kBurstBytes}};
+      seconds[p].push_back(SecondsToRead(pool, range, kReadPatterns[p]));
+    }
+  int best = 0;
+  for (int p = 0; p < kPatterns; ++p) {
+    std::nth_element(seconds[p].begin(), seconds[p].begin() + kRounds / 2, seconds[p].end());
+    if (seconds[p][kRounds / 2] < seconds[best][kRounds / 2]) best = p;
+  }
+  return kReadPatterns[best];
+}
+
+std::string ReadPatternName(ReadPattern pattern) {
+  std::string name = pattern.streams > 1 ? std::to_string(pattern.streams) + " streams" : "one stream";
+  if (pattern.prefetch_bytes > 0) name += ", prefetch " + std::to_string(pattern.prefetch_bytes) + " bytes ahead";
+  return name;
 }
 
 double SecondsToRead(ThreadPool& pool, std::span<const std::span<const uint8_t>> ranges, ReadPattern pattern) {

@@ -84,7 +84,9 @@ struct BenchReport {
   // read seconds / step seconds per pair, quartiles. On a machine whose
   // memory is shared with others the bound above (the best of many short
   // bursts) and a second of decode see different machines; a pair sees one.
+  // The read walks its bytes as FastestReadPattern found best just before.
   double decode_paired_read_ratio_q1 = 0, decode_paired_read_ratio = 0, decode_paired_read_ratio_q3 = 0;
+  std::string decode_paired_read_pattern;
   double decode_exact_tok_s = 0;       // with compare_exact, else 0
   // The kernels' own ceiling: each decode matrix's kernel timed on a slice
   // of its rows held in cache, the step's bytes at those rates split over

@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
+#include "core/roofline.h"
 #include "engine_test_util.h"
 #include "model/load_model.h"
 #include "model/test_util.h"
@@ -38,6 +41,12 @@ TEST(RunBench, PairsEachDecodeStepWithAReadOfItsBytes) {
   EXPECT_LE(r->decode_paired_read_ratio, r->decode_paired_read_ratio_q3);
   EXPECT_EQ(r->ToJson()["decode_paired_read_ratio"].get<double>(), r->decode_paired_read_ratio);
   EXPECT_NE(r->ToTable().find("paired read"), std::string::npos);
+  // The read walks the pattern the probe found fastest, and says which.
+  EXPECT_TRUE(std::any_of(std::begin(kReadPatterns), std::end(kReadPatterns),
+                          [&](ReadPattern p) { return ReadPatternName(p) == r->decode_paired_read_pattern; }))
+      << r->decode_paired_read_pattern;
+  EXPECT_EQ(r->ToJson()["decode_paired_read_pattern"].get<std::string>(), r->decode_paired_read_pattern);
+  EXPECT_NE(r->ToTable().find("plain read (" + r->decode_paired_read_pattern + ")"), std::string::npos);
 
   // The compute bound: every decode matrix timed, so a finite rate, which
   // the ratio divides.
