@@ -121,9 +121,7 @@ LINEAGE_AVX512 void RowGroupTokens(const uint8_t* rows, int64_t row_bytes, int64
     for (int64_t g = 0; g < groups; ++g) {
       const uint8_t* blk = row + g * 16 * kBlockBytes;
       PrimePageAhead(blk, 16 * kBlockBytes);
-#pragma GCC unroll 16
-      for (int64_t off = 0; off < 16 * kBlockBytes; off += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(blk + prefetch_ahead + off), _MM_HINT_T1);
+      PrefetchLinesToL2(blk + prefetch_ahead, 16 * kBlockBytes);
       __m512i biased_w[8];  // w + 128 as unsigned bytes
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {

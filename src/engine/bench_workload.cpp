@@ -6,15 +6,14 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-
 #include <map>
 #include <utility>
 
 #include "core/isa.h"
 #include "core/kernels.h"
 #include "core/percentile.h"
-#include "core/tensor_slice.h"
 #include "core/roofline.h"
+#include "core/tensor_slice.h"
 #include "engine/sampler.h"
 
 namespace lineage::engine {
