@@ -56,7 +56,7 @@ ActiveBytes SumDecodeMatrices(const model::Model& m, F f) {
     } else {
       a.dense_ffn += f(l.gate_proj) + f(l.up_proj) + f(l.down_proj);
     }
-    if (l.kind == model::LayerKind::kLinearAttention && m.config.kimi()) {
+    if (l.kind == model::LayerKind::kLinearAttention && m.config.latent()) {
       const model::KdaWeights& k = l.kda;
       a.recurrent += f(k.q_proj) + f(k.k_proj) + f(k.v_proj) + f(k.f_a) + f(k.f_b) + f(k.b_proj) + f(k.g_a) +
                      f(k.g_b) + f(k.o_proj);
@@ -64,7 +64,7 @@ ActiveBytes SumDecodeMatrices(const model::Model& m, F f) {
       const model::LinearAttentionWeights& g = l.linear;
       a.recurrent += f(g.in_proj_qkv) + f(g.in_proj_z) + f(g.in_proj_a) + f(g.in_proj_b) + f(g.in_proj_qkvz) +
                      f(g.in_proj_ba) + f(g.out_proj);
-    } else if (m.config.kimi()) {
+    } else if (m.config.latent()) {
       a.attention += f(l.mla.q_proj) + f(l.mla.kv_a) + f(l.mla.o_proj);
       for (const TensorView& t : l.mla.k_b_t) a.attention += f(t);
       for (const TensorView& t : l.mla.v_b) a.attention += f(t);

@@ -74,7 +74,7 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
     h.Str("moe");
     for (int64_t v : {c.num_experts, c.experts_per_token, c.expert_intermediate, c.shared_intermediate}) h.I64(v);
   }
-  if (c.kimi()) {
+  if (c.latent()) {
     h.Str("kimi");
     for (int64_t v : {c.kv_lora_rank, c.qk_nope_dim, c.qk_rope_dim, c.v_head_dim, c.leading_dense_layers}) h.I64(v);
     h.F64(c.routed_scaling);
@@ -85,7 +85,7 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
     const model::LayerWeights& l = w.layers[i];
     h.Floats("input_norm", l.input_norm);
     h.Floats("post_norm", l.post_norm);
-    if (c.kimi() && l.kind == model::LayerKind::kLinearAttention) {
+    if (c.latent() && l.kind == model::LayerKind::kLinearAttention) {
       const model::KdaWeights& k = l.kda;
       for (const TensorView* t : {&k.q_proj, &k.k_proj, &k.v_proj, &k.f_a, &k.f_b, &k.b_proj, &k.g_a, &k.g_b,
                                   &k.o_proj})
@@ -94,7 +94,7 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
       h.Floats("dt_bias", k.dt_bias);
       h.Floats("ssm_a", k.ssm_a);
       h.Floats("norm", k.norm);
-    } else if (c.kimi()) {
+    } else if (c.latent()) {
       const model::MlaWeights& a = l.mla;
       for (const TensorView* t : {&a.q_proj, &a.kv_a, &a.o_proj, &a.k_b_t.front(), &a.v_b.back()}) h.Tensor(*t);
       h.Floats("kv_a_norm", a.kv_a_norm);

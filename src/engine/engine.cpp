@@ -35,7 +35,7 @@ Engine::Engine(std::shared_ptr<const model::Model> model, const EngineOptions& o
   kv_layout_.num_layers = c.num_full_layers();
   kv_layout_.num_kv_heads = c.num_kv_heads;
   kv_layout_.head_dim = c.head_dim;
-  if (c.kimi()) {  // one latent row per token: its halves in K and V (docs/engine.md)
+  if (c.latent()) {  // one latent row per token: its halves in K and V (docs/engine.md)
     kv_layout_.num_kv_heads = 1;
     kv_layout_.head_dim = c.latent_dim() / 2;
   }
@@ -61,7 +61,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Mode
     return Unsupported("qwen3 model with linear-attention layers");
   }
   if (c.moe()) {
-    if ((!model::IsHybrid(c.arch) && !c.kimi()) || c.experts_per_token <= 0 || c.experts_per_token > c.num_experts) {
+    if ((!model::IsHybrid(c.arch) && !c.latent()) || c.experts_per_token <= 0 || c.experts_per_token > c.num_experts) {
       return Unsupported("MoE FFN needs a hybrid arch and 0 < experts per token <= experts");
     }
     for (int64_t i = 0; i < c.num_layers; ++i) {
@@ -123,7 +123,7 @@ void Engine::Step(const Batch& batch, float* logits) {
     s.seq->OwnRecurrent();  // before the threads write it (copy-on-write of a shared state)
   }
   const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens};
-  if (config().kimi()) {
+  if (config().latent()) {
     ForwardKimi(*model_, ctx, logits);
   } else if (model::IsHybrid(config().arch)) {
     ForwardQwen35(*model_, ctx, logits);

@@ -72,7 +72,7 @@ struct Workspace {
     grow(heads0, std::max<int64_t>(c.lin_num_v_heads, 1));
     grow(heads1, std::max<int64_t>(c.lin_num_v_heads, 1));
     grow(rope, std::max<int64_t>(c.rope_dims, 1));
-    if (c.kimi()) {
+    if (c.latent()) {
       const int64_t inner = c.lin_num_k_heads * c.lin_k_dim;
       grow(kimi.low, 2 * c.lin_k_dim);
       grow(kimi.decay, inner);

@@ -210,12 +210,12 @@ void BuildGdnBlocks(const ModelConfig& c, LinearAttentionWeights* w) {
 }  // namespace
 
 Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
-  if (c.kimi()) LINEAGE_RETURN_IF_ERROR(CheckKimiLayerKinds(c, lookup));
+  if (c.num_linear_layers() > 0 && c.latent()) LINEAGE_RETURN_IF_ERROR(CheckKimiLayerKinds(c, lookup));
   Weights w;
   w.layers.resize(static_cast<size_t>(c.num_layers));
   for (int64_t l = 0; l < c.num_layers; ++l) w.layers[l].kind = c.layer_kinds[l];
   for (const PlannedTensor& p : PlanTensors(c)) {
-    if (IsExpertRole(p.role) && !c.kimi()) continue;  // BindExperts, below
+    if (IsExpertRole(p.role) && !c.latent()) continue;  // BindExperts, below
     if (p.role == Role::kRouter) {  // one router row per expert
       const std::string& name = c.format == FileFormat::kSafetensors ? p.hf_name : p.gguf_name;
       LINEAGE_ASSIGN_OR_RETURN(FoundTensor f, lookup(name));
@@ -288,11 +288,19 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
         break;
       case Role::kMlaOut: L->mla.o_proj = v; break;
       case Role::kRouterBias: L->moe.score_bias = std::move(small); break;
+      case Role::kMlaQA: L->mla.q_a = v; break;
+      case Role::kMlaQANorm: L->mla.q_a_norm = std::move(small); break;
+      case Role::kMlaQB: L->mla.q_b = v; break;
+      case Role::kIdxQB: L->mla.indexer.q_b = v; break;
+      case Role::kIdxK: L->mla.indexer.k = v; break;
+      case Role::kIdxKNorm: L->mla.indexer.k_norm = std::move(small); break;
+      case Role::kIdxKNormBias: L->mla.indexer.k_norm_bias = std::move(small); break;
+      case Role::kIdxProj: L->mla.indexer.weights_proj = v; break;
     }
   }
   for (int64_t l = 0; l < c.num_layers; ++l) {
     LayerWeights& L = w.layers[l];
-    if (c.moe() && !c.kimi()) LINEAGE_RETURN_IF_ERROR(BindExperts(c, l, lookup, &L.moe));
+    if (c.moe() && !c.latent()) LINEAGE_RETURN_IF_ERROR(BindExperts(c, l, lookup, &L.moe));
     if (L.kind == LayerKind::kLinearAttention && c.arch == Arch::kQwen3Next) BuildGdnBlocks(c, &L.linear);
   }
   if (c.tied_embeddings) w.lm_head = w.embed;

@@ -12,6 +12,12 @@ int64_t ModelConfig::num_full_layers() const {
   return std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::kFullAttention);
 }
 
+int64_t ModelConfig::num_indexer_layers() const {
+  int64_t n = 0;
+  for (int64_t l = 0; l < num_layers && l < static_cast<int64_t>(layer_kinds.size()); ++l) n += indexer_layer(l);
+  return n;
+}
+
 int64_t ModelConfig::num_linear_layers() const {
   return std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::kLinearAttention);
 }
@@ -23,6 +29,9 @@ const char* ArchName(Arch a) {
     case Arch::kQwen3_5Moe: return "qwen3_5_moe";
     case Arch::kQwen3Next: return "qwen3_next";
     case Arch::kKimiLinear: return "kimi_linear";
+    case Arch::kGlmDsa: return "glm_dsa";
+    case Arch::kDeepseek32: return "deepseek32";
+    case Arch::kKdaDsa: return "kda_dsa";
   }
   return "?";
 }
@@ -57,7 +66,7 @@ Status ValidateConfig(const ModelConfig& c) {
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "shared_intermediate", c.shared_intermediate, 1, L::kMaxIntermediate));
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "leading_dense_layers", c.leading_dense_layers, 0, c.num_layers));
   }
-  if (c.kimi()) {
+  if (c.latent()) {
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "kv_lora_rank", c.kv_lora_rank, 1, L::kMaxHeadDim));
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "qk_nope_dim", c.qk_nope_dim, 1, L::kMaxHeadDim));
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "qk_rope_dim", c.qk_rope_dim, 0, L::kMaxHeadDim));
@@ -76,6 +85,45 @@ Status ValidateConfig(const ModelConfig& c) {
     if (!(c.routed_scaling > 0 && c.routed_scaling < 1e6))
       return InvalidArgument(c.source_path + ": expert_weights_scale " + std::to_string(c.routed_scaling) +
                              " is not a positive number");
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "q_lora_rank", c.q_lora_rank, 0, L::kMaxHidden));
+    if (c.latent_rope && c.qk_rope_dim % 2 != 0)
+      return InvalidArgument(c.source_path + ": rotary latent dims " + std::to_string(c.qk_rope_dim) + " are odd");
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "expert_groups", c.expert_groups, 1, std::max<int64_t>(1, c.num_experts)));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "expert_groups_used", c.expert_groups_used, 1, c.expert_groups));
+    if (c.num_experts % c.expert_groups != 0)
+      return InvalidArgument(c.source_path + ": " + std::to_string(c.num_experts) + " experts do not split into " +
+                             std::to_string(c.expert_groups) + " groups");
+    if (c.expert_groups > 1 && c.experts_per_token > c.expert_groups_used * (c.num_experts / c.expert_groups))
+      return InvalidArgument(c.source_path + ": " + std::to_string(c.experts_per_token) +
+                             " experts per token do not fit in the " + std::to_string(c.expert_groups_used) +
+                             " groups used");
+  }
+  if (c.sparse()) {
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "indexer_heads", c.indexer_heads, 1, L::kMaxHeads));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "indexer_dim", c.indexer_dim, 1, L::kMaxHeadDim));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "indexer_top_k", c.indexer_top_k, 1, L::kMaxContext));
+    if (!c.latent() || c.q_lora_rank <= 0)
+      return InvalidArgument(c.source_path + ": a lightning indexer needs latent attention with a query LoRA");
+    if (c.qk_rope_dim > c.indexer_dim || c.qk_rope_dim % 2 != 0)
+      return InvalidArgument(c.source_path + ": the indexer rotates " + std::to_string(c.qk_rope_dim) +
+                             " dims of " + std::to_string(c.indexer_dim) + " (even, at most the head)");
+    if (!(c.indexer_norm_eps >= 0 && c.indexer_norm_eps <= L::kMaxRmsEps))
+      return InvalidArgument(c.source_path + ": indexer LayerNorm epsilon " + std::to_string(c.indexer_norm_eps) +
+                             " is not in [0, 1]");
+    if (!c.indexer_full.empty()) {
+      if (static_cast<int64_t>(c.indexer_full.size()) != c.num_layers)
+        return InvalidArgument(c.source_path + ": indexer types for " + std::to_string(c.indexer_full.size()) +
+                               " layers, the model has " + std::to_string(c.num_layers));
+      // A shared layer reuses the selection of a full layer below it.
+      bool seen_full = false;
+      for (int64_t l = 0; l < c.num_layers; ++l) {
+        if (c.layer_kinds[l] != LayerKind::kFullAttention) continue;
+        if (!c.indexer_full[l] && !seen_full)
+          return InvalidArgument(c.source_path + ": latent layer " + std::to_string(l) +
+                                 " shares the indexer selection of a full layer, but none comes before it");
+        seen_full = seen_full || c.indexer_full[l];
+      }
+    }
   }
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "vocab", c.vocab, 1, L::kMaxVocab));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "context_length", c.context_length, 0, L::kMaxContext));

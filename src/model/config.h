@@ -17,7 +17,12 @@ namespace lineage::model {
 // kKimiLinear is Kimi Linear (spec §7): KDA layers where the Qwen stack has
 // GDN (LayerKind::kLinearAttention), latent attention (MLA, NoPE) where it
 // has full attention (LayerKind::kFullAttention), and the DeepSeek-V3 MoE.
-enum class Arch { kQwen3_5, kQwen3, kQwen3_5Moe, kQwen3Next, kKimiLinear };
+// kGlmDsa (GLM-5.x) and kDeepseek32 (DeepSeek-V3.2) are all latent
+// attention with a query LoRA, rotary dims and the lightning indexer's
+// sparse selection (spec latent-attention §1), plus the DeepSeek-V3 MoE.
+// kKdaDsa is the hybrid the cache was designed for: Kimi Linear's KDA layers
+// with the sparse latent attention of kGlmDsa where Kimi has dense MLA.
+enum class Arch { kQwen3_5, kQwen3, kQwen3_5Moe, kQwen3Next, kKimiLinear, kGlmDsa, kDeepseek32, kKdaDsa };
 enum class LayerKind { kLinearAttention, kFullAttention };
 enum class FileFormat { kSafetensors, kGguf };
 
@@ -79,13 +84,45 @@ struct ModelConfig {
   // `intermediate`.
   int64_t leading_dense_layers = 0;
   double routed_scaling = 1.0;
+  bool routed_renormalise = true;    // expert_weights_norm / norm_topk_prob
+  // Group-limited routing (DeepSeek-V3.2: 8 groups, 4 used): a group scores
+  // the sum of its two best biased scores; experts outside the best
+  // `expert_groups_used` groups are not chosen. 1 / 1: no grouping.
+  int64_t expert_groups = 1;
+  int64_t expert_groups_used = 1;
+
+  // Latent attention of glm-dsa / deepseek32 (spec latent-attention §1.1):
+  // q = q_b rmsnorm(q_a xn) when q_lora_rank > 0 (else q_proj xn, Kimi), and
+  // q_pe, k_pe rotated with interleaved pairs (2i, 2i+1) when latent_rope
+  // (Kimi: NoPE).
+  int64_t q_lora_rank = 0;
+  bool latent_rope = false;
+  // The lightning indexer (spec latent-attention §1.2, §1.6); zero heads:
+  // dense latent attention. A layer with indexer_full[l] runs it and caches
+  // its key; one without reuses the selection of the nearest full layer
+  // below it. Empty indexer_full: every latent layer is full.
+  int64_t indexer_heads = 0;         // Hi
+  int64_t indexer_dim = 0;           // D (a power of two >= 64 where files rotate it)
+  int64_t indexer_top_k = 0;         // K: keys each query attends to at most
+  bool indexer_rope_neox = false;    // deepseek32 NEOX pairs, glm-dsa NORM (interleaved)
+  double indexer_norm_eps = 0.0;     // the key LayerNorm's epsilon (glm-dsa 0, deepseek32 1e-6)
+  std::vector<bool> indexer_full;
 
   // Special token ids from the model's files; -1 when absent.
   int64_t bos_token_id = -1;
   std::vector<int64_t> eos_token_ids;
 
   bool moe() const { return num_experts > 0; }
-  bool kimi() const { return arch == Arch::kKimiLinear; }
+  // Latent attention where the others have full attention, and the
+  // DeepSeek-V3 MoE: kimi_linear, glm-dsa, deepseek32, kda-dsa.
+  bool latent() const { return arch == Arch::kKimiLinear || arch == Arch::kGlmDsa || arch == Arch::kDeepseek32 ||
+                             arch == Arch::kKdaDsa; }
+  bool sparse() const { return indexer_heads > 0; }
+  // True when latent layer l runs the indexer (and caches its key).
+  bool indexer_layer(int64_t l) const {
+    return sparse() && layer_kinds[l] == LayerKind::kFullAttention && (indexer_full.empty() || indexer_full[l]);
+  }
+  int64_t num_indexer_layers() const;
   // True when layer l's FFN is the sparse MoE (every layer of a MoE model but
   // Kimi's leading dense ones).
   bool moe_layer(int64_t l) const { return moe() && l >= leading_dense_layers; }
@@ -97,7 +134,8 @@ struct ModelConfig {
   // fp32 bytes of the KV of one token across all full-attention layers.
   // Kimi's MLA layers cache the latent row instead of K and V.
   int64_t kv_bytes_per_token() const {
-    return num_full_layers() * (kimi() ? latent_dim() : 2 * num_kv_heads * head_dim) * 4;
+    return (num_full_layers() * (latent() ? latent_dim() : 2 * num_kv_heads * head_dim) +
+            num_indexer_layers() * indexer_dim) * 4;
   }
   // fp32 bytes of the recurrent state (conv window + delta state) of all linear layers.
   int64_t recurrent_bytes() const {
@@ -106,13 +144,16 @@ struct ModelConfig {
   }
 };
 
-const char* ArchName(Arch a);  // "qwen3_5", "qwen3", "qwen3_5_moe", "qwen3_next", "kimi_linear"
+// "qwen3_5", "qwen3", "qwen3_5_moe", "qwen3_next", "kimi_linear", "glm_dsa", "deepseek32", "kda_dsa"
+const char* ArchName(Arch a);
 
 // The Qwen3.5 hybrid stack (GDN + gated attention): every arch but qwen3 and
 // kimi_linear (a hybrid too, with its own layers).
-inline bool IsHybrid(Arch a) { return a != Arch::kQwen3 && a != Arch::kKimiLinear; }
-// Archs whose FFN is a sparse MoE: spec §4.3, or §7.4 for kimi_linear.
-inline bool IsMoeArch(Arch a) { return a == Arch::kQwen3_5Moe || a == Arch::kQwen3Next || a == Arch::kKimiLinear; }
+inline bool IsHybrid(Arch a) {
+  return a == Arch::kQwen3_5 || a == Arch::kQwen3_5Moe || a == Arch::kQwen3Next;
+}
+// Archs whose FFN is a sparse MoE: spec §4.3, or §7.4 for the latent archs.
+inline bool IsMoeArch(Arch a) { return a != Arch::kQwen3_5 && a != Arch::kQwen3; }
 // Archs whose GGUF stores GDN value heads tiled (the Qwen3.5 converter's
 // permutation, spec §2.4); Qwen3-Next keeps them grouped.
 inline bool GgufTilesVHeads(Arch a) { return a == Arch::kQwen3_5 || a == Arch::kQwen3_5Moe; }

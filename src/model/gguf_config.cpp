@@ -49,11 +49,69 @@ Result<int64_t> ReadInt(const GgufFile& g, const std::string& key, int64_t min, 
   return x;
 }
 
+Status ReadKimiKeys(const GgufFile& g, const std::string& a, const std::vector<int64_t>& kv_heads, ModelConfig* c);
+
+// GLM-5.2's layer table when a glm-dsa file has no indexer.types and a
+// context of 2^20 or more (spec latent-attention §1.6): full at 0, 1, 2 and
+// then every fourth layer from 6.
+std::vector<bool> Glm52IndexerTypes(int64_t num_layers) {
+  std::vector<bool> full(static_cast<size_t>(num_layers));
+  for (int64_t l = 0; l < num_layers; ++l) full[l] = l < 3 || (l >= 6 && (l - 6) % 4 == 0);
+  return full;
+}
+
+// The lightning indexer's keys (spec latent-attention §1.2, §1.6, §1.8):
+// heads, key length and top k; glm-dsa's per-layer types; the RoPE pairing
+// and the key LayerNorm's epsilon, which the two archs fix differently.
+Status ReadIndexerKeys(const GgufFile& g, const std::string& a, ModelConfig* c) {
+  if (!g.Find(a + "attention.indexer.head_count")) {
+    if (c->arch == Arch::kDeepseek32)
+      return NotFound(g.path() + ": metadata key '" + a + "attention.indexer.head_count' is missing");
+    return Status::Ok();  // glm-dsa / kda-dsa without an indexer: dense latent attention
+  }
+  LINEAGE_ASSIGN_OR_RETURN(c->indexer_heads, ReadInt(g, a + "attention.indexer.head_count", 1, L::kMaxHeads));
+  LINEAGE_ASSIGN_OR_RETURN(c->indexer_dim, ReadInt(g, a + "attention.indexer.key_length", 1, L::kMaxHeadDim));
+  LINEAGE_ASSIGN_OR_RETURN(c->indexer_top_k, ReadInt(g, a + "attention.indexer.top_k", 1, L::kMaxContext));
+  c->indexer_rope_neox = c->arch == Arch::kDeepseek32;
+  c->indexer_norm_eps = c->arch == Arch::kDeepseek32 ? 1e-6 : 0.0;  // glm-dsa never loads its f_norm_eps
+  c->indexer_full.clear();
+  if (c->arch == Arch::kDeepseek32) return Status::Ok();  // every trunk layer runs the indexer
+  const std::string types_key = a + "attention.indexer.types";
+  if (g.Find(types_key)) {
+    LINEAGE_ASSIGN_OR_RETURN(std::vector<int64_t> types, g.GetIntArray(types_key));
+    // The array covers the trunk (n_layer() entries); an MTP block is not in it.
+    if (static_cast<int64_t>(types.size()) != c->num_layers)
+      return InvalidArgument(g.path() + ": metadata '" + types_key + "' has " + std::to_string(types.size()) +
+                             " entries for " + std::to_string(c->num_layers) + " layers");
+    for (int64_t t : types) c->indexer_full.push_back(t != 0);
+  } else if (c->context_length >= 1048576 && c->arch == Arch::kGlmDsa) {
+    c->indexer_full = Glm52IndexerTypes(c->num_layers);
+  }
+  return Status::Ok();
+}
+
+// The keys of the latent-attention archs (spec §7.5; latent-attention §3.1,
+// §3.3): the layer kinds (a per-layer head_count_kv array: 0 KDA, 1 the
+// latent MLA head; a scalar 1: every layer latent), the MLA widths, the KDA
+// widths where there are KDA layers, the DeepSeek-V3 MoE and the indexer.
+Status ReadLatentKeys(const GgufFile& g, const std::string& a, ModelConfig* c) {
+  const std::string kv_key = a + "attention.head_count_kv";
+  const GgufValue* kv_value = g.Find(kv_key);
+  std::vector<int64_t> kv_heads;
+  if (kv_value != nullptr && kv_value->type != GgufType::kArray && c->arch != Arch::kKimiLinear &&
+      c->arch != Arch::kKdaDsa) {
+    LINEAGE_ASSIGN_OR_RETURN(int64_t one, ReadInt(g, kv_key, 1, 1));
+    kv_heads.assign(static_cast<size_t>(c->num_layers), one);
+  } else {
+    LINEAGE_ASSIGN_OR_RETURN(kv_heads, g.GetIntArray(kv_key));
+  }
+  return ReadKimiKeys(g, a, kv_heads, c);
+}
+
 // Kimi Linear's keys (spec §7.5): the per-layer head_count_kv array gives the
 // layer kinds (0 KDA, 1 the latent MLA head); MLA and KDA widths; the
 // DeepSeek-V3 MoE.
-Status ReadKimiKeys(const GgufFile& g, const std::string& a, ModelConfig* c) {
-  LINEAGE_ASSIGN_OR_RETURN(std::vector<int64_t> kv_heads, g.GetIntArray(a + "attention.head_count_kv"));
+Status ReadKimiKeys(const GgufFile& g, const std::string& a, const std::vector<int64_t>& kv_heads, ModelConfig* c) {
   if (static_cast<int64_t>(kv_heads.size()) != c->num_layers)
     return InvalidArgument(g.path() + ": metadata '" + a + "attention.head_count_kv' has " +
                            std::to_string(kv_heads.size()) + " entries for " + std::to_string(c->num_layers) +
@@ -80,10 +138,20 @@ Status ReadKimiKeys(const GgufFile& g, const std::string& a, ModelConfig* c) {
     return InvalidArgument(g.path() + ": metadata '" + a + "attention.key_length' is " + std::to_string(key_length) +
                            " but the latent row is kv_lora_rank + rope.dimension_count = " +
                            std::to_string(c->kv_lora_rank + c->qk_rope_dim));
-  LINEAGE_ASSIGN_OR_RETURN(c->conv_kernel, ReadInt(g, a + "ssm.conv_kernel", 1, L::kMaxConvKernel));
-  LINEAGE_ASSIGN_OR_RETURN(c->lin_k_dim, ReadInt(g, a + "kda.head_dim", 1, L::kMaxHeadDim));
-  c->lin_v_dim = c->lin_k_dim;
-  c->lin_num_k_heads = c->lin_num_v_heads = c->num_heads;
+  if (std::count(kv_heads.begin(), kv_heads.end(), 0) > 0) {
+    LINEAGE_ASSIGN_OR_RETURN(c->conv_kernel, ReadInt(g, a + "ssm.conv_kernel", 1, L::kMaxConvKernel));
+    LINEAGE_ASSIGN_OR_RETURN(c->lin_k_dim, ReadInt(g, a + "kda.head_dim", 1, L::kMaxHeadDim));
+    c->lin_v_dim = c->lin_k_dim;
+    c->lin_num_k_heads = c->lin_num_v_heads = c->num_heads;
+  }
+  if (c->arch != Arch::kKimiLinear) {  // glm-dsa, deepseek32, kda-dsa: rotary MLA with a query LoRA
+    c->latent_rope = true;
+    LINEAGE_ASSIGN_OR_RETURN(c->q_lora_rank, ReadInt(g, a + "attention.q_lora_rank", 0, L::kMaxHidden, 0));
+    const GgufValue* scaling = g.Find(a + "rope.scaling.type");
+    if (scaling != nullptr && scaling->type == GgufType::kString && scaling->as_string != "none")
+      return Unsupported(g.path() + ": metadata '" + a + "rope.scaling.type' is '" + std::string(scaling->as_string) +
+                         "' (rope scaling of latent attention is not implemented)");
+  }
   LINEAGE_ASSIGN_OR_RETURN(c->leading_dense_layers,
                            ReadInt(g, a + "leading_dense_block_count", 0, c->num_layers, 0));
   LINEAGE_ASSIGN_OR_RETURN(int64_t shared, ReadInt(g, a + "expert_shared_count", 1, 64, 1));
@@ -91,11 +159,19 @@ Status ReadKimiKeys(const GgufFile& g, const std::string& a, ModelConfig* c) {
                            ReadInt(g, a + "expert_feed_forward_length", 1, L::kMaxIntermediate));
   c->shared_intermediate = shared * c->expert_intermediate;
   LINEAGE_ASSIGN_OR_RETURN(c->routed_scaling, ReadPositiveDecimal(g, a + "expert_weights_scale", 1.0, 1e6));
-  LINEAGE_ASSIGN_OR_RETURN(int64_t gating, ReadInt(g, a + "expert_gating_func", 0, 3, 2));
+  const bool gating_required = c->arch == Arch::kDeepseek32;
+  LINEAGE_ASSIGN_OR_RETURN(int64_t gating, gating_required ? ReadInt(g, a + "expert_gating_func", 0, 3)
+                                                           : ReadInt(g, a + "expert_gating_func", 0, 3, 2));
   if (gating != 2)
     return Unsupported(g.path() + ": metadata '" + a + "expert_gating_func' is " + std::to_string(gating) +
-                       " (only 2, sigmoid, is a Kimi Linear router)");
-  return Status::Ok();
+                       " (only 2, sigmoid, is a DeepSeek-V3 router)");
+  if (g.Find(a + "expert_weights_norm")) {
+    LINEAGE_ASSIGN_OR_RETURN(c->routed_renormalise, g.GetBool(a + "expert_weights_norm"));
+  }
+  LINEAGE_ASSIGN_OR_RETURN(c->expert_groups, ReadInt(g, a + "expert_group_count", 1, L::kMaxExperts, 1));
+  LINEAGE_ASSIGN_OR_RETURN(c->expert_groups_used,
+                           ReadInt(g, a + "expert_group_used_count", 1, c->expert_groups, c->expert_groups));
+  return ReadIndexerKeys(g, a, c);
 }
 
 }  // namespace
@@ -106,14 +182,16 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   c.source_path = g.path();
   LINEAGE_ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
   bool known = false;
-  for (Arch candidate : {Arch::kQwen3_5, Arch::kQwen3, Arch::kQwen3_5Moe, Arch::kQwen3Next, Arch::kKimiLinear})
+  for (Arch candidate : {Arch::kQwen3_5, Arch::kQwen3, Arch::kQwen3_5Moe, Arch::kQwen3Next, Arch::kKimiLinear,
+                         Arch::kGlmDsa, Arch::kDeepseek32, Arch::kKdaDsa})
     if (arch == GgufArchName(candidate)) {
       c.arch = candidate;
       known = true;
     }
   if (!known)
     return Unsupported(g.path() + ": unknown architecture '" + arch +
-                       "' (supported: qwen35, qwen3, qwen35moe, qwen3next, kimi-linear)");
+                       "' (supported: qwen35, qwen3, qwen35moe, qwen3next, kimi-linear, glm-dsa, deepseek32, "
+                       "kda-dsa)");
   const std::string a = arch + ".";
   LINEAGE_ASSIGN_OR_RETURN(int64_t block_count, ReadInt(g, a + "block_count", 1, L::kMaxLayers));
   // Every block has tensors of its own: a count above the directory's size
@@ -126,16 +204,17 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   LINEAGE_ASSIGN_OR_RETURN(c.hidden, ReadInt(g, a + "embedding_length", 1, L::kMaxHidden));
   // A MoE model has no dense FFN (Kimi's leading layers aside); its
   // feed_forward_length is informative.
-  if (IsMoeArch(c.arch) && c.arch != Arch::kKimiLinear) {
+  if (IsMoeArch(c.arch) && !c.latent()) {
     LINEAGE_ASSIGN_OR_RETURN(c.intermediate, ReadInt(g, a + "feed_forward_length", 0, L::kMaxIntermediate, 0));
   } else {
     LINEAGE_ASSIGN_OR_RETURN(c.intermediate, ReadInt(g, a + "feed_forward_length", 1, L::kMaxIntermediate));
   }
-  // Absent means "not stated" (0); a stated length must be usable.
-  LINEAGE_ASSIGN_OR_RETURN(c.context_length, ReadInt(g, a + "context_length", 1, L::kMaxContext, 0));
   LINEAGE_ASSIGN_OR_RETURN(c.num_heads, ReadInt(g, a + "attention.head_count", 1, L::kMaxHeads));
-  if (c.arch == Arch::kKimiLinear) {
-    LINEAGE_RETURN_IF_ERROR(ReadKimiKeys(g, a, &c));
+  // Absent means "not stated" (0); a stated length must be usable. Read
+  // before the latent keys: glm-dsa's indexer types default by it.
+  LINEAGE_ASSIGN_OR_RETURN(c.context_length, ReadInt(g, a + "context_length", 1, L::kMaxContext, 0));
+  if (c.latent()) {
+    LINEAGE_RETURN_IF_ERROR(ReadLatentKeys(g, a, &c));
   } else {
     LINEAGE_ASSIGN_OR_RETURN(c.num_kv_heads, ReadInt(g, a + "attention.head_count_kv", 1, c.num_heads, c.num_heads));
     if (c.num_heads % c.num_kv_heads != 0)
@@ -169,14 +248,14 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
     c.lin_v_dim = inner / c.lin_num_v_heads;
     LINEAGE_ASSIGN_OR_RETURN(int64_t interval, ReadInt(g, a + "full_attention_interval", 1, L::kMaxLayers, 4));
     c.layer_kinds = LayerKindsFromInterval(c.num_layers, interval);
-  } else if (c.arch != Arch::kKimiLinear) {
+  } else if (!c.latent()) {
     c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
   }
   if (IsMoeArch(c.arch)) {
     LINEAGE_ASSIGN_OR_RETURN(c.num_experts, ReadInt(g, a + "expert_count", 1, L::kMaxExperts));
     LINEAGE_ASSIGN_OR_RETURN(c.experts_per_token, ReadInt(g, a + "expert_used_count", 1, c.num_experts));
   }
-  if (IsMoeArch(c.arch) && c.arch != Arch::kKimiLinear) {
+  if (IsMoeArch(c.arch) && !c.latent()) {
     LINEAGE_ASSIGN_OR_RETURN(c.expert_intermediate,
                              ReadInt(g, a + "expert_feed_forward_length", 1, L::kMaxIntermediate));
     LINEAGE_ASSIGN_OR_RETURN(c.shared_intermediate,

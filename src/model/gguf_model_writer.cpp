@@ -206,7 +206,7 @@ Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const Write
   w.AddUint32(a + "attention.head_count", static_cast<uint32_t>(c.num_heads));
   w.AddFloat32(a + "rope.freq_base", static_cast<float>(c.rope_theta));
   w.AddFloat32(a + "attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_eps));
-  if (c.kimi()) {
+  if (c.latent()) {
     AddKimiKeys(w, a, c);
   } else {
     w.AddUint32(a + "attention.head_count_kv", static_cast<uint32_t>(c.num_kv_heads));
@@ -228,7 +228,7 @@ Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const Write
     w.AddUint32(a + "ssm.time_step_rank", static_cast<uint32_t>(c.lin_num_v_heads));
     w.AddUint32(a + "ssm.inner_size", static_cast<uint32_t>(c.lin_num_v_heads * c.lin_v_dim));
   }
-  if (c.moe() && !c.kimi()) {
+  if (c.moe() && !c.latent()) {
     w.AddUint32(a + "expert_count", static_cast<uint32_t>(c.num_experts));
     w.AddUint32(a + "expert_used_count", static_cast<uint32_t>(c.experts_per_token));
     w.AddUint32(a + "expert_feed_forward_length", static_cast<uint32_t>(c.expert_intermediate));

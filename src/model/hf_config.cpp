@@ -294,7 +294,7 @@ nlohmann::ordered_json MakeKimiConfig(const ModelConfig& c, const VocabData& voc
 
 nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& vocab, DType dtype) {
   const ModelConfig& c = spec.config;
-  if (c.kimi()) return MakeKimiConfig(c, vocab, dtype);
+  if (c.latent()) return MakeKimiConfig(c, vocab, dtype);
   const bool hybrid = IsHybrid(c.arch), next = c.arch == Arch::kQwen3Next;
   nlohmann::ordered_json t;
   if (c.arch == Arch::kQwen3) t["architectures"] = {"Qwen3ForCausalLM"};

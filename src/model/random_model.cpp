@@ -42,7 +42,7 @@ Range RangeFor(Arch arch, const PlannedTensor& p) {
       return UniformWithStd(2.0 / std::sqrt(static_cast<double>(p.hf_shape[1])));
     case Role::kFinalNorm: case Role::kInputNorm: case Role::kPostNorm:
     case Role::kAttnQNorm: case Role::kAttnKNorm: case Role::kLinNorm:
-    case Role::kKdaNorm: case Role::kMlaKvANorm: {
+    case Role::kKdaNorm: case Role::kMlaKvANorm: case Role::kMlaQANorm: case Role::kIdxKNorm: {
       // Zero-centred norms store w (scale 1 + w); plain ones store the scale.
       Range r = UniformWithStd(0.1);
       if (!IsZeroCentredNorm(p.role, arch)) r = {1 + r.lo, 1 + r.hi};
@@ -56,6 +56,8 @@ Range RangeFor(Arch arch, const PlannedTensor& p) {
       return {-0.7, 1.4};
     case Role::kRouterBias:  // small next to the spread of the sigmoid scores, as trained biases are
       return UniformWithStd(0.05);
+    case Role::kIdxKNormBias:
+      return UniformWithStd(0.1);
     case Role::kLinOut: case Role::kKdaOut: case Role::kMlaOut:
       return UniformWithStd(0.25 / std::sqrt(fan_in));
     default:

@@ -314,16 +314,90 @@ double At(const TensorView& t, int64_t r, int64_t col) {
   return x;
 }
 
-// Latent attention in the plain (unabsorbed) form (spec §7.3): every head's
-// keys [W_k,h c_kv | k_pe] and values W_v,h c_kv expanded for every
-// position, causal softmax over (q_nope.k_nope + q_pe.k_pe) / sqrt(dn + dr).
-Mat LatentAttention(const ModelConfig& c, const MlaWeights& w, const Mat& x) {
+// Interleaved ("NORM") RoPE on the pairs (2i, 2i + 1) of x[0, dims), angle
+// pos * theta^(-2i / dims) (spec latent-attention §1.1 step 5).
+void RopeInterleaved(double* x, int64_t dims, double theta, int64_t pos) {
+  for (int64_t i = 0; i < dims / 2; ++i) {
+    const double angle =
+        static_cast<double>(pos) * std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(dims));
+    const double cs = std::cos(angle), sn = std::sin(angle);
+    const double x1 = x[2 * i], x2 = x[2 * i + 1];
+    x[2 * i] = x1 * cs - x2 * sn;
+    x[2 * i + 1] = x2 * cs + x1 * sn;
+  }
+}
+
+// The keys each query may attend to: selected[t][u] for u <= t.
+using Selection = std::vector<std::vector<char>>;
+
+// The lightning indexer (spec latent-attention §1.2) of a full layer over a whole sequence,
+// in its plain form: every score of every (query, key) pair, then the top
+// min(K, t + 1) keys of row t (ties to the lower position). No Hadamard
+// rotation: (H q) . (H k) = q . k exactly in this precision.
+Selection IndexerSelect(const ModelConfig& c, const MlaWeights& mla, const Mat& x) {
+  const IndexerWeights& w = mla.indexer;
+  const int64_t T = static_cast<int64_t>(x.size()), Hi = c.indexer_heads, D = c.indexer_dim;
+  const int64_t rope = c.qk_rope_dim;
+  Mat iq = MatMul(w.q_b, NormRows(MatMul(mla.q_a, x), mla.q_a_norm, c.rms_eps));  // from the normed q latent
+  Mat ik = MatMul(w.k, x);
+  const Mat wts = MatMul(w.weights_proj, x);
+  for (int64_t t = 0; t < T; ++t) {
+    double mean = 0, var = 0;
+    for (double e : ik[t]) mean += e;
+    mean /= static_cast<double>(D);
+    for (double e : ik[t]) var += (e - mean) * (e - mean);
+    var /= static_cast<double>(D);
+    const double inv = 1.0 / std::sqrt(var + c.indexer_norm_eps);
+    for (int64_t i = 0; i < D; ++i) ik[t][i] = (ik[t][i] - mean) * inv * w.k_norm[i] + w.k_norm_bias[i];
+    auto rotate = [&](double* head) {  // the head's first `rope` dims: [rope | nope]
+      if (c.indexer_rope_neox) Rope(head, rope, c.rope_theta, t);
+      else RopeInterleaved(head, rope, c.rope_theta, t);
+    };
+    rotate(ik[t].data());
+    for (int64_t h = 0; h < Hi; ++h) rotate(&iq[t][h * D]);
+  }
+  const double weight_scale = 1.0 / std::sqrt(static_cast<double>(D * Hi));
+  Selection sel(static_cast<size_t>(T));
+  for (int64_t t = 0; t < T; ++t) {
+    Vec score(static_cast<size_t>(t + 1), 0.0);
+    for (int64_t u = 0; u <= t; ++u)
+      for (int64_t h = 0; h < Hi; ++h) {
+        double dot = 0;
+        for (int64_t i = 0; i < D; ++i) dot += iq[t][h * D + i] * ik[u][i];
+        score[u] += wts[t][h] * weight_scale * std::max(0.0, dot);
+      }
+    std::vector<int64_t> order(static_cast<size_t>(t + 1));
+    for (int64_t u = 0; u <= t; ++u) order[u] = u;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return score[a] > score[b]; });
+    sel[t].assign(static_cast<size_t>(t + 1), 0);
+    for (int64_t j = 0; j < std::min<int64_t>(c.indexer_top_k, t + 1); ++j) sel[t][order[j]] = 1;
+  }
+  return sel;
+}
+
+// Latent attention in the plain (unabsorbed) form (spec §7.3; latent-attention
+// §1.1, §1.5): every head's keys [W_k,h c_kv | k_pe] and values W_v,h c_kv
+// expanded for every position, softmax over (q_nope.k_nope + q_pe.k_pe) /
+// sqrt(dn + dr) over the causal keys (those in `sel` when given). q comes
+// from the query LoRA when the layer has one; q_pe and k_pe are rotated when
+// latent_rope.
+Mat LatentAttention(const ModelConfig& c, const MlaWeights& w, const Mat& x, const Selection* sel) {
   const int64_t T = static_cast<int64_t>(x.size());
   const int64_t nh = c.num_heads, dn = c.qk_nope_dim, dr = c.qk_rope_dim, dv = c.v_head_dim, L = c.kv_lora_rank;
   const int64_t dq = dn + dr;
-  const Mat q = MatMul(w.q_proj, x);
+  Mat q;
+  if (w.q_a.valid()) {
+    q = MatMul(w.q_b, NormRows(MatMul(w.q_a, x), w.q_a_norm, c.rms_eps));
+  } else {
+    q = MatMul(w.q_proj, x);
+  }
   Mat lat = MatMul(w.kv_a, x);
   for (Vec& row : lat) RmsNormInPlace(row.data(), L, w.kv_a_norm, c.rms_eps);
+  if (c.latent_rope)
+    for (int64_t t = 0; t < T; ++t) {
+      RopeInterleaved(&lat[t][L], dr, c.rope_theta, t);
+      for (int64_t h = 0; h < nh; ++h) RopeInterleaved(&q[t][h * dq + dn], dr, c.rope_theta, t);
+    }
   Mat out(static_cast<size_t>(T), Vec(static_cast<size_t>(nh * dv), 0.0));
   const double scale = 1.0 / std::sqrt(static_cast<double>(dq));
   for (int64_t h = 0; h < nh; ++h) {
@@ -340,7 +414,7 @@ Mat LatentAttention(const ModelConfig& c, const MlaWeights& w, const Mat& x) {
         for (int64_t l = 0; l < L; ++l) s += wk[j][l] * lat[t][l];
         keys[t][j] = s;
       }
-      for (int64_t j = 0; j < dr; ++j) keys[t][dn + j] = lat[t][L + j];  // k_pe: shared, not rotated
+      for (int64_t j = 0; j < dr; ++j) keys[t][dn + j] = lat[t][L + j];  // k_pe: shared by the heads
       for (int64_t j = 0; j < dv; ++j) {
         double s = 0;
         for (int64_t l = 0; l < L; ++l) s += wv[j][l] * lat[t][l];
@@ -348,16 +422,17 @@ Mat LatentAttention(const ModelConfig& c, const MlaWeights& w, const Mat& x) {
       }
     }
     for (int64_t t = 0; t < T; ++t) {
-      Vec p(static_cast<size_t>(t + 1));
+      Vec p(static_cast<size_t>(t + 1), 0.0);
       double mx = -1e300;
       for (int64_t u = 0; u <= t; ++u) {
+        if (sel && !(*sel)[t][u]) continue;
         double s = 0;
         for (int64_t i = 0; i < dq; ++i) s += q[t][h * dq + i] * keys[u][i];
         p[u] = s * scale;
         mx = std::max(mx, p[u]);
       }
       double sum = 0;
-      for (double& e : p) sum += (e = std::exp(e - mx));
+      for (int64_t u = 0; u <= t; ++u) sum += (p[u] = sel && !(*sel)[t][u] ? 0.0 : std::exp(p[u] - mx));
       for (int64_t u = 0; u <= t; ++u)
         for (int64_t j = 0; j < dv; ++j) out[t][h * dv + j] += p[u] / sum * vals[u][j];
     }
@@ -365,11 +440,14 @@ Mat LatentAttention(const ModelConfig& c, const MlaWeights& w, const Mat& x) {
   return MatMul(w.o_proj, out);
 }
 
-// DeepSeek-V3 MoE (spec §7.4), token by token: s = sigmoid(router x); the top
-// k of s + score_bias (ties to the lower id) chosen; weights s renormalised
-// (sum + 1e-20) times routed_scaling; plus the ungated shared expert.
+// DeepSeek-V3 MoE (spec §7.4; latent-attention §1.7), token by token: s =
+// sigmoid(router x); with expert groups, a group scores the sum of its two
+// best s + score_bias and only the best expert_groups_used groups stay
+// eligible; the top k eligible of s + score_bias (ties to the lower id) are
+// chosen; weights s, renormalised (sum clamped at 6.1035e-5) when
+// routed_renormalise, times routed_scaling; plus the ungated shared expert.
 Mat KimiMoe(const ModelConfig& c, const MoeWeights& w, const Mat& x, std::vector<std::vector<int64_t>>* chosen_out) {
-  const int64_t E = c.num_experts, k = c.experts_per_token;
+  const int64_t E = c.num_experts, k = c.experts_per_token, G = c.expert_groups, per_group = E / G;
   const Mat logits = MatMul(w.router, x);
   Mat out = SwiGlu(w.shared_gate, w.shared_up, w.shared_down, x);
   for (size_t t = 0; t < x.size(); ++t) {
@@ -378,16 +456,30 @@ Mat KimiMoe(const ModelConfig& c, const MoeWeights& w, const Mat& x, std::vector
       s[e] = Sigmoid(logits[t][e]);
       sel[e] = s[e] + w.score_bias[e];
     }
+    if (G > 1) {
+      Vec group_score(static_cast<size_t>(G));
+      for (int64_t g = 0; g < G; ++g) {
+        Vec members(sel.begin() + g * per_group, sel.begin() + (g + 1) * per_group);
+        std::sort(members.rbegin(), members.rend());
+        group_score[g] = members[0] + (per_group > 1 ? members[1] : 0.0);
+      }
+      std::vector<int64_t> groups(static_cast<size_t>(G));
+      for (int64_t g = 0; g < G; ++g) groups[g] = g;
+      std::stable_sort(groups.begin(), groups.end(), [&](int64_t a, int64_t b) { return group_score[a] > group_score[b]; });
+      for (int64_t j = c.expert_groups_used; j < G; ++j)
+        for (int64_t e = groups[j] * per_group; e < (groups[j] + 1) * per_group; ++e) sel[e] = -1e300;
+    }
     std::vector<int64_t> order(static_cast<size_t>(E));
     for (int64_t e = 0; e < E; ++e) order[e] = e;
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return sel[a] > sel[b]; });
-    double sum = 1e-20;
+    double sum = 0;
     for (int64_t j = 0; j < k; ++j) sum += s[order[j]];
+    const double norm = c.routed_renormalise ? std::max(sum, 6.1035e-5) : 1.0;
     if (chosen_out) chosen_out->emplace_back(order.begin(), order.begin() + k);
     for (int64_t j = 0; j < k; ++j) {
       const int64_t e = order[j];
       const Vec y = SwiGlu(w.gate[e], w.up[e], w.down[e], Mat{x[t]})[0];
-      for (size_t i = 0; i < y.size(); ++i) out[t][i] += s[e] / sum * c.routed_scaling * y[i];
+      for (size_t i = 0; i < y.size(); ++i) out[t][i] += s[e] / norm * c.routed_scaling * y[i];
     }
   }
   return out;
@@ -429,12 +521,16 @@ Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
     trace->layer_rms.clear();
     trace->experts.clear();
   }
+  Selection selection;  // the latest full sparse layer's, for the shared layers above it
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const LayerWeights& L = w.layers[l];
     const Mat x = NormRows(h, L.input_norm, c.rms_eps);
     const bool linear = L.kind == LayerKind::kLinearAttention;
-    if (c.kimi()) {
-      AddInPlace(h, linear ? KimiDelta(c, L.kda, x) : LatentAttention(c, L.mla, x));
+    if (c.latent() && linear) {
+      AddInPlace(h, KimiDelta(c, L.kda, x));
+    } else if (c.latent()) {
+      if (c.indexer_layer(l)) selection = IndexerSelect(c, L.mla, x);
+      AddInPlace(h, LatentAttention(c, L.mla, x, c.sparse() ? &selection : nullptr));
     } else {
       AddInPlace(h, linear ? GatedDeltaNet(c, L.linear, x) : Attention(c, L.full, x));
     }
@@ -444,7 +540,7 @@ Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
     if (!c.moe_layer(l)) {
       AddInPlace(h, SwiGlu(L.gate_proj, L.up_proj, L.down_proj, xn));
     } else {
-      AddInPlace(h, c.kimi() ? KimiMoe(c, L.moe, xn, chosen) : Moe(c, L.moe, xn, chosen));
+      AddInPlace(h, c.latent() ? KimiMoe(c, L.moe, xn, chosen) : Moe(c, L.moe, xn, chosen));
     }
     if (trace) trace->layer_rms.push_back(MaxRms(h));
   }

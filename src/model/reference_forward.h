@@ -8,6 +8,9 @@
 // positions (§3, §11), norms as in §4, the MoE FFN token by token (§4.3).
 // Kimi Linear: the KDA recurrence (§7.2), MLA unabsorbed (every head's keys
 // and values expanded from the latent, §7.3), the DeepSeek-V3 MoE (§7.4).
+// glm-dsa / deepseek32 (spec latent-attention §1): the lightning indexer's
+// every score and a stable sort per query, then MLA masked to the chosen
+// keys (the dense form with a mask, as llama.cpp computes it).
 // Slow by design: use tiny shapes.
 // Thread-safe (reads the model only).
 #pragma once

@@ -168,17 +168,6 @@ std::vector<LayerKind> LayerKindsFromInterval(int64_t num_layers, int64_t interv
   return kinds;
 }
 
-std::vector<std::string> ShapeNames(Arch arch) {
-  switch (arch) {
-    case Arch::kQwen3_5: return {"tiny", "qwen3.5-0.8b"};
-    case Arch::kQwen3: return {"tiny", "qwen3-0.6b"};
-    case Arch::kQwen3_5Moe: return {"tiny", "qwen3.5-35b-a3b"};
-    case Arch::kQwen3Next: return {"tiny", "qwen3-next-80b-a3b"};
-    case Arch::kKimiLinear: return {"tiny", "kimi-linear-48b-a3b"};
-  }
-  return {};
-}
-
 Result<Arch> ParseArch(std::string_view name) {
   if (name == "qwen3_5") return Arch::kQwen3_5;
   if (name == "qwen3") return Arch::kQwen3;
@@ -196,7 +185,7 @@ Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
                            std::to_string(c.num_layers) + "] for shape " + spec.shape);
   c.num_layers = num_layers;
   c.layer_kinds.resize(static_cast<size_t>(num_layers));
-  if ((IsHybrid(c.arch) || c.kimi()) && c.num_full_layers() == 0)
+  if ((IsHybrid(c.arch) || c.latent()) && c.num_full_layers() == 0)
     return InvalidArgument("--layers " + std::to_string(num_layers) +
                            " leaves no full-attention layer (the first is layer 4)");
   spec.shape += "-" + std::to_string(num_layers) + "l";

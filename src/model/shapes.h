@@ -41,9 +41,6 @@ struct ModelSpec {
   std::vector<int64_t> mrope_sections;
 };
 
-// The shape names LookupShape accepts for `arch`.
-std::vector<std::string> ShapeNames(Arch arch);
-
 // The spec for `shape` of `arch`; `vocab_override` > 0 replaces the vocabulary
 // size. NotFound for an unknown shape, InvalidArgument for a mismatched
 // arch/shape pair (qwen3-0.6b is qwen3 only, qwen3.5-0.8b qwen3_5 only).

@@ -63,7 +63,14 @@ void PlanKimiMixer(Planner& p, int64_t l) {
     return;
   }
   const int64_t nh = c.num_heads, dn = c.qk_nope_dim, dv = c.v_head_dim, r = c.kv_lora_rank;
-  p.Add(Role::kMlaQ, l, "self_attn.q_proj.weight", "attn_q.weight", {nh * c.head_dim, H});
+  if (c.q_lora_rank > 0) {
+    const int64_t qr = c.q_lora_rank;
+    p.Add(Role::kMlaQA, l, "self_attn.q_a_proj.weight", "attn_q_a.weight", {qr, H});
+    p.Add(Role::kMlaQANorm, l, "self_attn.q_a_layernorm.weight", "attn_q_a_norm.weight", {qr});
+    p.Add(Role::kMlaQB, l, "self_attn.q_b_proj.weight", "attn_q_b.weight", {nh * c.head_dim, qr});
+  } else {
+    p.Add(Role::kMlaQ, l, "self_attn.q_proj.weight", "attn_q.weight", {nh * c.head_dim, H});
+  }
   p.Add(Role::kMlaKvA, l, "self_attn.kv_a_proj_with_mqa.weight", "attn_kv_a_mqa.weight", {c.latent_dim(), H});
   p.Add(Role::kMlaKvANorm, l, "self_attn.kv_a_layernorm.weight", "attn_kv_a_norm.weight", {r});
   if (c.format == FileFormat::kSafetensors) {
@@ -73,6 +80,14 @@ void PlanKimiMixer(Planner& p, int64_t l) {
     p.Add(Role::kMlaVB, l, "self_attn.kv_b_proj.weight", {nh * (dn + dv), r}, "attn_v_b.weight", {nh, dv, r});
   }
   p.Add(Role::kMlaOut, l, "self_attn.o_proj.weight", "attn_output.weight", {H, nh * dv});
+  if (c.indexer_layer(l)) {  // HF names as GLM-5's and DeepSeek-V3.2's checkpoints
+    const int64_t Hi = c.indexer_heads, D = c.indexer_dim;
+    p.Add(Role::kIdxQB, l, "self_attn.indexer.wq_b.weight", "indexer.attn_q_b.weight", {Hi * D, c.q_lora_rank});
+    p.Add(Role::kIdxK, l, "self_attn.indexer.wk.weight", "indexer.attn_k.weight", {D, H});
+    p.Add(Role::kIdxKNorm, l, "self_attn.indexer.k_norm.weight", "indexer.k_norm.weight", {D});
+    p.Add(Role::kIdxKNormBias, l, "self_attn.indexer.k_norm.bias", "indexer.k_norm.bias", {D});
+    p.Add(Role::kIdxProj, l, "self_attn.indexer.weights_proj.weight", "indexer.proj.weight", {Hi, H});
+  }
 }
 
 // Kimi's FFN: dense in the leading layers, else the DeepSeek-V3 MoE with its
@@ -88,23 +103,27 @@ void PlanKimiFfn(Planner& p, int64_t l) {
     p.Add(Role::kFfnDown, l, "mlp.down_proj.weight", "ffn_down.weight", {H, I});
     return;
   }
-  p.Add(Role::kRouter, l, "block_sparse_moe.gate.weight", "ffn_gate_inp.weight", {E, H});
-  p.Add(Role::kRouterBias, l, "block_sparse_moe.gate.e_score_correction_bias", "exp_probs_b.bias", {E});
+  // Kimi's checkpoints name the MoE block_sparse_moe (experts w1 / w3 / w2);
+  // DeepSeek's and GLM's name it mlp (experts gate_proj / up_proj / down_proj).
+  const bool kimi_names = c.arch == Arch::kKimiLinear || c.arch == Arch::kKdaDsa;
+  const std::string m = kimi_names ? "block_sparse_moe." : "mlp.";
+  p.Add(Role::kRouter, l, m + "gate.weight", "ffn_gate_inp.weight", {E, H});
+  p.Add(Role::kRouterBias, l, m + "gate.e_score_correction_bias", "exp_probs_b.bias", {E});
   if (c.format == FileFormat::kGguf) {
     p.AddOwn(Role::kExpGate, l, -1, "ffn_gate_exps.weight", {E, Ie, H});
     p.AddOwn(Role::kExpUp, l, -1, "ffn_up_exps.weight", {E, Ie, H});
     p.AddOwn(Role::kExpDown, l, -1, "ffn_down_exps.weight", {E, H, Ie});
   } else {
     for (int64_t e = 0; e < E; ++e) {
-      const std::string x = "block_sparse_moe.experts." + std::to_string(e) + ".";
-      p.AddOwn(Role::kExpGate, l, e, x + "w1.weight", {Ie, H});
-      p.AddOwn(Role::kExpUp, l, e, x + "w3.weight", {Ie, H});
-      p.AddOwn(Role::kExpDown, l, e, x + "w2.weight", {H, Ie});
+      const std::string x = m + "experts." + std::to_string(e) + ".";
+      p.AddOwn(Role::kExpGate, l, e, x + (kimi_names ? "w1.weight" : "gate_proj.weight"), {Ie, H});
+      p.AddOwn(Role::kExpUp, l, e, x + (kimi_names ? "w3.weight" : "up_proj.weight"), {Ie, H});
+      p.AddOwn(Role::kExpDown, l, e, x + (kimi_names ? "w2.weight" : "down_proj.weight"), {H, Ie});
     }
   }
-  p.Add(Role::kShGate, l, "block_sparse_moe.shared_experts.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
-  p.Add(Role::kShUp, l, "block_sparse_moe.shared_experts.up_proj.weight", "ffn_up_shexp.weight", {Is, H});
-  p.Add(Role::kShDown, l, "block_sparse_moe.shared_experts.down_proj.weight", "ffn_down_shexp.weight", {H, Is});
+  p.Add(Role::kShGate, l, m + "shared_experts.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
+  p.Add(Role::kShUp, l, m + "shared_experts.up_proj.weight", "ffn_up_shexp.weight", {Is, H});
+  p.Add(Role::kShDown, l, m + "shared_experts.down_proj.weight", "ffn_down_shexp.weight", {H, Is});
 }
 
 }  // namespace
@@ -117,7 +136,7 @@ std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
   p.Add(Role::kEmbed, -1, "embed_tokens.weight", "token_embd.weight", {V, H});
   for (int64_t l = 0; l < c.num_layers; ++l) {
     p.Add(Role::kInputNorm, l, "input_layernorm.weight", "attn_norm.weight", {H});
-    if (c.kimi()) {
+    if (c.latent()) {
       PlanKimiMixer(p, l);
       p.Add(Role::kPostNorm, l, "post_attention_layernorm.weight", "ffn_norm.weight", {H});
       PlanKimiFfn(p, l);
@@ -233,6 +252,7 @@ bool IsSmallRole(Role r) {
     case Role::kAttnQNorm: case Role::kAttnKNorm:
     case Role::kKdaQConv: case Role::kKdaKConv: case Role::kKdaVConv: case Role::kKdaALog: case Role::kKdaDtBias:
     case Role::kKdaNorm: case Role::kMlaKvANorm: case Role::kRouterBias:
+    case Role::kMlaQANorm: case Role::kIdxKNorm: case Role::kIdxKNormBias:
       return true;
     default:
       return false;
@@ -257,6 +277,9 @@ const char* GgufArchName(Arch a) {
     case Arch::kQwen3_5Moe: return "qwen35moe";
     case Arch::kQwen3Next: return "qwen3next";
     case Arch::kKimiLinear: return "kimi-linear";
+    case Arch::kGlmDsa: return "glm-dsa";
+    case Arch::kDeepseek32: return "deepseek32";
+    case Arch::kKdaDsa: return "kda-dsa";
   }
   return "?";
 }

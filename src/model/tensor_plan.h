@@ -44,6 +44,10 @@ enum class Role {
   kMlaQ, kMlaKvA, kMlaKvANorm, kMlaKvB, kMlaKB, kMlaVB, kMlaOut,
   // DeepSeek-V3 router bias (e_score_correction_bias), selection only.
   kRouterBias,
+  // glm-dsa / deepseek32 latent attention (spec latent-attention §3.2): the
+  // query LoRA, and the lightning indexer of a full layer.
+  kMlaQA, kMlaQANorm, kMlaQB,
+  kIdxQB, kIdxK, kIdxKNorm, kIdxKNormBias, kIdxProj,
 };
 
 // How the routed experts of a MoE layer are stored.
@@ -90,7 +94,7 @@ bool IsSmallRole(Role r);
 bool IsZeroCentredNorm(Role r, Arch arch);
 
 // The GGUF architecture string ("qwen35", "qwen3", "qwen35moe", "qwen3next",
-// "kimi-linear").
+// "kimi-linear", "glm-dsa", "deepseek32", "kda-dsa").
 const char* GgufArchName(Arch a);
 
 }  // namespace lineage::model

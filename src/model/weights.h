@@ -78,9 +78,24 @@ struct KdaWeights {
   TensorView o_proj;                  // [H, inner]
 };
 
+// The lightning indexer of a full sparse layer (spec latent-attention §1.2):
+// Hi heads of D; q_lora = ModelConfig::q_lora_rank.
+struct IndexerWeights {
+  TensorView q_b;                     // [Hi D, q_lora]: per head [rope | nope], from the normed q latent
+  TensorView k;                       // [D, H]
+  std::vector<float> k_norm;          // [D] LayerNorm weight
+  std::vector<float> k_norm_bias;     // [D] LayerNorm bias
+  TensorView weights_proj;            // [Hi, H]: the per-head score weights
+  bool valid() const { return k.valid(); }
+};
+
 // Latent attention (spec §7.3) with nh heads; L = kv_lora_rank.
 struct MlaWeights {
-  TensorView q_proj;                  // [nh (dn + dr), H]: per head [q_nope | q_pe]
+  TensorView q_proj;                  // [nh (dn + dr), H]: per head [q_nope | q_pe]; invalid with a q LoRA
+  TensorView q_a;                     // [q_lora, H]  (q LoRA: q = q_b rmsnorm(q_a xn))
+  std::vector<float> q_a_norm;        // [q_lora]
+  TensorView q_b;                     // [nh (dn + dr), q_lora]
+  IndexerWeights indexer;             // full layers of a sparse model
   TensorView kv_a;                    // [L + dr, H]: [c_kv | k_pe]
   std::vector<float> kv_a_norm;       // [L]
   // Per head, whatever the file's cut (HF kv_b_proj or GGUF attn_k_b /
