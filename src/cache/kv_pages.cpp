@@ -36,6 +36,8 @@ std::shared_ptr<KvPage> KvPage::CopyRows(int64_t num_rows) const {
       std::memcpy(copy->v(layer, h), v(layer, h), row_bytes);
     }
   }
+  const size_t index_bytes = static_cast<size_t>(num_rows * layout_.index_dim * layout_.element_bytes());
+  for (int64_t i = 0; i < layout_.index_layers; ++i) std::memcpy(copy->index_keys(i), index_keys(i), index_bytes);
   return copy;
 }
 
@@ -108,6 +110,17 @@ void PageTable::WriteRow(int64_t layer, int64_t head, int64_t pos, const float* 
     kd[d] = FloatToBf16(k[d]);
     vd[d] = FloatToBf16(v[d]);
   }
+}
+
+void PageTable::WriteIndexRow(int64_t i, int64_t pos, const float* key) {
+  KvPage& page = WritablePage(pos);
+  const int64_t d = layout_.index_dim, offset = (pos % layout_.page_tokens) * d;
+  if (layout_.dtype == DType::kF32) {
+    std::memcpy(static_cast<float*>(page.index_keys(i)) + offset, key, static_cast<size_t>(d) * 4);
+    return;
+  }
+  uint16_t* dst = static_cast<uint16_t*>(page.index_keys(i)) + offset;
+  for (int64_t e = 0; e < d; ++e) dst[e] = FloatToBf16(key[e]);
 }
 
 std::shared_ptr<const PagedKv> PageTable::Share() const {

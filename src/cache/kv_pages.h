@@ -5,7 +5,9 @@
 // layer, K (after q/k-norm and RoPE) and V, as fp32 or bf16 (KvLayout::dtype;
 // docs/engine.md weighs the two). Inside a page the layout is
 // [layer][K|V][kv_head][token][head_dim], so one head's keys of a page are
-// page_tokens contiguous rows — the order attention reads them in.
+// page_tokens contiguous rows — the order attention reads them in. Sparse
+// latent models add one indexer key per token and indexer layer after them:
+// [index_layer][token][index_dim].
 //
 // Ownership and invariants:
 //   - Pages are reference counted (shared_ptr). A page that any holder other
@@ -39,12 +41,16 @@ struct KvLayout {
   int64_t head_dim = 0;
   int64_t page_tokens = 64;
   DType dtype = DType::kF32;  // kF32 or kBF16
+  int64_t index_layers = 0;  // layers that cache a lightning-indexer key (0: none)
+  int64_t index_dim = 0;     // elements of one indexer key
 
+  bool operator==(const KvLayout&) const = default;
   int64_t element_bytes() const { return dtype == DType::kBF16 ? 2 : 4; }
   // Elements of one head's K (or V) rows in one page.
   int64_t head_block_elements() const { return page_tokens * head_dim; }
   int64_t layer_elements() const { return 2 * num_kv_heads * head_block_elements(); }
-  int64_t page_elements() const { return num_layers * layer_elements(); }
+  int64_t index_block_elements() const { return page_tokens * index_dim; }
+  int64_t page_elements() const { return num_layers * layer_elements() + index_layers * index_block_elements(); }
   int64_t page_bytes() const { return page_elements() * element_bytes(); }
   int64_t num_pages(int64_t num_tokens) const { return (num_tokens + page_tokens - 1) / page_tokens; }
 };
@@ -73,8 +79,15 @@ class KvPage {
   // Rows [0, n) of K (values = false) or V of (layer, head) as fp32 into
   // out[n, head_dim].
   void ReadRows(int64_t layer, int64_t head, bool values, int64_t n, float* out) const;
+  // The indexer keys of index layer i: [page_tokens, index_dim] of layout.dtype.
+  const void* index_keys(int64_t i) const { return data_ + IndexOffset(i); }
+  void* index_keys(int64_t i) { return data_ + IndexOffset(i); }
 
  private:
+  int64_t IndexOffset(int64_t i) const {
+    return (layout_.num_layers * layout_.layer_elements() + i * layout_.index_block_elements()) *
+           layout_.element_bytes();
+  }
   int64_t Offset(int64_t layer, int64_t kv, int64_t head) const {
     return (layer * layout_.layer_elements() + (kv * layout_.num_kv_heads + head) * layout_.head_block_elements()) *
            layout_.element_bytes();
@@ -130,6 +143,8 @@ class PageTable {
   // Stores K and V row `pos` of (layer, head), converting fp32 to the page
   // type; pos must be reserved.
   void WriteRow(int64_t layer, int64_t head, int64_t pos, const float* k, const float* v);
+  // Stores the indexer key of index layer i at `pos` (reserved), converted.
+  void WriteIndexRow(int64_t i, int64_t pos, const float* key);
   // Rows [num_tokens(), num_tokens() + n) now hold data.
   void Commit(int64_t n) {
     num_tokens_ += n;

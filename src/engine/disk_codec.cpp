@@ -78,6 +78,16 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
     h.Str("kimi");
     for (int64_t v : {c.kv_lora_rank, c.qk_nope_dim, c.qk_rope_dim, c.v_head_dim, c.leading_dense_layers}) h.I64(v);
     h.F64(c.routed_scaling);
+    // Kimi Linear files hash exactly what they did before the sparse archs.
+    if (c.arch != model::Arch::kKimiLinear || c.q_lora_rank > 0 || c.sparse()) {
+      h.Str("latent");
+      for (int64_t v : {c.q_lora_rank, int64_t{c.latent_rope}, int64_t{c.routed_renormalise}, c.expert_groups,
+                        c.expert_groups_used, c.indexer_heads, c.indexer_dim, c.indexer_top_k,
+                        int64_t{c.indexer_rope_neox}})
+        h.I64(v);
+      h.F64(c.indexer_norm_eps);
+      for (int64_t l = 0; l < c.num_layers; ++l) h.I64(c.indexer_layer(l));
+    }
   }
   const model::Weights& w = m.weights;
   h.Tensor(w.embed);
@@ -98,6 +108,16 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
       const model::MlaWeights& a = l.mla;
       for (const TensorView* t : {&a.q_proj, &a.kv_a, &a.o_proj, &a.k_b_t.front(), &a.v_b.back()}) h.Tensor(*t);
       h.Floats("kv_a_norm", a.kv_a_norm);
+      if (a.q_a.valid()) {
+        for (const TensorView* t : {&a.q_a, &a.q_b}) h.Tensor(*t);
+        h.Floats("q_a_norm", a.q_a_norm);
+      }
+      if (a.indexer.valid()) {
+        const model::IndexerWeights& x = a.indexer;
+        for (const TensorView* t : {&x.q_b, &x.k, &x.weights_proj}) h.Tensor(*t);
+        h.Floats("index_k_norm", x.k_norm);
+        h.Floats("index_k_norm_bias", x.k_norm_bias);
+      }
     } else if (l.kind == model::LayerKind::kLinearAttention) {
       const model::LinearAttentionWeights& g = l.linear;
       for (const TensorView* t : {&g.in_proj_qkv, &g.in_proj_z, &g.in_proj_b, &g.in_proj_a, &g.out_proj}) h.Tensor(*t);

@@ -38,6 +38,8 @@ Engine::Engine(std::shared_ptr<const model::Model> model, const EngineOptions& o
   if (c.latent()) {  // one latent row per token: its halves in K and V (docs/engine.md)
     kv_layout_.num_kv_heads = 1;
     kv_layout_.head_dim = c.latent_dim() / 2;
+    kv_layout_.index_layers = c.num_indexer_layers();  // and the indexer keys of the full sparse layers
+    kv_layout_.index_dim = c.num_indexer_layers() > 0 ? c.indexer_dim : 0;
   }
   kv_layout_.page_tokens = options.page_tokens;
   kv_layout_.dtype = options.kv_dtype;
@@ -124,7 +126,7 @@ void Engine::Step(const Batch& batch, float* logits) {
   }
   const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens};
   if (config().latent()) {
-    ForwardKimi(*model_, ctx, logits);
+    ForwardLatent(*model_, ctx, logits);
   } else if (model::IsHybrid(config().arch)) {
     ForwardQwen35(*model_, ctx, logits);
   } else {

@@ -12,6 +12,6 @@ namespace lineage::engine {
 
 void ForwardQwen35(const model::Model& m, const StepContext& ctx, float* logits);
 void ForwardQwen3(const model::Model& m, const StepContext& ctx, float* logits);
-void ForwardKimi(const model::Model& m, const StepContext& ctx, float* logits);
+void ForwardLatent(const model::Model& m, const StepContext& ctx, float* logits);
 
 }  // namespace lineage::engine

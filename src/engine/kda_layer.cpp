@@ -36,7 +36,7 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
   const model::ModelConfig& c = ctx.config;
   const int64_t R = ctx.batch.num_rows, H = c.hidden;
   const int64_t nh = c.lin_num_k_heads, d = c.lin_k_dim, inner = nh * d, conv_dim = 3 * inner, K = c.conv_kernel;
-  KimiScratch& ks = ctx.ws.kimi;
+  LatentScratch& ks = ctx.ws.latent;
   float* mixed = ctx.ws.wide0.data();  // [R, 3 inner] raw q | k | v
   float* conv = ctx.ws.wide1.data();   // [R, 3 inner] after conv + SiLU
   float* low = ks.low.data();          // [R, 2 d]: f_a xn | g_a xn

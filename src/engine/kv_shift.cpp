@@ -9,10 +9,6 @@
 namespace lineage::engine {
 namespace {
 
-bool SameLayout(const cache::KvLayout& a, const cache::KvLayout& b) {
-  return a.num_layers == b.num_layers && a.num_kv_heads == b.num_kv_heads && a.head_dim == b.head_dim &&
-         a.page_tokens == b.page_tokens && a.dtype == b.dtype;
-}
 
 }  // namespace
 
@@ -20,7 +16,7 @@ Status AppendShiftedRows(const model::ModelConfig& config, const cache::PagedKv&
                          int64_t num_rows, Sequence& seq) {
   cache::PageTable& table = seq.kv();
   const cache::KvLayout& layout = table.layout();
-  if (!SameLayout(source.layout(), layout)) return InvalidArgument("KV shift: the source pages have another layout");
+  if (source.layout() != layout) return InvalidArgument("KV shift: the source pages have another layout");
   if (num_rows < 0 || src_pos < 0 || src_pos + num_rows > source.num_tokens()) {
     return OutOfRange("KV shift: rows [" + std::to_string(src_pos) + ", " + std::to_string(src_pos + num_rows) +
                       ") outside a source of " + std::to_string(source.num_tokens()) + " rows");

@@ -52,10 +52,12 @@ void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, con
 void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const StepContext& ctx, const float* xn,
                         float* out);
 
-// Latent attention mixer (spec §7.3, absorbed; mla_layer.cpp) over the
-// sequence's latent pages; `mla_index` counts MLA layers only.
-void LatentAttention(const model::MlaWeights& w, int64_t mla_index, const StepContext& ctx, const float* xn,
-                     float* out);
+// Latent attention mixer (spec §7.3, latent-attention §1; absorbed;
+// mla_layer.cpp) over the sequence's latent pages; `mla_index` counts MLA
+// layers only. On a full sparse layer `index_layer` counts the layers that
+// run the lightning indexer (its keys' place in the pages); elsewhere -1.
+void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t index_layer, const StepContext& ctx,
+                     const float* xn, float* out);
 
 // logits[s, V] of the last row of segment s: lm_head(final_norm(x)).
 void LastRowLogits(const model::Weights& w, const StepContext& ctx, const float* x, float* logits);

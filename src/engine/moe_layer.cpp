@@ -70,21 +70,44 @@ int64_t BlockRows(int64_t total_rows, int threads) {
   return std::max<int64_t>(16, (total_rows + target_blocks - 1) / target_blocks);
 }
 
-// DeepSeek-V3 routing (spec §7.4) of R rows of router logits (overwritten
-// by their sigmoid, in fp32): the top k of sigmoid + score_bias (lowest id
-// on ties), weights sigmoid / (sum + 1e-20) * routed_scaling.
+// DeepSeek-V3 routing (spec §7.4; latent-attention §1.7) of R rows of router
+// logits (overwritten by their sigmoid, in fp32): with expert groups, only
+// the experts of the expert_groups_used groups whose two best sigmoid +
+// score_bias sum highest are eligible; the top k eligible of sigmoid +
+// score_bias (lowest id on ties); weights sigmoid, divided by their sum
+// (clamped at 6.1035e-5, as llama.cpp) when routed_renormalise, times
+// routed_scaling.
 void RouteDeepSeek(const model::MoeWeights& w, const model::ModelConfig& c, int64_t R, float* logits,
                    MoeScratch* m) {
-  const int64_t E = c.num_experts, k = c.experts_per_token;
+  const int64_t E = c.num_experts, k = c.experts_per_token, G = c.expert_groups, per_group = E / G;
   thread_local std::vector<char> taken;
+  thread_local std::vector<float> group_score;
   taken.resize(static_cast<size_t>(E));
+  group_score.resize(static_cast<size_t>(G));
   for (int64_t r = 0; r < R; ++r) {
     float* p = logits + r * E;
     kernels::Sigmoid(p, p, E);
     std::fill(taken.begin(), taken.end(), 0);
+    if (G > 1) {  // groups outside the best expert_groups_used are taken from the start
+      for (int64_t g = 0; g < G; ++g) {
+        float best = -INFINITY, second = -INFINITY;
+        for (int64_t e = g * per_group; e < (g + 1) * per_group; ++e) {
+          const float v = p[e] + w.score_bias[e];
+          if (v > best) second = best, best = v;
+          else if (v > second) second = v;
+        }
+        group_score[g] = best + (per_group > 1 ? second : 0.0f);
+      }
+      for (int64_t g = 0; g < G; ++g) {
+        int64_t better = 0;  // groups ahead of g (a lower id wins a tie)
+        for (int64_t o = 0; o < G; ++o)
+          better += group_score[o] > group_score[g] || (group_score[o] == group_score[g] && o < g);
+        if (better >= c.expert_groups_used) std::fill_n(taken.begin() + g * per_group, per_group, 1);
+      }
+    }
     int32_t* chosen = m->route_expert.data() + r * k;
     float* weight = m->route_weight.data() + r * k;
-    float sum = 1e-20f;
+    float sum = 0.0f;
     for (int64_t j = 0; j < k; ++j) {
       int64_t best = -1;
       for (int64_t e = 0; e < E; ++e) {
@@ -97,7 +120,8 @@ void RouteDeepSeek(const model::MoeWeights& w, const model::ModelConfig& c, int6
       sum += p[best];
       ++m->count[best];
     }
-    const float scale = static_cast<float>(c.routed_scaling) / sum;
+    const float scale =
+        static_cast<float>(c.routed_scaling) / (c.routed_renormalise ? std::max(sum, 6.1035e-5f) : 1.0f);
     for (int64_t j = 0; j < k; ++j) weight[j] *= scale;
   }
 }

@@ -34,4 +34,21 @@ void ApplyRope(float* x, int64_t rows, int64_t row_stride, int64_t heads, int64_
   }
 }
 
+void ApplyRopeInterleaved(float* x, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_stride,
+                          int64_t rot_dims, const float* table) {
+  const int64_t half = rot_dims / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* cos = table + r * rot_dims;
+    const float* sin = cos + half;
+    for (int64_t h = 0; h < heads; ++h) {
+      float* v = x + r * row_stride + h * head_stride;
+      for (int64_t i = 0; i < half; ++i) {
+        const float a = v[2 * i], b = v[2 * i + 1];
+        v[2 * i] = a * cos[i] - b * sin[i];
+        v[2 * i + 1] = a * sin[i] + b * cos[i];
+      }
+    }
+  }
+}
+
 }  // namespace lineage::engine

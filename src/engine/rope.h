@@ -1,8 +1,9 @@
-// Rotary position embedding, NeoX pairing ("rotate_half"), over the first
-// `rot_dims` dims of each head; the rest pass through (spec §3: Qwen3.5
-// rotates 64 of 256, Qwen3 all of them). Pairs are (i, i + rot_dims/2) with
-// angle pos * theta^(-2i/rot_dims); angles are computed in double so large
-// positions lose no precision.
+// Rotary position embedding over the first `rot_dims` dims of each head; the
+// rest pass through (spec §3: Qwen3.5 rotates 64 of 256, Qwen3 all of them).
+// NeoX pairing ("rotate_half"): pairs (i, i + rot_dims/2); interleaved
+// ("NORM", latent attention of glm-dsa / deepseek32): pairs (2i, 2i + 1).
+// Pair i turns by pos * theta^(-2i/rot_dims) either way; angles are computed
+// in double so large positions lose no precision.
 #pragma once
 
 #include <cstdint>
@@ -17,5 +18,8 @@ void RopeTable(int64_t positions_start, int64_t rows, int64_t rot_dims, double t
 // x + r * row_stride; head h of it at + h * head_stride. table as above.
 void ApplyRope(float* x, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_stride,
                int64_t rot_dims, const float* table);
+// The same with interleaved pairs.
+void ApplyRopeInterleaved(float* x, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_stride,
+                          int64_t rot_dims, const float* table);
 
 }  // namespace lineage::engine

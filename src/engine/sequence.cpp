@@ -6,15 +6,11 @@
 namespace lineage::engine {
 namespace {
 
-bool SameKvLayout(const cache::KvLayout& a, const cache::KvLayout& b) {
-  return a.num_layers == b.num_layers && a.num_kv_heads == b.num_kv_heads && a.head_dim == b.head_dim &&
-         a.page_tokens == b.page_tokens && a.dtype == b.dtype;
-}
 
 Result<const cache::PagedKv*> AsPaged(const cache::KvLayout& layout, const cache::KvView& kv) {
   const auto* paged = dynamic_cast<const cache::PagedKv*>(&kv);
   if (paged == nullptr) return InvalidArgument("KV view does not hold engine pages");
-  if (!SameKvLayout(paged->layout(), layout)) return InvalidArgument("KV pages belong to another model shape");
+  if (paged->layout() != layout) return InvalidArgument("KV pages belong to another model shape");
   return paged;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/key_selection.h"
 #include "model/config.h"
 
 namespace lineage::engine {
@@ -23,15 +24,22 @@ struct MoeScratch {
   std::vector<float> ys;               // [R k, H] expert outputs, slot order
 };
 
-// Scratch of the Kimi mixers (kda_layer.cpp, mla_layer.cpp); empty for
-// other models.
-struct KimiScratch {
+// Scratch of the latent archs' mixers (kda_layer.cpp, mla_layer.cpp,
+// lightning_indexer.cpp); empty for other models.
+struct LatentScratch {
   std::vector<float> low;    // [R, 2 d]: the low-rank decay and gate inputs
   std::vector<float> decay;  // [R, nh d] per-channel log-decays
   std::vector<float> gate;   // [R, nh d] output gate
   std::vector<float> lat;    // [R, W] latent rows
   std::vector<float> q_lat;  // [R, n_h W] absorbed queries
   std::vector<float> ctx;    // [R, n_h W] attended latent rows
+  std::vector<float> qr;     // [R, q_lora] the normed q latent
+  std::vector<float> rope;   // [R, dr] cos | sin of each row's position
+  std::vector<float> index_q;  // [R, Hi D] indexer queries
+  std::vector<float> index_k;  // [R, D] indexer keys
+  std::vector<float> index_w;  // [R, Hi] indexer head weights
+  std::vector<float> index_scores;  // [rows, keys] of one block of rows, grown on demand
+  KeySelection selection;      // the last full sparse layer's, for the shared layers above it
 };
 
 struct Workspace {
@@ -49,7 +57,7 @@ struct Workspace {
   std::vector<float> heads1; // [R, H_v]
   std::vector<float> rope;   // [R, rope_dims] cos | sin per row
   MoeScratch moe;            // sized only for MoE models
-  KimiScratch kimi;          // sized only for kimi_linear
+  LatentScratch latent;      // sized only for the latent archs
   int64_t rows = 0;
 
   void Ensure(const model::ModelConfig& c, int64_t num_rows) {
@@ -74,12 +82,17 @@ struct Workspace {
     grow(rope, std::max<int64_t>(c.rope_dims, 1));
     if (c.latent()) {
       const int64_t inner = c.lin_num_k_heads * c.lin_k_dim;
-      grow(kimi.low, 2 * c.lin_k_dim);
-      grow(kimi.decay, inner);
-      grow(kimi.gate, inner);
-      grow(kimi.lat, c.latent_dim());
-      grow(kimi.q_lat, c.num_heads * c.latent_dim());
-      grow(kimi.ctx, c.num_heads * c.latent_dim());
+      grow(latent.low, 2 * c.lin_k_dim);
+      grow(latent.decay, inner);
+      grow(latent.gate, inner);
+      grow(latent.lat, c.latent_dim());
+      grow(latent.q_lat, c.num_heads * c.latent_dim());
+      grow(latent.ctx, c.num_heads * c.latent_dim());
+      grow(latent.qr, c.q_lora_rank);
+      grow(latent.rope, std::max<int64_t>(c.qk_rope_dim, 1));
+      grow(latent.index_q, c.indexer_heads * c.indexer_dim);
+      grow(latent.index_k, c.indexer_dim);
+      grow(latent.index_w, c.indexer_heads);
     }
     if (c.moe()) {
       const int64_t E = c.num_experts, k = c.experts_per_token;

@@ -6,7 +6,8 @@
 namespace lineage::cache::disk {
 
 int64_t PagedKvPayloadBytes(const KvLayout& layout, int64_t num_rows) {
-  return layout.num_layers * 2 * layout.num_kv_heads * num_rows * layout.head_dim * layout.element_bytes();
+  return (layout.num_layers * 2 * layout.num_kv_heads * layout.head_dim + layout.index_layers * layout.index_dim) *
+         num_rows * layout.element_bytes();
 }
 
 Status EncodePagedKvPage(const KvLayout& layout, const KvView& kv, int64_t page_index, int64_t num_rows,
@@ -14,10 +15,7 @@ Status EncodePagedKvPage(const KvLayout& layout, const KvView& kv, int64_t page_
   const auto* paged = dynamic_cast<const PagedKv*>(&kv);
   if (paged == nullptr) return InvalidArgument("disk codec: KV is not a PagedKv");
   const KvLayout& l = paged->layout();
-  if (l.num_layers != layout.num_layers || l.num_kv_heads != layout.num_kv_heads || l.head_dim != layout.head_dim ||
-      l.page_tokens != layout.page_tokens || l.dtype != layout.dtype) {
-    return InvalidArgument("disk codec: KV layout differs from the codec's");
-  }
+  if (l != layout) return InvalidArgument("disk codec: KV layout differs from the codec's");
   if (page_index < 0 || page_index >= static_cast<int64_t>(paged->pages().size()) || num_rows < 1 ||
       num_rows > layout.page_tokens) {
     return InvalidArgument("disk codec: page " + std::to_string(page_index) + " rows " + std::to_string(num_rows) +
@@ -35,6 +33,11 @@ Status EncodePagedKvPage(const KvLayout& layout, const KvView& kv, int64_t page_
         p += block;
       }
     }
+  }
+  const size_t index_block = static_cast<size_t>(num_rows * layout.index_dim * layout.element_bytes());
+  for (int64_t i = 0; i < layout.index_layers; ++i) {
+    std::memcpy(p, page.index_keys(i), index_block);
+    p += index_block;
   }
   return Status::Ok();
 }
@@ -67,6 +70,12 @@ class PagedKvBuilder final : public KvBuilder {
           p += block;
         }
       }
+    }
+    const size_t index_block = static_cast<size_t>(pp.num_rows * layout_.index_dim * layout_.element_bytes());
+    const size_t index_keep = static_cast<size_t>(needed * layout_.index_dim * layout_.element_bytes());
+    for (int64_t k = 0; k < layout_.index_layers; ++k) {
+      std::memcpy(page->index_keys(k), p, index_keep);
+      p += index_block;
     }
     pages_.push_back(std::move(page));
     return Status::Ok();
