@@ -158,6 +158,15 @@ inline bool IsMoeArch(Arch a) { return a != Arch::kQwen3_5 && a != Arch::kQwen3;
 // permutation, spec §2.4); Qwen3-Next keeps them grouped.
 inline bool GgufTilesVHeads(Arch a) { return a == Arch::kQwen3_5 || a == Arch::kQwen3_5Moe; }
 
+// The indexer conventions llama.cpp fixes per arch (spec latent-attention
+// §1.8): deepseek32 ropes its indexer with NEOX pairs and normalises its key
+// with epsilon 1e-6; glm-dsa (and kda-dsa) interleave and use 0, since
+// llama.cpp never loads glm-dsa's epsilon. Both formats of a model use them.
+inline void SetIndexerConventions(ModelConfig* c) {
+  c->indexer_rope_neox = c->arch == Arch::kDeepseek32;
+  c->indexer_norm_eps = c->arch == Arch::kDeepseek32 ? 1e-6 : 0.0;
+}
+
 // Bounds on what a model file may declare. Far above any real checkpoint,
 // and low enough that a corrupt count fails before anything is allocated and
 // that every tensor size derived from them fits in int64_t.

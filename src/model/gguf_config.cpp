@@ -51,15 +51,6 @@ Result<int64_t> ReadInt(const GgufFile& g, const std::string& key, int64_t min, 
 
 Status ReadKimiKeys(const GgufFile& g, const std::string& a, const std::vector<int64_t>& kv_heads, ModelConfig* c);
 
-// GLM-5.2's layer table when a glm-dsa file has no indexer.types and a
-// context of 2^20 or more (spec latent-attention §1.6): full at 0, 1, 2 and
-// then every fourth layer from 6.
-std::vector<bool> Glm52IndexerTypes(int64_t num_layers) {
-  std::vector<bool> full(static_cast<size_t>(num_layers));
-  for (int64_t l = 0; l < num_layers; ++l) full[l] = l < 3 || (l >= 6 && (l - 6) % 4 == 0);
-  return full;
-}
-
 // The lightning indexer's keys (spec latent-attention §1.2, §1.6, §1.8):
 // heads, key length and top k; glm-dsa's per-layer types; the RoPE pairing
 // and the key LayerNorm's epsilon, which the two archs fix differently.
@@ -72,9 +63,7 @@ Status ReadIndexerKeys(const GgufFile& g, const std::string& a, ModelConfig* c) 
   LINEAGE_ASSIGN_OR_RETURN(c->indexer_heads, ReadInt(g, a + "attention.indexer.head_count", 1, L::kMaxHeads));
   LINEAGE_ASSIGN_OR_RETURN(c->indexer_dim, ReadInt(g, a + "attention.indexer.key_length", 1, L::kMaxHeadDim));
   LINEAGE_ASSIGN_OR_RETURN(c->indexer_top_k, ReadInt(g, a + "attention.indexer.top_k", 1, L::kMaxContext));
-  c->indexer_rope_neox = c->arch == Arch::kDeepseek32;
-  c->indexer_norm_eps = c->arch == Arch::kDeepseek32 ? 1e-6 : 0.0;  // glm-dsa never loads its f_norm_eps
-  c->indexer_full.clear();
+  SetIndexerConventions(c);
   if (c->arch == Arch::kDeepseek32) return Status::Ok();  // every trunk layer runs the indexer
   const std::string types_key = a + "attention.indexer.types";
   if (g.Find(types_key)) {

@@ -137,19 +137,28 @@ Result<int64_t> FullAttentionInterval(const ModelConfig& c) {
   return interval;
 }
 
-// Kimi Linear's keys as llama.cpp's converter writes them (spec §7.5).
-void AddKimiKeys(GgufWriter& w, const std::string& a, const ModelConfig& c) {
-  std::vector<uint32_t> kv_heads;
-  for (LayerKind k : c.layer_kinds) kv_heads.push_back(k == LayerKind::kFullAttention ? 1 : 0);
-  w.AddUint32Array(a + "attention.head_count_kv", kv_heads);
+// The latent archs' keys as llama.cpp's converters write them (spec §7.5;
+// latent-attention §3.1, §3.3): Kimi Linear's per-layer head_count_kv array
+// (also kda-dsa's), a scalar 1 for glm-dsa and deepseek32; the MLA widths,
+// the query LoRA, the KDA widths where there are KDA layers, the MoE, and the
+// lightning indexer.
+void AddLatentKeys(GgufWriter& w, const std::string& a, const ModelConfig& c) {
+  if (c.num_linear_layers() > 0 || c.arch == Arch::kKimiLinear) {
+    std::vector<uint32_t> kv_heads;
+    for (LayerKind k : c.layer_kinds) kv_heads.push_back(k == LayerKind::kFullAttention ? 1 : 0);
+    w.AddUint32Array(a + "attention.head_count_kv", kv_heads);
+    w.AddUint32(a + "ssm.conv_kernel", static_cast<uint32_t>(c.conv_kernel));
+    w.AddUint32(a + "kda.head_dim", static_cast<uint32_t>(c.lin_k_dim));
+  } else {
+    w.AddUint32(a + "attention.head_count_kv", 1);
+  }
+  if (c.q_lora_rank > 0) w.AddUint32(a + "attention.q_lora_rank", static_cast<uint32_t>(c.q_lora_rank));
   w.AddUint32(a + "attention.key_length", static_cast<uint32_t>(c.latent_dim()));
   w.AddUint32(a + "attention.value_length", static_cast<uint32_t>(c.kv_lora_rank));
   w.AddUint32(a + "attention.key_length_mla", static_cast<uint32_t>(c.head_dim));
   w.AddUint32(a + "attention.value_length_mla", static_cast<uint32_t>(c.v_head_dim));
   w.AddUint32(a + "attention.kv_lora_rank", static_cast<uint32_t>(c.kv_lora_rank));
   w.AddUint32(a + "rope.dimension_count", static_cast<uint32_t>(c.qk_rope_dim));
-  w.AddUint32(a + "ssm.conv_kernel", static_cast<uint32_t>(c.conv_kernel));
-  w.AddUint32(a + "kda.head_dim", static_cast<uint32_t>(c.lin_k_dim));
   w.AddUint32(a + "vocab_size", static_cast<uint32_t>(c.vocab));
   w.AddUint32(a + "expert_count", static_cast<uint32_t>(c.num_experts));
   w.AddUint32(a + "expert_used_count", static_cast<uint32_t>(c.experts_per_token));
@@ -157,8 +166,22 @@ void AddKimiKeys(GgufWriter& w, const std::string& a, const ModelConfig& c) {
   w.AddUint32(a + "expert_shared_count", static_cast<uint32_t>(c.shared_intermediate / c.expert_intermediate));
   w.AddUint32(a + "leading_dense_block_count", static_cast<uint32_t>(c.leading_dense_layers));
   w.AddFloat32(a + "expert_weights_scale", static_cast<float>(c.routed_scaling));
-  w.AddBool(a + "expert_weights_norm", true);
+  w.AddBool(a + "expert_weights_norm", c.routed_renormalise);
   w.AddUint32(a + "expert_gating_func", 2);  // sigmoid
+  if (c.expert_groups > 1) {
+    w.AddUint32(a + "expert_group_count", static_cast<uint32_t>(c.expert_groups));
+    w.AddUint32(a + "expert_group_used_count", static_cast<uint32_t>(c.expert_groups_used));
+  }
+  if (c.sparse()) {
+    w.AddUint32(a + "attention.indexer.head_count", static_cast<uint32_t>(c.indexer_heads));
+    w.AddUint32(a + "attention.indexer.key_length", static_cast<uint32_t>(c.indexer_dim));
+    w.AddUint32(a + "attention.indexer.top_k", static_cast<uint32_t>(c.indexer_top_k));
+    if (c.arch != Arch::kDeepseek32) {  // the bool array of glm-dsa (kda-dsa likewise)
+      std::vector<bool> full;
+      for (int64_t l = 0; l < c.num_layers; ++l) full.push_back(c.indexer_full.empty() || c.indexer_full[l]);
+      w.AddBoolArray(a + "attention.indexer.types", full);
+    }
+  }
 }
 
 void AddTokenizer(GgufWriter& w, const VocabData& v) {
@@ -207,7 +230,7 @@ Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const Write
   w.AddFloat32(a + "rope.freq_base", static_cast<float>(c.rope_theta));
   w.AddFloat32(a + "attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_eps));
   if (c.latent()) {
-    AddKimiKeys(w, a, c);
+    AddLatentKeys(w, a, c);
   } else {
     w.AddUint32(a + "attention.head_count_kv", static_cast<uint32_t>(c.num_kv_heads));
     w.AddUint32(a + "attention.key_length", static_cast<uint32_t>(c.head_dim));

@@ -54,10 +54,29 @@ Result<Arch> ReadArch(const JsonField& root, const JsonField& j) {
   if (arch_name == "Qwen3NextForCausalLM" || model_type == "qwen3_next") return Arch::kQwen3Next;
   if (arch_name == "Qwen3ForCausalLM" || model_type == "qwen3") return Arch::kQwen3;
   if (arch_name == "KimiLinearForCausalLM" || model_type == "kimi_linear") return Arch::kKimiLinear;
+  if (arch_name == "GlmMoeDsaForCausalLM" || model_type == "glm_moe_dsa") return Arch::kGlmDsa;
+  if (arch_name == "DeepseekV32ForCausalLM" || model_type == "deepseek_v32") return Arch::kDeepseek32;
+  if (arch_name == "KdaDsaForCausalLM" || model_type == "kda_dsa") return Arch::kKdaDsa;
   return Unsupported(root.file() + ": unknown architecture '" + (arch_name.empty() ? model_type : arch_name) +
                      "' (supported: Qwen3_5ForConditionalGeneration, Qwen3_5ForCausalLM, "
                      "Qwen3_5MoeForConditionalGeneration, Qwen3NextForCausalLM, Qwen3ForCausalLM, "
-                     "KimiLinearForCausalLM)");
+                     "KimiLinearForCausalLM, GlmMoeDsaForCausalLM, DeepseekV32ForCausalLM, KdaDsaForCausalLM)");
+}
+
+// An array of `num_layers` strings, each `a` or `b`: (*is_a)[l] says which.
+Status ReadLayerChoices(const JsonField& types, int64_t num_layers, const std::string& what, const std::string& a,
+                        const std::string& b, std::vector<bool>* is_a) {
+  if (!types.is_array() || static_cast<int64_t>(types.raw()->size()) != num_layers)
+    return types.Error("an array of " + std::to_string(num_layers) + " " + what + " (num_hidden_layers)");
+  is_a->clear();
+  return types.ForEachItem([&](const JsonField& t) -> Status {
+    const std::string expected = "\"" + a + "\" or \"" + b + "\"";
+    if (!t.is_string()) return t.Error(expected);
+    const std::string v = t.raw()->get<std::string>();
+    if (v != a && v != b) return t.Error(expected);
+    is_a->push_back(v == a);
+    return Status::Ok();
+  });
 }
 
 Status ReadLayerKinds(const JsonField& j, ModelConfig* c) {
@@ -67,17 +86,10 @@ Status ReadLayerKinds(const JsonField& j, ModelConfig* c) {
     c->layer_kinds = LayerKindsFromInterval(c->num_layers, interval);
     return Status::Ok();
   }
-  if (!types.is_array() || static_cast<int64_t>(types.raw()->size()) != c->num_layers)
-    return types.Error("an array of " + std::to_string(c->num_layers) + " layer types (num_hidden_layers)");
-  return types.ForEachItem([&](const JsonField& t) -> Status {
-    const std::string expected = "\"full_attention\" or \"linear_attention\"";
-    if (!t.is_string()) return t.Error(expected);
-    const std::string s = t.raw()->get<std::string>();
-    if (s == "full_attention") c->layer_kinds.push_back(LayerKind::kFullAttention);
-    else if (s == "linear_attention") c->layer_kinds.push_back(LayerKind::kLinearAttention);
-    else return t.Error(expected);
-    return Status::Ok();
-  });
+  std::vector<bool> full;
+  LINEAGE_RETURN_IF_ERROR(ReadLayerChoices(types, c->num_layers, "layer types", "full_attention", "linear_attention", &full));
+  for (bool f : full) c->layer_kinds.push_back(f ? LayerKind::kFullAttention : LayerKind::kLinearAttention);
+  return Status::Ok();
 }
 
 Status ReadExperts(const JsonField& j, ModelConfig* c) {
@@ -118,43 +130,92 @@ Status ReadKimiLayerKinds(const JsonField& lin, ModelConfig* c) {
   return Status::Ok();
 }
 
-// Kimi Linear's config.json (spec §7.1): MLA widths, linear_attn_config and
-// the DeepSeek-V3 MoE. Shared by nothing else: the Qwen fields do not apply.
-Status ReadKimiConfig(const JsonField& j, ModelConfig* c) {
+// The sparse archs' indexer fields (spec latent-attention §3.1):
+// index_n_heads, index_head_dim, index_topk; GLM-5.2's indexer_types
+// ("full" / "shared"). The RoPE pairing and the key LayerNorm's epsilon are
+// fixed per arch (SetIndexerConventions), so both formats of a model agree.
+Status ReadIndexerConfig(const JsonField& j, ModelConfig* c) {
+  const JsonField heads = j["index_n_heads"];
+  if (!heads.present() || heads.raw()->is_null()) {
+    if (c->arch == Arch::kDeepseek32) return heads.Error("the indexer's head count");
+    return Status::Ok();
+  }
+  LINEAGE_ASSIGN_OR_RETURN(c->indexer_heads, heads.Int(1, L::kMaxHeads));
+  LINEAGE_ASSIGN_OR_RETURN(c->indexer_dim, j["index_head_dim"].Int(1, L::kMaxHeadDim));
+  LINEAGE_ASSIGN_OR_RETURN(c->indexer_top_k, j["index_topk"].Int(1, L::kMaxContext));
+  SetIndexerConventions(c);
+  const JsonField types = j["indexer_types"];
+  if (!types.present() || types.raw()->is_null()) return Status::Ok();
+  return ReadLayerChoices(types, c->num_layers, "indexer types", "full", "shared", &c->indexer_full);
+}
+
+// The latent archs' config.json (spec §7.1; latent-attention §3.1): MLA
+// widths (with a query LoRA outside Kimi Linear), Kimi's linear_attn_config
+// where there are KDA layers, and the DeepSeek-V3 MoE under Kimi's names
+// (kimi_linear, kda_dsa) or DeepSeek's (glm_moe_dsa, deepseek_v32).
+Status ReadLatentConfig(const JsonField& j, ModelConfig* c) {
+  const bool kimi_names = c->arch == Arch::kKimiLinear || c->arch == Arch::kKdaDsa;
   LINEAGE_ASSIGN_OR_RETURN(c->intermediate, j["intermediate_size"].Int(1, L::kMaxIntermediate));
-  if (j["q_lora_rank"].present()) return Unsupported(j.file() + ": q_lora_rank (a low-rank MLA query)");
+  const JsonField q_lora = j["q_lora_rank"];
+  if (q_lora.present() && !q_lora.raw()->is_null()) {
+    if (c->arch == Arch::kKimiLinear) return Unsupported(j.file() + ": q_lora_rank (a low-rank MLA query)");
+    LINEAGE_ASSIGN_OR_RETURN(c->q_lora_rank, q_lora.Int(1, L::kMaxHidden));
+  }
   LINEAGE_ASSIGN_OR_RETURN(c->kv_lora_rank, j["kv_lora_rank"].Int(1, L::kMaxHeadDim));
   LINEAGE_ASSIGN_OR_RETURN(c->qk_nope_dim, j["qk_nope_head_dim"].Int(1, L::kMaxHeadDim));
   LINEAGE_ASSIGN_OR_RETURN(c->qk_rope_dim, j["qk_rope_head_dim"].Int(0, L::kMaxHeadDim));
   LINEAGE_ASSIGN_OR_RETURN(c->v_head_dim, j["v_head_dim"].Int(1, L::kMaxHeadDim));
-  LINEAGE_ASSIGN_OR_RETURN(bool nope, j["mla_use_nope"].BoolOr(true));
-  if (!nope) return Unsupported(j.file() + ": mla_use_nope false (rotary MLA)");
-  LINEAGE_ASSIGN_OR_RETURN(c->context_length, j["model_max_length"].IntOr(c->context_length, 1, L::kMaxContext));
+  if (c->arch == Arch::kKimiLinear) {
+    LINEAGE_ASSIGN_OR_RETURN(bool nope, j["mla_use_nope"].BoolOr(true));
+    if (!nope) return Unsupported(j.file() + ": mla_use_nope false (rotary MLA)");
+    LINEAGE_ASSIGN_OR_RETURN(c->context_length, j["model_max_length"].IntOr(c->context_length, 1, L::kMaxContext));
+  } else {
+    c->latent_rope = true;
+    const JsonField scaling = j["rope_scaling"];
+    if (scaling.present() && !scaling.raw()->is_null()) {
+      LINEAGE_ASSIGN_OR_RETURN(std::string type, scaling["type"].StringOr(""));
+      if (type.empty()) {
+        LINEAGE_ASSIGN_OR_RETURN(type, scaling["rope_type"].StringOr("default"));
+      }
+      if (type != "default")
+        return Unsupported(j.file() + ": rope_scaling '" + type + "' (rope scaling of latent attention)");
+    }
+  }
   c->head_dim = c->qk_nope_dim + c->qk_rope_dim;
   c->rope_dims = c->qk_rope_dim;
   c->num_kv_heads = 1;  // the latent is one shared "head"
   const JsonField lin = j["linear_attn_config"];
-  if (!lin.is_object()) return lin.Error("an object");
-  LINEAGE_ASSIGN_OR_RETURN(c->lin_num_k_heads, lin["num_heads"].Int(1, L::kMaxHeads));
-  LINEAGE_ASSIGN_OR_RETURN(c->lin_k_dim, lin["head_dim"].Int(1, L::kMaxHeadDim));
-  LINEAGE_ASSIGN_OR_RETURN(c->conv_kernel, lin["short_conv_kernel_size"].IntOr(4, 1, L::kMaxConvKernel));
-  c->lin_num_v_heads = c->lin_num_k_heads;
-  c->lin_v_dim = c->lin_k_dim;
-  LINEAGE_RETURN_IF_ERROR(ReadKimiLayerKinds(lin, c));
-  LINEAGE_ASSIGN_OR_RETURN(c->num_experts, j["num_experts"].Int(1, L::kMaxExperts));
-  LINEAGE_ASSIGN_OR_RETURN(c->experts_per_token, j["num_experts_per_token"].Int(1, c->num_experts));
+  if (c->arch == Arch::kKimiLinear || c->arch == Arch::kKdaDsa) {
+    if (!lin.is_object()) return lin.Error("an object");
+    LINEAGE_ASSIGN_OR_RETURN(c->lin_num_k_heads, lin["num_heads"].Int(1, L::kMaxHeads));
+    LINEAGE_ASSIGN_OR_RETURN(c->lin_k_dim, lin["head_dim"].Int(1, L::kMaxHeadDim));
+    LINEAGE_ASSIGN_OR_RETURN(c->conv_kernel, lin["short_conv_kernel_size"].IntOr(4, 1, L::kMaxConvKernel));
+    c->lin_num_v_heads = c->lin_num_k_heads;
+    c->lin_v_dim = c->lin_k_dim;
+    LINEAGE_RETURN_IF_ERROR(ReadKimiLayerKinds(lin, c));
+  } else {
+    c->layer_kinds.assign(static_cast<size_t>(c->num_layers), LayerKind::kFullAttention);
+  }
+  LINEAGE_ASSIGN_OR_RETURN(c->num_experts, j[kimi_names ? "num_experts" : "n_routed_experts"].Int(1, L::kMaxExperts));
+  LINEAGE_ASSIGN_OR_RETURN(c->experts_per_token,
+                           j[kimi_names ? "num_experts_per_token" : "num_experts_per_tok"].Int(1, c->num_experts));
   LINEAGE_ASSIGN_OR_RETURN(c->expert_intermediate, j["moe_intermediate_size"].Int(1, L::kMaxIntermediate));
-  LINEAGE_ASSIGN_OR_RETURN(int64_t shared, j["num_shared_experts"].IntOr(1, 1, 64));
+  LINEAGE_ASSIGN_OR_RETURN(int64_t shared, j[kimi_names ? "num_shared_experts" : "n_shared_experts"].IntOr(1, 1, 64));
   c->shared_intermediate = shared * c->expert_intermediate;
   LINEAGE_ASSIGN_OR_RETURN(c->leading_dense_layers, j["first_k_dense_replace"].IntOr(0, 0, c->num_layers));
   LINEAGE_ASSIGN_OR_RETURN(c->routed_scaling, j["routed_scaling_factor"].PositiveFloatOr(1.0, 1e6));
-  LINEAGE_ASSIGN_OR_RETURN(std::string act, j["moe_router_activation_func"].StringOr("sigmoid"));
-  if (act != "sigmoid") return Unsupported(j.file() + ": moe_router_activation_func '" + act + "' (only sigmoid)");
-  LINEAGE_ASSIGN_OR_RETURN(bool renorm, j["moe_renormalize"].BoolOr(true));
-  if (!renorm) return Unsupported(j.file() + ": moe_renormalize false (routing weights that are not renormalised)");
-  LINEAGE_ASSIGN_OR_RETURN(int64_t groups, j["num_expert_group"].IntOr(1, 1, L::kMaxExperts));
-  if (groups != 1) return Unsupported(j.file() + ": num_expert_group " + std::to_string(groups) + " (grouped top-k)");
-  return Status::Ok();
+  const char* act_key = kimi_names ? "moe_router_activation_func" : "scoring_func";
+  LINEAGE_ASSIGN_OR_RETURN(std::string act, j[act_key].StringOr("sigmoid"));
+  if (act != "sigmoid") return Unsupported(j.file() + ": " + act_key + " '" + act + "' (only sigmoid)");
+  LINEAGE_ASSIGN_OR_RETURN(c->routed_renormalise, j[kimi_names ? "moe_renormalize" : "norm_topk_prob"].BoolOr(true));
+  if (!c->routed_renormalise && c->arch == Arch::kKimiLinear)
+    return Unsupported(j.file() + ": moe_renormalize false (routing weights that are not renormalised)");
+  LINEAGE_ASSIGN_OR_RETURN(c->expert_groups, j[kimi_names ? "num_expert_group" : "n_group"].IntOr(1, 1, L::kMaxExperts));
+  LINEAGE_ASSIGN_OR_RETURN(c->expert_groups_used, j["topk_group"].IntOr(c->expert_groups, 1, c->expert_groups));
+  if (c->expert_groups == 1) c->expert_groups_used = 1;
+  if (c->expert_groups != 1 && c->arch == Arch::kKimiLinear)
+    return Unsupported(j.file() + ": num_expert_group " + std::to_string(c->expert_groups) + " (grouped top-k)");
+  return ReadIndexerConfig(j, c);
 }
 
 }  // namespace
@@ -174,8 +235,8 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
   LINEAGE_ASSIGN_OR_RETURN(c.hidden, j["hidden_size"].Int(1, L::kMaxHidden));
   LINEAGE_ASSIGN_OR_RETURN(c.num_layers, j["num_hidden_layers"].Int(1, L::kMaxLayers));
   // A MoE model has no dense FFN; its intermediate_size is informative.
-  if (c.arch == Arch::kKimiLinear) {
-    // ReadKimiConfig, below.
+  if (c.latent()) {
+    // ReadLatentConfig, below.
   } else if (IsMoeArch(c.arch)) {
     LINEAGE_ASSIGN_OR_RETURN(c.intermediate, j["intermediate_size"].IntOr(0, 0, L::kMaxIntermediate));
   } else {
@@ -187,7 +248,7 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
   LINEAGE_ASSIGN_OR_RETURN(c.rms_eps, j["rms_norm_eps"].PositiveFloatOr(1e-6, L::kMaxRmsEps));
   LINEAGE_ASSIGN_OR_RETURN(c.num_heads, j["num_attention_heads"].Int(1, L::kMaxHeads));
   LINEAGE_ASSIGN_OR_RETURN(c.num_kv_heads, j["num_key_value_heads"].IntOr(c.num_heads, 1, c.num_heads));
-  if (c.num_heads % c.num_kv_heads != 0 && c.arch != Arch::kKimiLinear)
+  if (c.num_heads % c.num_kv_heads != 0 && !c.latent())
     return j["num_key_value_heads"].Error("a divisor of num_attention_heads (" + std::to_string(c.num_heads) + ")");
   LINEAGE_ASSIGN_OR_RETURN(c.head_dim, j["head_dim"].IntOr(c.hidden / c.num_heads, 1, L::kMaxHeadDim));
   // The top-level tie_word_embeddings wins over text_config's.
@@ -217,8 +278,8 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
     LINEAGE_ASSIGN_OR_RETURN(c.conv_kernel, j["linear_conv_kernel_dim"].IntOr(4, 1, L::kMaxConvKernel));
     LINEAGE_RETURN_IF_ERROR(ReadLayerKinds(j, &c));
     if (IsMoeArch(c.arch)) LINEAGE_RETURN_IF_ERROR(ReadExperts(j, &c));
-  } else if (c.arch == Arch::kKimiLinear) {
-    LINEAGE_RETURN_IF_ERROR(ReadKimiConfig(j, &c));
+  } else if (c.latent()) {
+    LINEAGE_RETURN_IF_ERROR(ReadLatentConfig(j, &c));
   } else {
     c.rope_dims = c.head_dim;
     c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
@@ -290,11 +351,82 @@ nlohmann::ordered_json MakeKimiConfig(const ModelConfig& c, const VocabData& voc
   return t;
 }
 
+// The indexer's fields as GLM-5's and DeepSeek-V3.2's config.json name them.
+void AddIndexerFields(const ModelConfig& c, nlohmann::ordered_json& t) {
+  t["index_head_dim"] = c.indexer_dim;
+  t["index_n_heads"] = c.indexer_heads;
+  t["index_topk"] = c.indexer_top_k;
+  if (!c.indexer_full.empty()) {
+    std::vector<std::string> types;
+    for (bool full : c.indexer_full) types.push_back(full ? "full" : "shared");
+    t["indexer_types"] = types;
+  }
+}
+
+// config.json of GLM-5 (glm_moe_dsa) and DeepSeek-V3.2 (deepseek_v32) as
+// their checkpoints write it; kda_dsa, the design's hybrid, is Kimi Linear's
+// config.json with the query LoRA and the indexer fields added.
+nlohmann::ordered_json MakeSparseLatentConfig(const ModelConfig& c, const VocabData& vocab, DType dtype) {
+  if (c.arch == Arch::kKdaDsa) {
+    nlohmann::ordered_json t = MakeKimiConfig(c, vocab, dtype);
+    t["architectures"] = {"KdaDsaForCausalLM"};
+    t["model_type"] = "kda_dsa";
+    t["mla_use_nope"] = false;
+    t["q_lora_rank"] = c.q_lora_rank;
+    t["moe_renormalize"] = c.routed_renormalise;
+    AddIndexerFields(c, t);
+    return t;
+  }
+  const bool glm = c.arch == Arch::kGlmDsa;
+  nlohmann::ordered_json t;
+  t["architectures"] = {glm ? "GlmMoeDsaForCausalLM" : "DeepseekV32ForCausalLM"};
+  t["attention_bias"] = false;
+  if (vocab.bos_id >= 0) t["bos_token_id"] = vocab.bos_id;
+  t["eos_token_id"] = vocab.eos_id;
+  t["first_k_dense_replace"] = c.leading_dense_layers;
+  t["hidden_act"] = "silu";
+  t["hidden_size"] = c.hidden;
+  AddIndexerFields(c, t);
+  t["initializer_range"] = 0.02;
+  t["intermediate_size"] = c.intermediate;
+  t["kv_lora_rank"] = c.kv_lora_rank;
+  t["max_position_embeddings"] = c.context_length;
+  t["model_type"] = glm ? "glm_moe_dsa" : "deepseek_v32";
+  t["moe_intermediate_size"] = c.expert_intermediate;
+  t["moe_layer_freq"] = 1;
+  t["n_group"] = c.expert_groups;
+  t["n_routed_experts"] = c.num_experts;
+  t["n_shared_experts"] = c.shared_intermediate / c.expert_intermediate;
+  t["norm_topk_prob"] = c.routed_renormalise;
+  t["num_attention_heads"] = c.num_heads;
+  t["num_experts_per_tok"] = c.experts_per_token;
+  t["num_hidden_layers"] = c.num_layers;
+  t["num_key_value_heads"] = c.num_heads;
+  t["num_nextn_predict_layers"] = 0;
+  t["q_lora_rank"] = c.q_lora_rank;
+  t["qk_nope_head_dim"] = c.qk_nope_dim;
+  t["qk_rope_head_dim"] = c.qk_rope_dim;
+  t["rms_norm_eps"] = c.rms_eps;
+  t["rope_scaling"] = nullptr;
+  t["rope_theta"] = c.rope_theta;
+  t["routed_scaling_factor"] = c.routed_scaling;
+  t["scoring_func"] = "sigmoid";
+  t["tie_word_embeddings"] = c.tied_embeddings;
+  t["topk_group"] = c.expert_groups_used;
+  t["topk_method"] = "noaux_tc";
+  t["torch_dtype"] = TorchDType(dtype);
+  t["use_cache"] = true;
+  t["v_head_dim"] = c.v_head_dim;
+  t["vocab_size"] = c.vocab;
+  return t;
+}
+
 }  // namespace
 
 nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& vocab, DType dtype) {
   const ModelConfig& c = spec.config;
-  if (c.latent()) return MakeKimiConfig(c, vocab, dtype);
+  if (c.arch == Arch::kKimiLinear) return MakeKimiConfig(c, vocab, dtype);
+  if (c.latent()) return MakeSparseLatentConfig(c, vocab, dtype);
   const bool hybrid = IsHybrid(c.arch), next = c.arch == Arch::kQwen3Next;
   nlohmann::ordered_json t;
   if (c.arch == Arch::kQwen3) t["architectures"] = {"Qwen3ForCausalLM"};

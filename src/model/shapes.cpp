@@ -1,5 +1,7 @@
 #include "model/shapes.h"
 
+#include <algorithm>
+
 namespace lineage::model {
 namespace {
 
@@ -159,6 +161,148 @@ Result<ModelSpec> LookupKimiShape(std::string_view shape) {
   return s;
 }
 
+// GLM-5's latent row, indexer, vocabulary and constants (spec
+// latent-attention §3.1), which glm-5.3-flash shares.
+void Glm5Latent(ModelConfig& c) {
+  c.vocab = 154880;
+  c.kv_lora_rank = 512;
+  c.qk_nope_dim = 192;
+  c.qk_rope_dim = 64;
+  c.v_head_dim = 256;
+  c.indexer_heads = 32;
+  c.indexer_dim = 128;
+  c.indexer_top_k = 2048;
+  c.rope_theta = 1e6;
+  c.rms_eps = 1e-5;
+}
+
+// Sparse latent attention (spec latent-attention §3.1): glm-dsa (GLM-5,
+// GLM-5.2), deepseek32 (DeepSeek-V3.2, without its YaRN scaling) and the
+// design's hybrid kda-dsa (glm-5.3-flash: Kimi Linear's KDA layers with
+// sparse latent layers, shapes.h). tiny keeps every pitfall cheap: q-LoRA,
+// rotary latent dims, an indexer of D = 64 (the Hadamard size) whose top_k
+// of 16 drops keys within a short prompt, shared indexer layers (glm-dsa,
+// kda-dsa), grouped routing (deepseek32), a dense first layer.
+Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
+  ModelSpec s;
+  s.shape = std::string(shape);
+  ModelConfig& c = s.config;
+  c.arch = arch;
+  c.tied_embeddings = false;
+  c.latent_rope = true;
+  c.num_kv_heads = 1;
+  c.leading_dense_layers = arch == Arch::kKdaDsa ? 1 : 3;
+  c.conv_kernel = 4;
+  const bool tiny = shape == "tiny";
+  if (tiny) {
+    c.hidden = 128;
+    c.num_layers = arch == Arch::kKdaDsa ? 8 : 6;
+    c.vocab = 1024;
+    c.intermediate = 256;
+    c.num_heads = 4;
+    c.q_lora_rank = 64;
+    c.kv_lora_rank = 48;  // latent row 48 + 16 = 64: the attention tiles' multiple of 16
+    c.qk_nope_dim = 32;
+    c.qk_rope_dim = 16;
+    c.v_head_dim = 32;
+    c.indexer_heads = 8;
+    c.indexer_dim = 64;
+    c.indexer_top_k = 16;
+    c.num_experts = 8;
+    c.experts_per_token = 2;
+    c.expert_intermediate = 64;
+    c.shared_intermediate = 64;
+    c.leading_dense_layers = 1;
+    c.routed_scaling = 2.5;
+    c.rope_theta = 1e4;
+    c.rms_eps = 1e-5;
+    c.context_length = 32768;
+    c.lin_num_k_heads = c.lin_num_v_heads = 4;
+    c.lin_k_dim = c.lin_v_dim = 32;
+    if (arch == Arch::kDeepseek32) {
+      c.expert_groups = 4;
+      c.expert_groups_used = 2;
+    }
+  } else if (arch == Arch::kGlmDsa && (shape == "glm-5" || shape == "glm-5.2")) {
+    Glm5Latent(c);
+    c.hidden = 6144;
+    c.num_layers = 78;
+    c.intermediate = 12288;
+    c.num_heads = 64;
+    c.q_lora_rank = 2048;
+    c.num_experts = 256;
+    c.experts_per_token = 8;
+    c.expert_intermediate = 2048;
+    c.shared_intermediate = 2048;
+    c.routed_scaling = 2.5;
+    c.context_length = shape == "glm-5" ? 202752 : 1048576;
+  } else if (arch == Arch::kDeepseek32 && shape == "deepseek-v3.2") {
+    c.hidden = 7168;
+    c.num_layers = 61;
+    c.vocab = 129280;
+    c.intermediate = 18432;
+    c.num_heads = 128;
+    c.q_lora_rank = 1536;
+    c.kv_lora_rank = 512;
+    c.qk_nope_dim = 128;
+    c.qk_rope_dim = 64;
+    c.v_head_dim = 128;
+    c.indexer_heads = 64;
+    c.indexer_dim = 128;
+    c.indexer_top_k = 2048;
+    c.num_experts = 256;
+    c.experts_per_token = 8;
+    c.expert_intermediate = 2048;
+    c.shared_intermediate = 2048;
+    c.expert_groups = 8;
+    c.expert_groups_used = 4;
+    c.routed_scaling = 2.5;
+    c.rope_theta = 1e4;
+    c.rms_eps = 1e-6;
+    c.context_length = 163840;
+  } else if (arch == Arch::kKdaDsa && shape == "glm-5.3-flash") {
+    // The model of seeds/000: 34 KDA layers of 64 heads x 128 (a 143 MB
+    // state) and 11 sparse latent layers, a DeepSeek MoE; the other widths
+    // are GLM-4.7-Flash's (hidden 2048, 20 latent heads, q_lora 768,
+    // 64 experts of 1536, top 4, one shared) with GLM-5's indexer.
+    Glm5Latent(c);
+    c.hidden = 2048;
+    c.num_layers = 45;
+    c.intermediate = 10240;
+    c.num_heads = 20;
+    c.q_lora_rank = 768;
+    c.num_experts = 64;
+    c.experts_per_token = 4;
+    c.expert_intermediate = 1536;
+    c.shared_intermediate = 1536;
+    c.routed_scaling = 1.8;
+    c.context_length = 202752;
+    c.lin_num_k_heads = c.lin_num_v_heads = 64;
+    c.lin_k_dim = c.lin_v_dim = 128;
+  } else {
+    const char* known = arch == Arch::kGlmDsa      ? "tiny, glm-5, glm-5.2"
+                        : arch == Arch::kDeepseek32 ? "tiny, deepseek-v3.2"
+                                                    : "tiny, glm-5.3-flash";
+    return NotFound("unknown shape '" + std::string(shape) + "' for " + ArchName(arch) + " (known: " + known + ")");
+  }
+  c.head_dim = c.qk_nope_dim + c.qk_rope_dim;
+  c.rope_dims = c.qk_rope_dim;
+  SetIndexerConventions(&c);
+  if (arch == Arch::kKdaDsa) {
+    // KDA layers, a latent layer every fourth (the last KDA): 11 of 45 for
+    // glm-5.3-flash, 2 of 8 for tiny; shared indexer layers above the first.
+    c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
+    c.indexer_full.assign(static_cast<size_t>(c.num_layers), true);
+    if (tiny) c.indexer_full[7] = false;
+  } else {
+    c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
+    if (tiny && arch == Arch::kGlmDsa) c.indexer_full = {true, true, false, false, true, false};
+    if (shape == "glm-5.2") c.indexer_full = Glm52IndexerTypes(c.num_layers);
+  }
+  if (arch != Arch::kKdaDsa) c.lin_num_k_heads = c.lin_num_v_heads = c.lin_k_dim = c.lin_v_dim = 0;
+  return s;
+}
+
 }  // namespace
 
 std::vector<LayerKind> LayerKindsFromInterval(int64_t num_layers, int64_t interval) {
@@ -174,8 +318,12 @@ Result<Arch> ParseArch(std::string_view name) {
   if (name == "qwen3_5_moe") return Arch::kQwen3_5Moe;
   if (name == "qwen3_next") return Arch::kQwen3Next;
   if (name == "kimi_linear") return Arch::kKimiLinear;
+  if (name == "glm_dsa") return Arch::kGlmDsa;
+  if (name == "deepseek32") return Arch::kDeepseek32;
+  if (name == "kda_dsa") return Arch::kKdaDsa;
   return InvalidArgument("unknown architecture '" + std::string(name) +
-                         "' (known: qwen3_5, qwen3, qwen3_5_moe, qwen3_next, kimi_linear)");
+                         "' (known: qwen3_5, qwen3, qwen3_5_moe, qwen3_next, kimi_linear, glm_dsa, deepseek32, "
+                         "kda_dsa)");
 }
 
 Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
@@ -185,6 +333,8 @@ Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
                            std::to_string(c.num_layers) + "] for shape " + spec.shape);
   c.num_layers = num_layers;
   c.layer_kinds.resize(static_cast<size_t>(num_layers));
+  if (!c.indexer_full.empty()) c.indexer_full.resize(static_cast<size_t>(num_layers));
+  c.leading_dense_layers = std::min(c.leading_dense_layers, num_layers);
   if ((IsHybrid(c.arch) || c.latent()) && c.num_full_layers() == 0)
     return InvalidArgument("--layers " + std::to_string(num_layers) +
                            " leaves no full-attention layer (the first is layer 4)");
@@ -193,6 +343,11 @@ Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
 }
 
 Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_override) {
+  if (arch == Arch::kGlmDsa || arch == Arch::kDeepseek32 || arch == Arch::kKdaDsa) {
+    LINEAGE_ASSIGN_OR_RETURN(ModelSpec sparse, LookupSparseShape(arch, shape));
+    if (vocab_override > 0) sparse.config.vocab = vocab_override;
+    return sparse;
+  }
   if (arch == Arch::kKimiLinear) {
     LINEAGE_ASSIGN_OR_RETURN(ModelSpec kimi, LookupKimiShape(shape));
     if (vocab_override > 0) kimi.config.vocab = vocab_override;
@@ -260,6 +415,12 @@ Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_o
   }
   if (vocab_override > 0) c.vocab = vocab_override;
   return s;
+}
+
+std::vector<bool> Glm52IndexerTypes(int64_t num_layers) {
+  std::vector<bool> full(static_cast<size_t>(num_layers));
+  for (int64_t l = 0; l < num_layers; ++l) full[l] = l < 3 || (l >= 6 && (l - 6) % 4 == 0);
+  return full;
 }
 
 }  // namespace lineage::model

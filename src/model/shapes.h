@@ -18,6 +18,18 @@
 //   64 (top-2, x 2.446) and a shared expert of 64; vocab 1024. The real
 //   kimi-linear-48b-a3b follows spec §7.1.
 //
+// tiny / glm_dsa, deepseek32: hidden 128, 6 latent layers of 4 heads (q_lora
+//   64, kv_lora 48, qk_nope 32, qk_rope 16, v 32), an indexer of 8 heads of
+//   64 with top_k 16; glm_dsa's indexer types [1,1,0,0,1,0]; deepseek32's 8
+//   experts in 4 groups of which 2 are used; layer 0 dense. glm-5 / glm-5.2
+//   and deepseek-v3.2 follow spec latent-attention §3.1 (no YaRN).
+// tiny / kda_dsa: tiny kimi_linear's KDA with the sparse latent layers of
+//   tiny glm_dsa at 3 and 7 (7 sharing 3's selection). glm-5.3-flash is the
+//   model the cache was designed for (seeds/000): 45 layers, 34 KDA of 64
+//   heads x 128 and 11 sparse latent layers (every fourth), hidden 2048,
+//   64 experts of 1536 (top 4) and a shared one; widths the seed does not
+//   give are GLM-4.7-Flash's, the indexer GLM-5's.
+//
 // A ModelSpec is a plain value; `config` is complete except for the file
 // fields (format, source_path, v_head_order, zero_centred_norms), which
 // describe a file rather than a shape.
@@ -51,8 +63,13 @@ Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_o
 // N is out of range or leaves a hybrid model without an attention layer.
 Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers);
 
-// Parses "qwen3_5" / "qwen3" / "qwen3_5_moe" / "qwen3_next".
+// Parses "qwen3_5" / "qwen3" / "qwen3_5_moe" / "qwen3_next" / "kimi_linear" /
+// "glm_dsa" / "deepseek32" / "kda_dsa".
 Result<Arch> ParseArch(std::string_view name);
+
+// GLM-5.2's indexer layer types (spec latent-attention §1.6): full at 0, 1,
+// 2, then every fourth layer from 6; the others share.
+std::vector<bool> Glm52IndexerTypes(int64_t num_layers);
 
 // Layer kinds from `full_attention_interval`: layer i is full iff (i + 1) % interval == 0.
 std::vector<LayerKind> LayerKindsFromInterval(int64_t num_layers, int64_t interval);

@@ -80,7 +80,8 @@ std::unique_ptr<cache::disk::FileDiskTier> OpenTier(const std::string& dir,
   return t.ok() ? std::move(*t) : nullptr;
 }
 
-// Dense and MoE hybrids: the cache and its files never look inside the FFN.
+// Dense and MoE hybrids: the cache and its files never look inside the FFN;
+// kda_dsa stores its indexer keys in the pages beside the latent rows.
 class DiskRestoreArch : public ::testing::TestWithParam<model::Arch> {};
 
 TEST_P(DiskRestoreArch, ANewRunRestoresFromDiskWithTheLogitsOfAColdPrefill) {
@@ -155,7 +156,7 @@ TEST_P(DiskRestoreArch, ANewRunRestoresFromDiskWithTheLogitsOfAColdPrefill) {
 
 INSTANTIATE_TEST_SUITE_P(Archs, DiskRestoreArch,
                          ::testing::Values(model::Arch::kQwen3_5, model::Arch::kQwen3_5Moe, model::Arch::kQwen3Next,
-                                           model::Arch::kKimiLinear),
+                                           model::Arch::kKimiLinear, model::Arch::kKdaDsa),
                          [](const auto& info) { return std::string(model::ArchName(info.param)); });
 
 TEST(DiskRestore, Bf16KvPagesRoundTripAndAreForeignToAnF32Engine) {

@@ -262,7 +262,10 @@ INSTANTIATE_TEST_SUITE_P(Cases, StateEquivalence,
                                            StateCase{model::Arch::kQwen3_5Moe, DType::kF32},
                                            StateCase{model::Arch::kQwen3Next, DType::kF32},
                                            StateCase{model::Arch::kKimiLinear, DType::kF32},
-                                           StateCase{model::Arch::kKimiLinear, DType::kBF16}),
+                                           StateCase{model::Arch::kKimiLinear, DType::kBF16},
+                                           StateCase{model::Arch::kGlmDsa, DType::kF32},
+                                           StateCase{model::Arch::kKdaDsa, DType::kF32},
+                                           StateCase{model::Arch::kKdaDsa, DType::kBF16}),
                          [](const auto& info) {
                            return std::string(model::ArchName(info.param.arch)) + "_kv_" +
                                   std::string(Info(info.param.kv_dtype).name);

@@ -31,6 +31,9 @@ inline Status CopyGgufMetadata(const GgufFile& g, GgufWriter& w,
           const std::vector<int64_t> values = *g.GetIntArray(key);
           std::vector<uint32_t> x(values.begin(), values.end());
           w.AddUint32Array(key, x);
+        } else if (v.elem_type == GgufType::kBool) {
+          const std::vector<int64_t> values = *g.GetIntArray(key);
+          w.AddBoolArray(key, std::vector<bool>(values.begin(), values.end()));
         } else if (v.elem_type == GgufType::kInt32) {
           const std::vector<int64_t> values = *g.GetIntArray(key);
           std::vector<int32_t> x(values.begin(), values.end());
