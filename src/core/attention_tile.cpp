@@ -12,6 +12,10 @@ namespace lineage::kernels {
 namespace {
 
 constexpr int64_t kQueryAlign = 16;  // a whole number of vectors on either ISA
+// The running max before any key: finite, so exp(-inf - max) of a masked
+// score is 0 and exp(kMaxFloor - max) of the first real block's rescale
+// flushes to 0, where -inf - -inf would be a NaN.
+constexpr float kMaxFloor = -1.0e38f;
 
 struct IsaKernels {
   decltype(&avx2::AttnScores) scores;
@@ -37,7 +41,7 @@ void AttentionTile::Begin(const AttentionQueries& queries) {
   qt_.assign(static_cast<size_t>(hd * ldq_t_), 0.0f);
   s_.resize(static_cast<size_t>(kKeyBlock * ldq_t_));
   limit_.resize(static_cast<size_t>(ldq_t_));
-  max_.assign(static_cast<size_t>(ldq_t_), -INFINITY);
+  max_.assign(static_cast<size_t>(ldq_t_), kMaxFloor);
   sum_.assign(static_cast<size_t>(ldq_t_), 0.0f);
   alpha_.resize(static_cast<size_t>(ldq_t_));
   out_rows_.resize(static_cast<size_t>(num_queries_));
@@ -67,11 +71,22 @@ void AttentionTile::AddKeys(int64_t first_key, int64_t n, const void* k, const v
   for (int64_t j = 0; j < n; j += kKeyBlock) {
     const int64_t offset = j * row_bytes;
     AddBlock(first_key + j, std::min(kKeyBlock, n - j), static_cast<const char*>(k) + offset,
-             static_cast<const char*>(v) + offset, dtype);
+             static_cast<const char*>(v) + offset, dtype, nullptr);
   }
 }
 
-void AttentionTile::AddBlock(int64_t first_key, int64_t n, const void* k, const void* v, DType dtype) {
+void AttentionTile::AddKeysMasked(int64_t first_key, int64_t n, const void* k, const void* v, DType dtype,
+                                  const uint8_t* visible) {
+  const int64_t row_bytes = q_.head_dim * (dtype == DType::kBF16 ? 2 : 4);
+  for (int64_t j = 0; j < n; j += kKeyBlock) {
+    const int64_t offset = j * row_bytes;
+    AddBlock(first_key + j, std::min(kKeyBlock, n - j), static_cast<const char*>(k) + offset,
+             static_cast<const char*>(v) + offset, dtype, visible + j * q_.num_rows);
+  }
+}
+
+void AttentionTile::AddBlock(int64_t first_key, int64_t n, const void* k, const void* v, DType dtype,
+                             const uint8_t* visible) {
   if (first_key > last_key()) return;
   n = std::min(n, last_key() - first_key + 1);
   // Rows before first_row see none of these keys; whole vectors of them are skipped.
@@ -84,6 +99,11 @@ void AttentionTile::AddBlock(int64_t first_key, int64_t n, const void* k, const 
     isa.scores_few(q_rows_.data(), num_queries_, q_.head_dim, k, v, dtype, n, s, ldq_t_);
   } else {
     isa.scores(qt_.data(), ldq_t_, q_begin, ldq_t_, q_.head_dim, k, dtype, n, s);
+  }
+  if (visible != nullptr) {
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = q_begin; i < num_queries_; ++i)
+        if (!visible[j * q_.num_rows + i / q_.group]) s[j * ldq_t_ + i] = -INFINITY;
   }
   isa.softmax(s, ldq_t_, n, q_begin, ldq_t_, first_key, masked, limit_.data(), max_.data(), sum_.data(),
               alpha_.data());

@@ -17,9 +17,10 @@
 // it sits at position first_pos + r and attends to keys [0, first_pos + r].
 //
 // Contract: Begin(), then AddKeys() for consecutive key ranges starting at
-// key 0 (each range any length; the first must hold key 0, which every query
-// sees, so every running max is finite from then on), then Finish(), which
-// writes each query's output row. Keys past a query's position are masked.
+// key 0 (each range any length), then Finish(), which writes each query's
+// output row. Keys past a query's position are masked. A running max starts
+// at a finite floor, so a query that has seen no key yet stays at zero
+// weight without a NaN (masked blocks rely on it).
 // head_dim must be a multiple of 16 (real models: 64, 128, 256).
 //
 // A part of a split run: the key ranges may instead start at any key that
@@ -60,6 +61,12 @@ class AttentionTile {
   // Keys [first_key, first_key + n): n rows of head_dim elements of `dtype`
   // (kF32 or kBF16) at k and v, row after row.
   void AddKeys(int64_t first_key, int64_t n, const void* k, const void* v, DType dtype);
+  // The same where query row r sees key j only if visible[j * num_rows + r]
+  // is nonzero (and j is not past its position): sparse attention over a
+  // block of keys several rows selected. A row may see none of a block's
+  // keys; by Finish() every row must have seen one.
+  void AddKeysMasked(int64_t first_key, int64_t n, const void* k, const void* v, DType dtype,
+                     const uint8_t* visible);
   void Finish();
   // Instead of Finish(): query i's row holds sum_j exp(s_j - max[i]) v_j over
   // the keys given, sum[i] the sum of those weights.
@@ -69,7 +76,7 @@ class AttentionTile {
   int64_t last_key() const { return q_.first_pos + q_.num_rows - 1; }
 
  private:
-  void AddBlock(int64_t first_key, int64_t n, const void* k, const void* v, DType dtype);
+  void AddBlock(int64_t first_key, int64_t n, const void* k, const void* v, DType dtype, const uint8_t* visible);
 
   AttentionQueries q_;
   int64_t num_queries_ = 0;

@@ -124,7 +124,7 @@ void Engine::Step(const Batch& batch, float* logits) {
     s.seq->kv().Reserve(s.num_tokens);
     s.seq->OwnRecurrent();  // before the threads write it (copy-on-write of a shared state)
   }
-  const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens};
+  const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens, options_.latent_path};
   if (config().latent()) {
     ForwardLatent(*model_, ctx, logits);
   } else if (model::IsHybrid(config().arch)) {

@@ -39,6 +39,9 @@ struct EngineOptions {
   // shorter ones the token-by-token recurrence; both give the same result up
   // to rounding. Set from measurement of the two kernels (docs/engine.md).
   int64_t delta_chunked_min_tokens = 8;
+  // Latent attention's path for runs of several rows: kAuto (the cost
+  // model of latent_paths.h), or one forced for every run (benchmarks, tests).
+  LatentPath latent_path = LatentPath::kAuto;
 };
 
 struct PrefillOptions {

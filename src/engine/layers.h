@@ -23,6 +23,9 @@ struct StepContext {
   // GDN runs of at least this many tokens use the chunked delta rule, shorter
   // ones the recurrence (EngineOptions::delta_chunked_min_tokens).
   int64_t delta_chunked_min_tokens;
+  // Latent attention's path for runs of several rows (latent_paths.h):
+  // kAuto lets the cost model pick (EngineOptions::latent_path).
+  LatentPath latent_path = LatentPath::kAuto;
 };
 
 // x[r] = embed[token of row r].

@@ -21,6 +21,7 @@
 
 #include "core/attention_tile.h"
 #include "core/kernels.h"
+#include "engine/latent_paths.h"
 #include "engine/layers.h"
 #include "engine/lightning_indexer.h"
 #include "engine/multi_gemm.h"
@@ -34,183 +35,23 @@ constexpr int64_t kMaxRowsPerTask = 16;
 // Below this many rows a segment's heads are split across tasks instead.
 constexpr int64_t kRowsForWholeHeads = 16;
 
-struct LatentRun {
-  const cache::PageTable* kv = nullptr;
-  int64_t layer = 0;
-  int64_t start_pos = 0;
-  int64_t latent = 0;  // W = L + dr: the row; its first L values are c
-  int64_t rank = 0;    // L
-  float scale = 1.0f;
-};
-
-// The K and V halves of a page's first n latent rows as f32: the page's
-// own rows when it stores f32, else widened into `widened` (2 P half floats).
-std::pair<const float*, const float*> PageLatentHalves(const LatentRun& run, const cache::KvPage& page, int64_t n,
-                                                       float* widened) {
-  const cache::KvLayout& layout = run.kv->layout();
-  if (layout.dtype == DType::kF32)
-    return {static_cast<const float*>(page.k(run.layer, 0)), static_cast<const float*>(page.v(run.layer, 0))};
-  const int64_t half_block = layout.page_tokens * (run.latent / 2);
-  page.ReadRows(run.layer, 0, false, n, widened);
-  page.ReadRows(run.layer, 0, true, n, widened + half_block);
-  return {widened, widened + half_block};
-}
-
-// Rows [row0, row1) of heads [h0, h1) (q_lat of head h at q + h W, row
-// stride ldq): each page's latent rows are put back together ([K half | V
-// half]) in a buffer and fed to a kernels::AttentionTile whose keys and
-// values are both the row, every head of the block a query of the one
-// latent "kv head". The first L values of each head's output (stride ldo,
-// W per head) are the attended c. REQUIRES: W a multiple of 16.
-void AttendLatentTiled(const LatentRun& run, int64_t row0, int64_t row1, int64_t h0, int64_t h1, const float* q,
-                       int64_t ldq, float* out, int64_t ldo) {
-  const cache::KvLayout& layout = run.kv->layout();
-  const int64_t P = layout.page_tokens, W = run.latent, half = W / 2;
-  kernels::AttentionQueries queries;
-  queries.q = q + row0 * ldq + h0 * W;
-  queries.ldq = ldq;
-  queries.out = out + row0 * ldo + h0 * W;
-  queries.ldo = ldo;
-  queries.num_rows = row1 - row0;
-  queries.group = h1 - h0;
-  queries.head_dim = W;
-  queries.first_pos = run.start_pos + row0;
-  queries.scale = run.scale;
-  thread_local kernels::AttentionTile tile;
-  thread_local std::vector<float> rows, widened;
-  rows.resize(static_cast<size_t>(P * W));
-  widened.resize(static_cast<size_t>(2 * P * half));
-  tile.Begin(queries);
-  const int64_t num_keys = tile.last_key() + 1;
-  for (int64_t p = 0; p * P < num_keys; ++p) {
-    const cache::KvPage& page = run.kv->page(p);
-    const int64_t n = std::min(P, num_keys - p * P);
-    auto [kr, vr] = PageLatentHalves(run, page, n, widened.data());
-    for (int64_t j = 0; j < n; ++j) {
-      std::memcpy(rows.data() + j * W, kr + j * half, static_cast<size_t>(half) * 4);
-      std::memcpy(rows.data() + j * W + half, vr + j * half, static_cast<size_t>(half) * 4);
+// W_k,h [dn, L] row-major for every head of MLA layer `mla_index` (the
+// expanded path's key weights), built from k_b_t = W_k,h^T at first use and
+// kept in the workspace.
+const std::vector<float>& ExpandKeyWeights(const model::MlaWeights& w, int64_t mla_index, const model::ModelConfig& c,
+                                           LatentScratch& ks) {
+  if (static_cast<int64_t>(ks.expand_wk.size()) <= mla_index) ks.expand_wk.resize(static_cast<size_t>(mla_index + 1));
+  std::vector<float>& wk = ks.expand_wk[mla_index];
+  const int64_t nh = c.num_heads, dn = c.qk_nope_dim, L = c.kv_lora_rank;
+  if (!wk.empty()) return wk;
+  wk.resize(static_cast<size_t>(nh * dn * L));
+  std::vector<float> row(static_cast<size_t>(dn));
+  for (int64_t h = 0; h < nh; ++h)
+    for (int64_t l = 0; l < L; ++l) {
+      DecodeToFloat(w.k_b_t[h], l * dn, dn, row.data());
+      for (int64_t j = 0; j < dn; ++j) wk[(h * dn + j) * L + l] = row[j];
     }
-    tile.AddKeys(p * P, n, rows.data(), rows.data(), DType::kF32);
-  }
-  tile.Finish();
-}
-
-// Rows [row0, row1) of one head: q_lat rows at q (stride ldq, W values
-// each), the attended latent c (L values) to out (stride ldo). Online
-// softmax a page at a time, a dot product per key: the form for latent
-// widths the tile does not take (not a multiple of 16).
-void AttendLatent(const LatentRun& run, int64_t row0, int64_t row1, const float* q, int64_t ldq, float* out,
-                  int64_t ldo) {
-  const cache::KvLayout& layout = run.kv->layout();
-  const int64_t P = layout.page_tokens, half = run.latent / 2, L = run.rank, rows = row1 - row0;
-  thread_local std::vector<float> acc, mx, sum, scores, widened;
-  acc.assign(static_cast<size_t>(rows * L), 0.0f);
-  mx.assign(static_cast<size_t>(rows), -INFINITY);
-  sum.assign(static_cast<size_t>(rows), 0.0f);
-  scores.resize(static_cast<size_t>(P));
-  widened.resize(static_cast<size_t>(2 * P * half));
-  const int64_t max_keys = run.start_pos + row1;
-  for (int64_t p = 0; p * P < max_keys; ++p) {
-    const cache::KvPage& page = run.kv->page(p);
-    const int64_t n = std::min(P, max_keys - p * P);
-    auto [kr, vr] = PageLatentHalves(run, page, n, widened.data());
-    for (int64_t t = std::max(row0, p * P - run.start_pos); t < row1; ++t) {
-      const int64_t r = t - row0;
-      const int64_t m = std::min(n, run.start_pos + t + 1 - p * P);  // keys of this page row t sees
-      const float* qt = q + t * ldq;
-      float page_max = -INFINITY;
-      for (int64_t j = 0; j < m; ++j) {
-        scores[j] = (kernels::Dot(qt, kr + j * half, half) + kernels::Dot(qt + half, vr + j * half, half)) * run.scale;
-        page_max = std::max(page_max, scores[j]);
-      }
-      float* a = acc.data() + r * L;
-      if (page_max > mx[r]) {
-        const float rescale = std::exp(mx[r] - page_max);  // exp(-inf) = 0 on the first page
-        kernels::Scale(a, rescale, L);
-        sum[r] *= rescale;
-        mx[r] = page_max;
-      }
-      for (int64_t j = 0; j < m; ++j) {
-        const float wj = std::exp(scores[j] - mx[r]);
-        sum[r] += wj;
-        kernels::Axpy(wj, kr + j * half, a, half);           // c[0, half)
-        kernels::Axpy(wj, vr + j * half, a + half, L - half);  // c[half, L)
-      }
-    }
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    float* o = out + (row0 + r) * ldo;
-    std::memcpy(o, acc.data() + r * L, static_cast<size_t>(L) * 4);
-    kernels::Scale(o, 1.0f / sum[r], L);
-  }
-}
-
-// The latent rows of `keys` (ascending positions) gathered from the pages
-// as f32 rows [n, W] into rows.
-void GatherLatentRows(const LatentRun& run, const int32_t* keys, int64_t n, float* rows) {
-  const cache::KvLayout& layout = run.kv->layout();
-  const int64_t P = layout.page_tokens, W = run.latent, half = W / 2;
-  for (int64_t i = 0; i < n; ++i) {
-    const cache::KvPage& page = run.kv->page(keys[i] / P);
-    const int64_t j = keys[i] % P;
-    float* dst = rows + i * W;
-    if (layout.dtype == DType::kF32) {
-      std::memcpy(dst, static_cast<const float*>(page.k(run.layer, 0)) + j * half, static_cast<size_t>(half) * 4);
-      std::memcpy(dst + half, static_cast<const float*>(page.v(run.layer, 0)) + j * half, static_cast<size_t>(half) * 4);
-    } else {
-      const auto* k = static_cast<const uint16_t*>(page.k(run.layer, 0)) + j * half;
-      const auto* v = static_cast<const uint16_t*>(page.v(run.layer, 0)) + j * half;
-      for (int64_t e = 0; e < half; ++e) {
-        dst[e] = Bf16ToFloat(k[e]);
-        dst[half + e] = Bf16ToFloat(v[e]);
-      }
-    }
-  }
-}
-
-// One query row's heads [h0, h1) over its selected keys (the decode shape):
-// the selected latent rows are gathered, then attended as one block of keys
-// every query sees. q_lat of head h at q + h W; the attended row (c in its
-// first L values) to out + h W.
-void AttendSelected(const LatentRun& run, const int32_t* keys, int64_t n, int64_t h0, int64_t h1, const float* q,
-                    float* out) {
-  const int64_t W = run.latent, L = run.rank;
-  thread_local std::vector<float> rows;
-  rows.resize(static_cast<size_t>(n * W));
-  GatherLatentRows(run, keys, n, rows.data());
-  if (W % 16 == 0) {
-    kernels::AttentionQueries queries;
-    queries.q = q + h0 * W;
-    queries.ldq = 0;
-    queries.out = out + h0 * W;
-    queries.ldo = 0;
-    queries.num_rows = 1;
-    queries.group = h1 - h0;
-    queries.head_dim = W;
-    queries.first_pos = n - 1;  // every gathered key is visible
-    queries.scale = run.scale;
-    thread_local kernels::AttentionTile tile;
-    tile.Begin(queries);
-    tile.AddKeys(0, n, rows.data(), rows.data(), DType::kF32);
-    tile.Finish();
-    return;
-  }
-  thread_local std::vector<float> scores;
-  scores.resize(static_cast<size_t>(n));
-  for (int64_t h = h0; h < h1; ++h) {
-    const float* qh = q + h * W;
-    float mx = -INFINITY;
-    for (int64_t i = 0; i < n; ++i) mx = std::max(mx, scores[i] = kernels::Dot(qh, rows.data() + i * W, W) * run.scale);
-    float sum = 0;
-    float* o = out + h * W;
-    std::fill(o, o + L, 0.0f);
-    for (int64_t i = 0; i < n; ++i) {
-      const float p = std::exp(scores[i] - mx);
-      sum += p;
-      kernels::Axpy(p, rows.data() + i * W, o, L);
-    }
-    kernels::Scale(o, 1.0f / sum, L);
-  }
+  return wk;
 }
 
 }  // namespace
@@ -254,44 +95,83 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
     }
   if (w.indexer.valid()) SelectKeys(w.indexer, index_layer, ctx, xn, ks.qr.data(), rope, &ks.selection);
 
-  // q_lat,h = [W_k,h^T q_nope,h | q_pe,h]: one Gemm per head, heads across threads.
-  ctx.pool->parallel_for(nh, [&](int64_t h0, int64_t h1, int) {
-    for (int64_t h = h0; h < h1; ++h) {
-      kernels::Gemm(w.k_b_t[h], q + h * dq, nh * dq, q_lat + h * W, nh * W, R, nullptr);
-      for (int64_t r = 0; r < R; ++r)
-        std::memcpy(q_lat + r * nh * W + h * W + L, q + r * nh * dq + h * dq + dn, static_cast<size_t>(dr) * 4);
+  // The path of each segment: by the cost model, unless the options force
+  // one (the benchmark and the tests). Decode rows are always absorbed.
+  const LatentShape shape{nh, W, L, dn, dr, dv};
+  const bool sparse = c.sparse();
+  const KeySelection* sel = sparse ? &ks.selection : nullptr;
+  std::vector<LatentPath> path(segs.size(), LatentPath::kAbsorbed);
+  bool any_absorbed = false, any_expanded = false;
+  for (size_t si = 0; si < segs.size(); ++si) {
+    const Segment& s = segs[si];
+    if (s.num_tokens > 1 && W % 16 == 0) {
+      path[si] = ctx.latent_path != LatentPath::kAuto
+                     ? ctx.latent_path
+                     : ChooseLatentPath(EstimateLatentCosts(shape, s.start_pos(), s.num_tokens, sel, s.row_begin));
+      if (path[si] == LatentPath::kBlockGather && !sparse) path[si] = LatentPath::kAbsorbed;
     }
-  });
+    any_absorbed = any_absorbed || path[si] != LatentPath::kExpanded;
+    any_expanded = any_expanded || path[si] == LatentPath::kExpanded;
+  }
 
-  // Tasks: (segment, block of rows, block of heads). Long runs keep every
-  // head in one task, so a page is put back together once per row block;
-  // short ones (decode) split the heads so every thread has work. Sparse
-  // layers attend one row per task over that row's selection.
+  // q_lat,h = [W_k,h^T q_nope,h | q_pe,h]: one Gemm per head, heads across threads.
+  if (any_absorbed) {
+    ctx.pool->parallel_for(nh, [&](int64_t h0, int64_t h1, int) {
+      for (int64_t h = h0; h < h1; ++h) {
+        kernels::Gemm(w.k_b_t[h], q + h * dq, nh * dq, q_lat + h * W, nh * W, R, nullptr);
+        for (int64_t r = 0; r < R; ++r)
+          std::memcpy(q_lat + r * nh * W + h * W + L, q + r * nh * dq + h * dq + dn, static_cast<size_t>(dr) * 4);
+      }
+    });
+  }
+  const std::vector<float>* wk = any_expanded ? &ExpandKeyWeights(w, mla_index, c, ks) : nullptr;
+  std::vector<ExpandedKeys>& expanded = ks.expanded;
+  expanded.resize(segs.size());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dq));
+  for (size_t si = 0; si < segs.size(); ++si) {
+    if (path[si] != LatentPath::kExpanded) continue;
+    const Segment& s = segs[si];
+    PrepareExpandedKeys({&s.seq->kv(), mla_index, s.start_pos(), W, L, scale}, s.num_tokens, sel, s.row_begin,
+                        &expanded[si]);
+  }
+
+  // Tasks: (segment, block of rows, block of heads). Absorbed dense runs
+  // keep every head of a block of rows in one task, so a page is put back
+  // together once per row block; absorbed sparse rows take a task each over
+  // their own selection; block gathers a block of rows; expanded runs a
+  // task per head. Short runs (decode) split the heads so every thread has
+  // work.
   struct Task {
     int64_t seg, row0, row1, h0, h1;
   };
-  const bool sparse = c.sparse();
-  const bool tiled = W % 16 == 0;
   const int64_t threads = ctx.pool ? ctx.pool->size() : 1;
-  const int64_t rows_per_task = sparse ? 1 : kMaxRowsPerTask;
   std::vector<Task> tasks;
   for (int64_t si = 0; si < static_cast<int64_t>(segs.size()); ++si) {
     const int64_t T = segs[si].num_tokens;
-    int64_t head_blocks = 1;
-    if (sparse) {
-      if (R < 2 * threads) head_blocks = std::min<int64_t>(nh, (2 * threads + R - 1) / R);
-    } else if (!tiled) {
-      head_blocks = nh;
-    } else if (T < kRowsForWholeHeads) {
-      head_blocks = std::min<int64_t>(nh, (2 * threads + segs.size() - 1) / segs.size());
+    int64_t rows_per_task = kMaxRowsPerTask, head_blocks = 1;
+    switch (path[si]) {
+      case LatentPath::kExpanded:
+        rows_per_task = T, head_blocks = nh;
+        break;
+      case LatentPath::kBlockGather:
+        rows_per_task = kBlockGatherRows;
+        break;
+      default:
+        if (sparse) {
+          rows_per_task = 1;
+          if (R < 2 * threads) head_blocks = std::min<int64_t>(nh, (2 * threads + R - 1) / R);
+        } else if (W % 16 != 0) {
+          head_blocks = nh;
+        } else if (T < kRowsForWholeHeads) {
+          head_blocks = std::min<int64_t>(nh, (2 * threads + segs.size() - 1) / segs.size());
+        }
     }
     const int64_t heads_per = (nh + head_blocks - 1) / head_blocks;
     for (int64_t r0 = 0; r0 < T; r0 += rows_per_task)
       for (int64_t h0 = 0; h0 < nh; h0 += heads_per)
         tasks.push_back({si, r0, std::min(T, r0 + rows_per_task), h0, std::min(nh, h0 + heads_per)});
   }
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dq));
-  const KeySelection& sel = ks.selection;
+  const LatentHeadWidths widths{dn, dr, dv};
   ctx.pool->parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t i0, int64_t i1, int) {
     for (int64_t i = i0; i < i1; ++i) {
       const Task& t = tasks[i];
@@ -299,23 +179,42 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
       const LatentRun run{&s.seq->kv(), mla_index, s.start_pos(), W, L, scale};
       const float* qs = q_lat + s.row_begin * nh * W;
       float* os = att_lat + s.row_begin * nh * W;
-      if (sparse) {
-        const int64_t row = s.row_begin + t.row0;
-        AttendSelected(run, sel.keys.data() + row * sel.top_k, sel.count[row], t.h0, t.h1, q_lat + row * nh * W,
-                       att_lat + row * nh * W);
-      } else if (tiled) {
-        AttendLatentTiled(run, t.row0, t.row1, t.h0, t.h1, qs, nh * W, os, nh * W);
-      } else {
-        for (int64_t h = t.h0; h < t.h1; ++h) AttendLatent(run, t.row0, t.row1, qs + h * W, nh * W, os + h * W, nh * W);
+      switch (path[t.seg]) {
+        case LatentPath::kExpanded:
+          for (int64_t h = t.h0; h < t.h1; ++h)
+            AttendExpandedHead(run, expanded[t.seg], s.num_tokens, widths, wk->data() + h * dn * L, w.v_b[h], h,
+                               q + s.row_begin * nh * dq, nh * dq, att + s.row_begin * nh * dv, nh * dv);
+          break;
+        case LatentPath::kBlockGather:
+          AttendSelectedBlock(run, *sel, s.row_begin, t.row0, t.row1, t.h0, t.h1, qs, nh * W, os, nh * W);
+          break;
+        default:
+          if (sparse) {
+            const int64_t row = s.row_begin + t.row0;
+            AttendSelected(run, sel->keys.data() + row * sel->top_k, sel->count[row], t.h0, t.h1, q_lat + row * nh * W,
+                           att_lat + row * nh * W);
+          } else {
+            AttendLatentRows(run, t.row0, t.row1, t.h0, t.h1, qs, nh * W, os, nh * W);
+          }
       }
     }
   });
 
-  // out_h = W_v,h a_h, then o_proj.
-  ctx.pool->parallel_for(nh, [&](int64_t h0, int64_t h1, int) {
-    for (int64_t h = h0; h < h1; ++h)
-      kernels::Gemm(w.v_b[h], att_lat + h * W, nh * W, att + h * dv, nh * dv, R, nullptr);
-  });
+  // out_h = W_v,h a_h for the rows attended in the absorbed form (the
+  // expanded path wrote its values already), then o_proj.
+  auto apply_v = [&](int64_t row0, int64_t rows) {
+    ctx.pool->parallel_for(nh, [&](int64_t h0, int64_t h1, int) {
+      for (int64_t h = h0; h < h1; ++h)
+        kernels::Gemm(w.v_b[h], att_lat + row0 * nh * W + h * W, nh * W, att + row0 * nh * dv + h * dv, nh * dv, rows,
+                      nullptr);
+    });
+  };
+  if (!any_expanded) {
+    apply_v(0, R);
+  } else {
+    for (size_t si = 0; si < segs.size(); ++si)
+      if (path[si] != LatentPath::kExpanded) apply_v(segs[si].row_begin, segs[si].num_tokens);
+  }
   kernels::Gemm(w.o_proj, att, nh * dv, out, H, R, ctx.pool);
 }
 

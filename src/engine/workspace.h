@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/key_selection.h"
+#include "engine/latent_paths.h"
 #include "model/config.h"
 
 namespace lineage::engine {
@@ -40,6 +41,8 @@ struct LatentScratch {
   std::vector<float> index_w;  // [R, Hi] indexer head weights
   std::vector<float> index_scores;  // [rows, keys] of one block of rows, grown on demand
   KeySelection selection;      // the last full sparse layer's, for the shared layers above it
+  std::vector<ExpandedKeys> expanded;          // per segment of the expanded path
+  std::vector<std::vector<float>> expand_wk;   // per MLA layer, built at first use: W_k,h [nh, dn, L]
 };
 
 struct Workspace {

@@ -9,6 +9,7 @@
 // and more.
 #include <gtest/gtest.h>
 
+#include "engine/latent_paths.h"
 #include "engine_test_util.h"
 #include "model/load_model.h"
 #include "model/test_util.h"
@@ -44,6 +45,46 @@ TEST_P(SparseArch, PrefillCutAtRandomPoints) {
   auto engine = MakeEngine(m, 2, 4);
   testing::ExpectRandomPrefillCutsMatchReference(m, *engine, 110, 40, 1e-4);
 }
+
+// Every path of latent attention (latent_paths.h), forced for every run of
+// several rows, against the reference: the absorbed rows, the block gather
+// (sparse) and the expansion into per-head keys and values; dense (Kimi
+// Linear) and sparse; prefill in chunks of 1 to 40 rows after up to 110
+// tokens of context, so runs cross pages and top_k.
+struct PathCase {
+  model::Arch arch;
+  LatentPath path;
+};
+
+class LatentPaths : public ::testing::TestWithParam<PathCase> {};
+
+TEST_P(LatentPaths, EveryPathMatchesTheReference) {
+  auto m = TinyModel(GetParam().arch);
+  EngineOptions o;
+  o.num_threads = 2;
+  o.delta_chunked_min_tokens = 4;
+  o.latent_path = GetParam().path;
+  auto engine = Engine::Create(m, o);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  testing::ExpectRandomPrefillCutsMatchReference(m, **engine, 110, 40, 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, LatentPaths,
+    ::testing::Values(PathCase{model::Arch::kKimiLinear, LatentPath::kAbsorbed},
+                      PathCase{model::Arch::kKimiLinear, LatentPath::kExpanded},
+                      PathCase{model::Arch::kGlmDsa, LatentPath::kAbsorbed},
+                      PathCase{model::Arch::kGlmDsa, LatentPath::kBlockGather},
+                      PathCase{model::Arch::kGlmDsa, LatentPath::kExpanded},
+                      PathCase{model::Arch::kDeepseek32, LatentPath::kBlockGather},
+                      PathCase{model::Arch::kDeepseek32, LatentPath::kExpanded},
+                      PathCase{model::Arch::kKdaDsa, LatentPath::kExpanded}),
+    [](const auto& info) {
+      std::string name = std::string(model::ArchName(info.param.arch)) + "_" + LatentPathName(info.param.path);
+      for (char& ch : name)
+        if (ch == '-') ch = '_';
+      return name;
+    });
 
 std::string ArchTestName(const ::testing::TestParamInfo<model::Arch>& info) {
   return model::ArchName(info.param);
