@@ -65,9 +65,12 @@ ActiveBytes SumDecodeMatrices(const model::Model& m, F f) {
       a.recurrent += f(g.in_proj_qkv) + f(g.in_proj_z) + f(g.in_proj_a) + f(g.in_proj_b) + f(g.in_proj_qkvz) +
                      f(g.in_proj_ba) + f(g.out_proj);
     } else if (m.config.latent()) {
-      a.attention += f(l.mla.q_proj) + f(l.mla.kv_a) + f(l.mla.o_proj);
-      for (const TensorView& t : l.mla.k_b_t) a.attention += f(t);
-      for (const TensorView& t : l.mla.v_b) a.attention += f(t);
+      const model::MlaWeights& a_w = l.mla;
+      a.attention += f(a_w.q_proj) + f(a_w.q_a) + f(a_w.q_b) + f(a_w.kv_a) + f(a_w.o_proj);
+      for (const TensorView& t : a_w.k_b_t) a.attention += f(t);
+      for (const TensorView& t : a_w.v_b) a.attention += f(t);
+      const model::IndexerWeights& x = a_w.indexer;  // absent on dense and shared layers
+      a.attention += f(x.q_b) + f(x.k) + f(x.weights_proj);
     } else {
       a.attention += f(l.full.q_proj) + f(l.full.k_proj) + f(l.full.v_proj) + f(l.full.o_proj);
     }

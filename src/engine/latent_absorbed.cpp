@@ -187,6 +187,26 @@ void AttendSelected(const LatentRun& run, const int32_t* keys, int64_t n, int64_
 }
 
 
+void AttendSelectedPart(const LatentRun& run, const int32_t* keys, int64_t n, int64_t heads, const float* q,
+                        float* out, float* max, float* sum) {
+  const int64_t W = run.latent;
+  thread_local std::vector<float> rows;
+  rows.resize(static_cast<size_t>(n * W));
+  GatherLatentRows(run, keys, n, rows.data());
+  kernels::AttentionQueries queries;
+  queries.q = q;
+  queries.out = out;
+  queries.num_rows = 1;
+  queries.group = heads;
+  queries.head_dim = W;
+  queries.first_pos = n - 1;
+  queries.scale = run.scale;
+  thread_local kernels::AttentionTile tile;
+  tile.Begin(queries);
+  tile.AddKeys(0, n, rows.data(), rows.data(), DType::kF32);
+  tile.FinishPart(max, sum);
+}
+
 void AttendLatentRows(const LatentRun& run, int64_t row0, int64_t row1, int64_t h0, int64_t h1, const float* q,
                       int64_t ldq, float* out, int64_t ldo) {
   if (run.latent % 16 == 0) return AttendLatentTiled(run, row0, row1, h0, h1, q, ldq, out, ldo);

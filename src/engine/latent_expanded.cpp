@@ -72,9 +72,13 @@ void AttendExpandedHead(const LatentRun& run, const ExpandedKeys& keys, int64_t 
   queries.num_rows = num_rows;
   queries.group = 1;
   queries.head_dim = hd;
-  // Dense: key positions are their indices, so the tile masks causally;
-  // sparse: the selection (causal by construction) masks.
-  queries.first_pos = sparse ? static_cast<int64_t>(keys.keys.size()) : run.start_pos;
+  // Dense, or a sparse run whose rows together select every key (early in
+  // a sequence, under top_k): key positions are their indices, so the tile
+  // masks causally and skips the keys past the last row; otherwise the
+  // selection (causal by construction) masks.
+  const int64_t total = static_cast<int64_t>(keys.keys.size());
+  const bool by_position = total == run.start_pos + num_rows;
+  queries.first_pos = by_position ? run.start_pos : total;
   queries.scale = run.scale;
   TensorView wk;
   wk.dtype = DType::kF32;
@@ -83,7 +87,6 @@ void AttendExpandedHead(const LatentRun& run, const ExpandedKeys& keys, int64_t 
   wk.nbytes = w.dn * L * 4;
   thread_local kernels::AttentionTile tile;
   tile.Begin(queries);
-  const int64_t total = static_cast<int64_t>(keys.keys.size());
   for (int64_t j0 = 0; j0 < total; j0 += kExpandKeys) {
     const int64_t n = std::min(kExpandKeys, total - j0);
     const float* c = keys.rows.data() + j0 * W;

@@ -58,6 +58,14 @@ void AttendLatentRows(const LatentRun& run, int64_t row0, int64_t row1, int64_t 
 void AttendSelected(const LatentRun& run, const int32_t* keys, int64_t n, int64_t h0, int64_t h1, const float* q,
                     float* out);
 
+// kAbsorbed, sparse, a part of one row's selection (a decode row's keys
+// split over the threads): every head of the row over its n keys, each
+// head's unnormalised output (W) to out + h W with its running max and sum
+// (AttentionTile::FinishPart; merged by kernels::MergeAttentionParts).
+// REQUIRES: W a multiple of 16.
+void AttendSelectedPart(const LatentRun& run, const int32_t* keys, int64_t n, int64_t heads, const float* q,
+                        float* out, float* max, float* sum);
+
 // kBlockGather: rows [row0, row1) of the run (selection rows sel_row0 + t
 // of `sel`) over the union of their selections, masked per row; layout of
 // q and out as AttendLatentRows. REQUIRES: W a multiple of 16.

@@ -19,17 +19,6 @@ constexpr int64_t kPagesPerTask = 8;
 
 bool IsPowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
-// Row r's keys of page p (the first n rows of its indexer block) as a Gemm
-// weight [n, D].
-TensorView PageKeys(const cache::KvPage& page, const cache::KvLayout& layout, int64_t index_layer, int64_t n) {
-  TensorView v;
-  v.dtype = layout.dtype;
-  v.shape = {n, layout.index_dim};
-  v.data = page.index_keys(index_layer);
-  v.nbytes = n * layout.index_dim * layout.element_bytes();
-  return v;
-}
-
 }  // namespace
 
 void HadamardInPlace(float* x, int64_t n) {
@@ -97,25 +86,37 @@ void SelectKeys(const model::IndexerWeights& w, int64_t index_layer, const StepC
       const float* q_rows = iq + (s.row_begin + r0) * Hi * D;
       const float* w_rows = iw + (s.row_begin + r0) * Hi;
       ctx.pool->parallel_for(tasks, [&](int64_t t0, int64_t t1, int) {
+        // A task's pages' keys copied into one block (the copy is from L2
+        // and cheap), so one Gemm packs the queries once for all of them.
         thread_local std::vector<float> dots;
-        dots.resize(static_cast<size_t>(rows * Hi * P));
-        for (int64_t task = t0; task < t1; ++task)
-          for (int64_t p = task * kPagesPerTask; p < std::min(pages, (task + 1) * kPagesPerTask); ++p) {
-            const int64_t n = std::min(P, keys - p * P);
-            kernels::Gemm(PageKeys(kv.page(p), layout, index_layer, n), q_rows, D, dots.data(), n, rows * Hi,
-                          nullptr);
-            for (int64_t r = 0; r < rows; ++r) {
-              float* out = scores.data() + r * keys + p * P;
-              const int64_t visible = std::min(n, first_pos + r + 1 - p * P);  // keys s <= t
-              for (int64_t j = 0; j < n; ++j) out[j] = 0.0f;
-              for (int64_t h = 0; h < Hi; ++h) {
-                const float wh = w_rows[r * Hi + h];
-                const float* d = dots.data() + (r * Hi + h) * n;
-                for (int64_t j = 0; j < visible; ++j) out[j] += wh * std::max(0.0f, d[j]);
-              }
-              for (int64_t j = std::max<int64_t>(visible, 0); j < n; ++j) out[j] = -INFINITY;
+        thread_local std::vector<uint8_t> block;
+        const int64_t key_bytes = D * layout.element_bytes();
+        dots.resize(static_cast<size_t>(rows * Hi * P * kPagesPerTask));
+        block.resize(static_cast<size_t>(P * kPagesPerTask * key_bytes));
+        for (int64_t task = t0; task < t1; ++task) {
+          const int64_t p0 = task * kPagesPerTask, p1 = std::min(pages, p0 + kPagesPerTask);
+          const int64_t k0 = p0 * P, n = std::min(keys, p1 * P) - k0;
+          for (int64_t p = p0; p < p1; ++p)
+            std::memcpy(block.data() + (p - p0) * P * key_bytes, kv.page(p).index_keys(index_layer),
+                        static_cast<size_t>(std::min(P, keys - p * P) * key_bytes));
+          TensorView view;
+          view.dtype = layout.dtype;
+          view.shape = {n, D};
+          view.data = block.data();
+          view.nbytes = n * key_bytes;
+          kernels::Gemm(view, q_rows, D, dots.data(), n, rows * Hi, nullptr);
+          for (int64_t r = 0; r < rows; ++r) {
+            float* out = scores.data() + r * keys + k0;
+            const int64_t visible = std::clamp<int64_t>(first_pos + r + 1 - k0, 0, n);  // keys s <= t
+            std::fill(out, out + n, 0.0f);
+            for (int64_t h = 0; h < Hi; ++h) {
+              const float wh = w_rows[r * Hi + h];
+              const float* d = dots.data() + (r * Hi + h) * n;
+              for (int64_t j = 0; j < visible; ++j) out[j] += wh * std::max(0.0f, d[j]);
             }
+            std::fill(out + visible, out + n, -INFINITY);
           }
+        }
       });
       ctx.pool->parallel_for(rows, [&](int64_t a, int64_t b, int) {
         thread_local std::vector<int32_t> order;

@@ -143,8 +143,15 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
   // work.
   struct Task {
     int64_t seg, row0, row1, h0, h1;
+    int64_t part = -1;  // sparse rows split by keys: which part of the row's selection
   };
   const int64_t threads = ctx.pool ? ctx.pool->size() : 1;
+  // Sparse decode: a row's selection split into parts of at least this many
+  // keys, one task each (no head split: each key is gathered once).
+  constexpr int64_t kMinPartKeys = 256;
+  int64_t parts = 1;
+  if (sparse && W % 16 == 0 && R < 2 * threads)
+    parts = std::max<int64_t>(1, std::min((2 * threads + R - 1) / R, c.indexer_top_k / kMinPartKeys));
   std::vector<Task> tasks;
   for (int64_t si = 0; si < static_cast<int64_t>(segs.size()); ++si) {
     const int64_t T = segs[si].num_tokens;
@@ -159,7 +166,7 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
       default:
         if (sparse) {
           rows_per_task = 1;
-          if (R < 2 * threads) head_blocks = std::min<int64_t>(nh, (2 * threads + R - 1) / R);
+          if (parts == 1 && R < 2 * threads) head_blocks = std::min<int64_t>(nh, (2 * threads + R - 1) / R);
         } else if (W % 16 != 0) {
           head_blocks = nh;
         } else if (T < kRowsForWholeHeads) {
@@ -167,9 +174,18 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
         }
     }
     const int64_t heads_per = (nh + head_blocks - 1) / head_blocks;
+    const bool split = sparse && path[si] == LatentPath::kAbsorbed && parts > 1;
     for (int64_t r0 = 0; r0 < T; r0 += rows_per_task)
       for (int64_t h0 = 0; h0 < nh; h0 += heads_per)
-        tasks.push_back({si, r0, std::min(T, r0 + rows_per_task), h0, std::min(nh, h0 + heads_per)});
+        for (int64_t part = 0; part < (split ? parts : 1); ++part)
+          tasks.push_back({si, r0, std::min(T, r0 + rows_per_task), h0, std::min(nh, h0 + heads_per), split ? part : -1});
+  }
+  // The parts' unnormalised outputs [R, parts, nh W] and statistics [R, parts, nh].
+  std::vector<float>& part_out = ks.part_out;
+  std::vector<float>& part_stats = ks.part_stats;
+  if (parts > 1) {
+    part_out.resize(static_cast<size_t>(R * parts * nh * W));
+    part_stats.resize(static_cast<size_t>(2 * R * parts * nh));
   }
   const LatentHeadWidths widths{dn, dr, dv};
   ctx.pool->parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t i0, int64_t i1, int) {
@@ -191,14 +207,31 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
         default:
           if (sparse) {
             const int64_t row = s.row_begin + t.row0;
-            AttendSelected(run, sel->keys.data() + row * sel->top_k, sel->count[row], t.h0, t.h1, q_lat + row * nh * W,
-                           att_lat + row * nh * W);
+            const int32_t* keys = sel->keys.data() + row * sel->top_k;
+            const int64_t n = sel->count[row];
+            if (t.part >= 0) {
+              const int64_t k0 = n * t.part / parts, k1 = n * (t.part + 1) / parts;
+              const int64_t slot = row * parts + t.part;
+              AttendSelectedPart(run, keys + k0, k1 - k0, nh, q_lat + row * nh * W, &part_out[slot * nh * W],
+                                 &part_stats[2 * slot * nh], &part_stats[(2 * slot + 1) * nh]);
+            } else {
+              AttendSelected(run, keys, n, t.h0, t.h1, q_lat + row * nh * W, att_lat + row * nh * W);
+            }
           } else {
             AttendLatentRows(run, t.row0, t.row1, t.h0, t.h1, qs, nh * W, os, nh * W);
           }
       }
     }
   });
+  if (parts > 1) {  // merge each (row, head) of the split rows' parts
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t h = 0; h < nh; ++h) {
+        const int64_t slot0 = r * parts;
+        kernels::MergeAttentionParts(parts, &part_out[slot0 * nh * W + h * W], nh * W,
+                                     &part_stats[2 * slot0 * nh + h], &part_stats[(2 * slot0 + 1) * nh + h], 2 * nh, W,
+                                     att_lat + r * nh * W + h * W);
+      }
+  }
 
   // out_h = W_v,h a_h for the rows attended in the absorbed form (the
   // expanded path wrote its values already), then o_proj.

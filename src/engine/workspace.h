@@ -42,6 +42,7 @@ struct LatentScratch {
   std::vector<float> index_scores;  // [rows, keys] of one block of rows, grown on demand
   KeySelection selection;      // the last full sparse layer's, for the shared layers above it
   std::vector<ExpandedKeys> expanded;          // per segment of the expanded path
+  std::vector<float> part_out, part_stats;     // sparse decode rows split by keys: parts' outputs, max | sum
   std::vector<std::vector<float>> expand_wk;   // per MLA layer, built at first use: W_k,h [nh, dn, L]
 };
 
