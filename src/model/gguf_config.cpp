@@ -131,7 +131,10 @@ Status ReadKimiKeys(const GgufFile& g, const std::string& a, const std::vector<i
     LINEAGE_ASSIGN_OR_RETURN(c->conv_kernel, ReadInt(g, a + "ssm.conv_kernel", 1, L::kMaxConvKernel));
     LINEAGE_ASSIGN_OR_RETURN(c->lin_k_dim, ReadInt(g, a + "kda.head_dim", 1, L::kMaxHeadDim));
     c->lin_v_dim = c->lin_k_dim;
-    c->lin_num_k_heads = c->lin_num_v_heads = c->num_heads;
+    // Kimi's KDA has as many heads as its MLA (llama.cpp reads head_count for
+    // both); the hybrid kda-dsa states its own.
+    LINEAGE_ASSIGN_OR_RETURN(c->lin_num_k_heads, ReadInt(g, a + "kda.head_count", 1, L::kMaxHeads, c->num_heads));
+    c->lin_num_v_heads = c->lin_num_k_heads;
   }
   if (c->arch != Arch::kKimiLinear) {  // glm-dsa, deepseek32, kda-dsa: rotary MLA with a query LoRA
     c->latent_rope = true;

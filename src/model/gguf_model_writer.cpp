@@ -149,6 +149,7 @@ void AddLatentKeys(GgufWriter& w, const std::string& a, const ModelConfig& c) {
     w.AddUint32Array(a + "attention.head_count_kv", kv_heads);
     w.AddUint32(a + "ssm.conv_kernel", static_cast<uint32_t>(c.conv_kernel));
     w.AddUint32(a + "kda.head_dim", static_cast<uint32_t>(c.lin_k_dim));
+    if (c.lin_num_k_heads != c.num_heads) w.AddUint32(a + "kda.head_count", static_cast<uint32_t>(c.lin_num_k_heads));
   } else {
     w.AddUint32(a + "attention.head_count_kv", 1);
   }

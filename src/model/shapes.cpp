@@ -217,7 +217,8 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
     c.rope_theta = 1e4;
     c.rms_eps = 1e-5;
     c.context_length = 32768;
-    c.lin_num_k_heads = c.lin_num_v_heads = 4;
+    // KDA heads other than the latent heads: kda-dsa states them apart.
+    c.lin_num_k_heads = c.lin_num_v_heads = 2;
     c.lin_k_dim = c.lin_v_dim = 32;
     if (arch == Arch::kDeepseek32) {
       c.expert_groups = 4;

@@ -19,6 +19,15 @@ const std::vector<ModelShape>& KnownShapes() {
       // Seed 000: ~27 KB/token of KV over 11 sparse-attention layers, a 143 MB KDA state,
       // 420 tokens/s prefill and 0.033 s/token decode on an M3 Ultra, 48 GB RAM, 1 TB disk.
       {"glm-5.3-flash", 27 * 1024, 143 * 1000 * 1000, 420.0, 0.033, 48 * GiB, 1 * TiB, 5.0e9, 4.0e9, 10.0e9, 11, 34},
+      // The same model as Lineage runs it on this project's 2-core machine
+      // (docs/sim.md): KV and state from the engine's own layout of
+      // `lineage mkmodel --arch kda_dsa --shape glm-5.3-flash` (f32 pages:
+      // 11 x (576 + 128) x 4 B; 34 KDA states of 64 x 128 x 128 plus the
+      // convs' 3 x 3 x 8192, f32), speeds from `lineage bench` of that
+      // shape cut to 4 and 8 layers (Q4_K_M) extrapolated to 45, the RAM
+      // budget `lineage serve`'s default, disk and copy rates measured.
+      {"glm-5.3-flash-cpu", 11 * (576 + 128) * 4, 34 * (3 * 3 * 8192 + 64 * 128 * 128) * int64_t{4}, 15.6, 0.0695,
+       8 * GiB, 64 * GiB, 0.58e9, 0.5e9, 33.0e9, 11, 34},
       // Spec §8: 6 attention layers × 2 × 2 KV heads × 256 × bf16 = 12,288 B/token;
       // 18 GDN layers with 16 value heads, conv_dim 6144, fp32.
       {"qwen3.5-0.8b", 12288, GdnStateBytes(18, 16, 6144), 60.0, 0.08, 4 * GiB, 64 * GiB, 1.0e9, 0.5e9, 5.0e9, 6, 18},
