@@ -27,12 +27,11 @@
 
 namespace lineage::server::testing {
 
-// Writes a random-weight tiny model of `arch` (Qwen3.5 or Qwen3) as GGUF,
-// with its synthetic vocabulary and the architecture's chat template.
+// Writes a random-weight tiny model of `arch` as GGUF, with its synthetic
+// vocabulary and the architecture's chat template.
 inline Status WriteTinyModel(model::Arch arch, const std::string& path, uint64_t seed) {
   LINEAGE_ASSIGN_OR_RETURN(auto spec, model::LookupShape(arch, "tiny"));
-  auto flavour = arch == model::Arch::kQwen3_5 ? text::VocabFlavour::kQwen35 : text::VocabFlavour::kQwen3;
-  model::VocabData vocab = text::MakeSyntheticVocab(spec.config.vocab, flavour, 1);
+  model::VocabData vocab = text::MakeSyntheticVocab(spec.config.vocab, text::VocabFlavourFor(arch), 1);
   vocab.chat_template = model::ChatTemplateFor(arch);
   model::WriteOptions o;
   o.format = model::FileFormat::kGguf;
