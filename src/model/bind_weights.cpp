@@ -296,6 +296,14 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
       case Role::kIdxKNorm: L->mla.indexer.k_norm = std::move(small); break;
       case Role::kIdxKNormBias: L->mla.indexer.k_norm_bias = std::move(small); break;
       case Role::kIdxProj: L->mla.indexer.weights_proj = v; break;
+      case Role::kKdaGFull: L->kda.g_full = v; break;
+      case Role::kMlaGate: L->mla.out_gate = v; break;
+      case Role::kMoeLatentDown: L->moe.latent_down = v; break;
+      case Role::kMoeLatentUp: L->moe.latent_up = v; break;
+      case Role::kMoeLatentNorm: L->moe.latent_norm = std::move(small); break;
+      case Role::kAttnResScore: L->attn_res_score = std::move(small); break;
+      case Role::kFfnResScore: L->ffn_res_score = std::move(small); break;
+      case Role::kOutputResScore: w.output_res_score = std::move(small); break;
     }
   }
   for (int64_t l = 0; l < c.num_layers; ++l) {

@@ -32,6 +32,7 @@ const char* ArchName(Arch a) {
     case Arch::kGlmDsa: return "glm_dsa";
     case Arch::kDeepseek32: return "deepseek32";
     case Arch::kKdaDsa: return "kda_dsa";
+    case Arch::kKimiK3: return "kimi_k3";
   }
   return "?";
 }
@@ -97,6 +98,16 @@ Status ValidateConfig(const ModelConfig& c) {
       return InvalidArgument(c.source_path + ": " + std::to_string(c.experts_per_token) +
                              " experts per token do not fit in the " + std::to_string(c.expert_groups_used) +
                              " groups used");
+  }
+  if (c.arch == Arch::kKimiK3) {
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "expert_latent", c.expert_latent, 0, L::kMaxHidden));
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "attn_res_block", c.attn_res_block, 1, c.num_layers));
+    if (!(c.situ_beta > 0 && c.situ_beta < 1e6) || !(c.situ_linear_beta < 1e6))
+      return InvalidArgument(c.source_path + ": SiTU betas " + std::to_string(c.situ_beta) + " / " +
+                             std::to_string(c.situ_linear_beta) + ", expected a positive beta");
+    if (!(c.kda_gate_lower_bound <= 0 && c.kda_gate_lower_bound > -1e6))
+      return InvalidArgument(c.source_path + ": KDA gate lower bound " + std::to_string(c.kda_gate_lower_bound) +
+                             " is not negative");
   }
   if (c.sparse()) {
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "indexer_heads", c.indexer_heads, 1, L::kMaxHeads));

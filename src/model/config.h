@@ -22,7 +22,10 @@ namespace lineage::model {
 // sparse selection (spec latent-attention §1), plus the DeepSeek-V3 MoE.
 // kKdaDsa is the hybrid the cache was designed for: Kimi Linear's KDA layers
 // with the sparse latent attention of kGlmDsa where Kimi has dense MLA.
-enum class Arch { kQwen3_5, kQwen3, kQwen3_5Moe, kQwen3Next, kKimiLinear, kGlmDsa, kDeepseek32, kKdaDsa };
+// kKimiK3 is Kimi Linear's skeleton with a lower-bounded KDA decay and a
+// full-rank KDA output gate, NoPE MLA with an output gate, a latent MoE, the
+// SiTU activation and Block AttnRes (spec latent-attention §2).
+enum class Arch { kQwen3_5, kQwen3, kQwen3_5Moe, kQwen3Next, kKimiLinear, kGlmDsa, kDeepseek32, kKdaDsa, kKimiK3 };
 enum class LayerKind { kLinearAttention, kFullAttention };
 enum class FileFormat { kSafetensors, kGguf };
 
@@ -108,6 +111,13 @@ struct ModelConfig {
   double indexer_norm_eps = 0.0;     // the key LayerNorm's epsilon (glm-dsa 0, deepseek32 1e-6)
   std::vector<bool> indexer_full;
 
+  // Kimi K3 (spec latent-attention §2; zero elsewhere).
+  double kda_gate_lower_bound = 0;   // < 0: g = lb sigmoid(exp(A_log) (f + dt_bias)); 0: Kimi's softplus form
+  int64_t expert_latent = 0;         // the latent MoE's width (0: experts at hidden)
+  double situ_beta = 0;              // > 0: every FFN activates with SiTU(g, u), not silu(g) u
+  double situ_linear_beta = 0;       // SiTU's u factor lambda tanh(u / lambda); <= 0: u
+  int64_t attn_res_block = 0;        // Block AttnRes' block size (0: the plain residual stream)
+
   // Special token ids from the model's files; -1 when absent.
   int64_t bos_token_id = -1;
   std::vector<int64_t> eos_token_ids;
@@ -116,7 +126,7 @@ struct ModelConfig {
   // Latent attention where the others have full attention, and the
   // DeepSeek-V3 MoE: kimi_linear, glm-dsa, deepseek32, kda-dsa.
   bool latent() const { return arch == Arch::kKimiLinear || arch == Arch::kGlmDsa || arch == Arch::kDeepseek32 ||
-                             arch == Arch::kKdaDsa; }
+                             arch == Arch::kKdaDsa || arch == Arch::kKimiK3; }
   bool sparse() const { return indexer_heads > 0; }
   // True when latent layer l runs the indexer (and caches its key).
   bool indexer_layer(int64_t l) const {
@@ -144,7 +154,7 @@ struct ModelConfig {
   }
 };
 
-// "qwen3_5", "qwen3", "qwen3_5_moe", "qwen3_next", "kimi_linear", "glm_dsa", "deepseek32", "kda_dsa"
+// "qwen3_5", "qwen3", "qwen3_5_moe", "qwen3_next", "kimi_linear", "glm_dsa", "deepseek32", "kda_dsa", "kimi_k3"
 const char* ArchName(Arch a);
 
 // The Qwen3.5 hybrid stack (GDN + gated attention): every arch but qwen3 and

@@ -88,7 +88,7 @@ Status ReadLatentKeys(const GgufFile& g, const std::string& a, ModelConfig* c) {
   const GgufValue* kv_value = g.Find(kv_key);
   std::vector<int64_t> kv_heads;
   if (kv_value != nullptr && kv_value->type != GgufType::kArray && c->arch != Arch::kKimiLinear &&
-      c->arch != Arch::kKdaDsa) {
+      c->arch != Arch::kKdaDsa && c->arch != Arch::kKimiK3) {
     LINEAGE_ASSIGN_OR_RETURN(int64_t one, ReadInt(g, kv_key, 1, 1));
     kv_heads.assign(static_cast<size_t>(c->num_layers), one);
   } else {
@@ -136,7 +136,16 @@ Status ReadKimiKeys(const GgufFile& g, const std::string& a, const std::vector<i
     LINEAGE_ASSIGN_OR_RETURN(c->lin_num_k_heads, ReadInt(g, a + "kda.head_count", 1, L::kMaxHeads, c->num_heads));
     c->lin_num_v_heads = c->lin_num_k_heads;
   }
-  if (c->arch != Arch::kKimiLinear) {  // glm-dsa, deepseek32, kda-dsa: rotary MLA with a query LoRA
+  if (c->arch == Arch::kKimiK3) {  // spec latent-attention §2, §3.3
+    LINEAGE_ASSIGN_OR_RETURN(c->q_lora_rank, ReadInt(g, a + "attention.q_lora_rank", 0, L::kMaxHidden, 0));
+    if (g.Find(a + "kda.gate_lower_bound")) {
+      LINEAGE_ASSIGN_OR_RETURN(c->kda_gate_lower_bound, g.GetFloat(a + "kda.gate_lower_bound"));
+    }
+    LINEAGE_ASSIGN_OR_RETURN(c->expert_latent, ReadInt(g, a + "expert_latent_length", 0, L::kMaxHidden, 0));
+    LINEAGE_ASSIGN_OR_RETURN(c->situ_beta, g.GetFloat(a + "activation.situ_beta"));
+    LINEAGE_ASSIGN_OR_RETURN(c->situ_linear_beta, g.GetFloat(a + "activation.situ_linear_beta"));
+    LINEAGE_ASSIGN_OR_RETURN(c->attn_res_block, ReadInt(g, a + "attn_res.block_size", 1, c->num_layers));
+  } else if (c->arch != Arch::kKimiLinear) {  // glm-dsa, deepseek32, kda-dsa: rotary MLA with a query LoRA
     c->latent_rope = true;
     LINEAGE_ASSIGN_OR_RETURN(c->q_lora_rank, ReadInt(g, a + "attention.q_lora_rank", 0, L::kMaxHidden, 0));
     const GgufValue* scaling = g.Find(a + "rope.scaling.type");
@@ -175,7 +184,7 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   LINEAGE_ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
   bool known = false;
   for (Arch candidate : {Arch::kQwen3_5, Arch::kQwen3, Arch::kQwen3_5Moe, Arch::kQwen3Next, Arch::kKimiLinear,
-                         Arch::kGlmDsa, Arch::kDeepseek32, Arch::kKdaDsa})
+                         Arch::kGlmDsa, Arch::kDeepseek32, Arch::kKdaDsa, Arch::kKimiK3})
     if (arch == GgufArchName(candidate)) {
       c.arch = candidate;
       known = true;
@@ -183,7 +192,7 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   if (!known)
     return Unsupported(g.path() + ": unknown architecture '" + arch +
                        "' (supported: qwen35, qwen3, qwen35moe, qwen3next, kimi-linear, glm-dsa, deepseek32, "
-                       "kda-dsa)");
+                       "kda-dsa, kimi-k3)");
   const std::string a = arch + ".";
   LINEAGE_ASSIGN_OR_RETURN(int64_t block_count, ReadInt(g, a + "block_count", 1, L::kMaxLayers));
   // Every block has tensors of its own: a count above the directory's size

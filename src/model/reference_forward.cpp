@@ -209,11 +209,20 @@ Mat Attention(const ModelConfig& c, const FullAttentionWeights& w, const Mat& x)
   return MatMul(w.o_proj, out);
 }
 
-Mat SwiGlu(const TensorView& gate, const TensorView& up, const TensorView& down, const Mat& x) {
+// The gated activation of an FFN: silu(g) u, or Kimi K3's SiTU (spec
+// latent-attention §2.4) beta tanh(g / beta) sigmoid(g) lambda tanh(u /
+// lambda) when c.situ_beta > 0 (u itself for lambda <= 0).
+double GatedActivation(const ModelConfig& c, double g, double u) {
+  if (c.situ_beta <= 0) return Silu(g) * u;
+  const double b = c.situ_beta, lam = c.situ_linear_beta;
+  return b * std::tanh(g / b) * Sigmoid(g) * (lam > 0 ? lam * std::tanh(u / lam) : u);
+}
+
+Mat SwiGlu(const ModelConfig& c, const TensorView& gate, const TensorView& up, const TensorView& down, const Mat& x) {
   Mat g = MatMul(gate, x);
   const Mat u = MatMul(up, x);
   for (size_t t = 0; t < g.size(); ++t)
-    for (size_t i = 0; i < g[t].size(); ++i) g[t][i] = Silu(g[t][i]) * u[t][i];
+    for (size_t i = 0; i < g[t].size(); ++i) g[t][i] = GatedActivation(c, g[t][i], u[t][i]);
   return MatMul(down, g);
 }
 
@@ -223,7 +232,7 @@ Mat SwiGlu(const TensorView& gate, const TensorView& up, const TensorView& down,
 Mat Moe(const ModelConfig& c, const MoeWeights& w, const Mat& x, std::vector<std::vector<int64_t>>* chosen_out) {
   const int64_t E = c.num_experts, k = c.experts_per_token;
   const Mat logits = MatMul(w.router, x);
-  Mat out = SwiGlu(w.shared_gate, w.shared_up, w.shared_down, x);
+  Mat out = SwiGlu(c, w.shared_gate, w.shared_up, w.shared_down, x);
   for (size_t t = 0; t < x.size(); ++t) {
     double s = 0;
     for (size_t i = 0; i < x[t].size(); ++i) s += static_cast<double>(w.shared_gate_inp[i]) * x[t][i];
@@ -241,7 +250,7 @@ Mat Moe(const ModelConfig& c, const MoeWeights& w, const Mat& x, std::vector<std
     if (chosen_out) chosen_out->emplace_back(order.begin(), order.begin() + k);
     for (int64_t j = 0; j < k; ++j) {
       const int64_t e = order[j];
-      const Vec y = SwiGlu(w.gate[e], w.up[e], w.down[e], Mat{x[t]})[0];
+      const Vec y = SwiGlu(c, w.gate[e], w.up[e], w.down[e], Mat{x[t]})[0];
       for (size_t i = 0; i < y.size(); ++i) out[t][i] += p[e] / chosen * y[i];
     }
   }
@@ -272,7 +281,8 @@ Mat KimiDelta(const ModelConfig& c, const KdaWeights& w, const Mat& x) {
   }
   const Mat f = MatMul(w.f_b, MatMul(w.f_a, x));
   const Mat b = MatMul(w.b_proj, x);
-  const Mat gate = MatMul(w.g_b, MatMul(w.g_a, x));
+  // K3: a full-rank output gate (spec latent-attention §2.1).
+  const Mat gate = w.g_full.valid() ? MatMul(w.g_full, x) : MatMul(w.g_b, MatMul(w.g_a, x));
   std::vector<Mat> state(static_cast<size_t>(nh), Mat(static_cast<size_t>(d), Vec(static_cast<size_t>(d), 0.0)));
   Mat o_all(static_cast<size_t>(T), Vec(static_cast<size_t>(inner)));
   const double q_scale = 1.0 / std::sqrt(static_cast<double>(d));
@@ -286,7 +296,12 @@ Mat KimiDelta(const ModelConfig& c, const KdaWeights& w, const Mat& x) {
       const double beta = Sigmoid(b[t][h]);
       Mat& S = state[h];  // S[i][j]: key channel i, value channel j
       for (int64_t i = 0; i < d; ++i) {
-        const double g = static_cast<double>(w.ssm_a[h]) * Softplus(f[t][h * d + i] + w.dt_bias[h * d + i]);
+        // K3 bounds the log-decay below: lb sigmoid(exp(A_log) (f + dt_bias)),
+        // with exp(A_log) = -ssm_a; Kimi Linear: ssm_a softplus(f + dt_bias).
+        const double pre = f[t][h * d + i] + w.dt_bias[h * d + i];
+        const double g = c.kda_gate_lower_bound < 0
+                             ? c.kda_gate_lower_bound * Sigmoid(-static_cast<double>(w.ssm_a[h]) * pre)
+                             : static_cast<double>(w.ssm_a[h]) * Softplus(pre);
         for (double& e : S[i]) e *= std::exp(g);
       }
       for (int64_t j = 0; j < d; ++j) {
@@ -437,6 +452,11 @@ Mat LatentAttention(const ModelConfig& c, const MlaWeights& w, const Mat& x, con
         for (int64_t j = 0; j < dv; ++j) out[t][h * dv + j] += p[u] / sum * vals[u][j];
     }
   }
+  if (w.out_gate.valid()) {  // K3: u *= sigmoid(attn_gate x)
+    const Mat gate = MatMul(w.out_gate, x);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t j = 0; j < nh * dv; ++j) out[t][j] *= Sigmoid(gate[t][j]);
+  }
   return MatMul(w.o_proj, out);
 }
 
@@ -449,7 +469,7 @@ Mat LatentAttention(const ModelConfig& c, const MlaWeights& w, const Mat& x, con
 Mat KimiMoe(const ModelConfig& c, const MoeWeights& w, const Mat& x, std::vector<std::vector<int64_t>>* chosen_out) {
   const int64_t E = c.num_experts, k = c.experts_per_token, G = c.expert_groups, per_group = E / G;
   const Mat logits = MatMul(w.router, x);
-  Mat out = SwiGlu(w.shared_gate, w.shared_up, w.shared_down, x);
+  Mat out = SwiGlu(c, w.shared_gate, w.shared_up, w.shared_down, x);
   for (size_t t = 0; t < x.size(); ++t) {
     Vec s(static_cast<size_t>(E)), sel(static_cast<size_t>(E));
     for (int64_t e = 0; e < E; ++e) {
@@ -476,10 +496,49 @@ Mat KimiMoe(const ModelConfig& c, const MoeWeights& w, const Mat& x, std::vector
     for (int64_t j = 0; j < k; ++j) sum += s[order[j]];
     const double norm = c.routed_renormalise ? std::max(sum, 6.1035e-5) : 1.0;
     if (chosen_out) chosen_out->emplace_back(order.begin(), order.begin() + k);
+    // K3 (spec latent-attention §2.3): the experts run on z = latent_down x,
+    // and their weighted sum r becomes latent_up (rmsnorm(r) latent_norm).
+    const Vec z = w.latent_down.valid() ? MatMul(w.latent_down, Mat{x[t]})[0] : x[t];
+    Vec r(z.size(), 0.0);
     for (int64_t j = 0; j < k; ++j) {
       const int64_t e = order[j];
-      const Vec y = SwiGlu(w.gate[e], w.up[e], w.down[e], Mat{x[t]})[0];
-      for (size_t i = 0; i < y.size(); ++i) out[t][i] += s[e] / norm * c.routed_scaling * y[i];
+      const Vec y = SwiGlu(c, w.gate[e], w.up[e], w.down[e], Mat{z})[0];
+      for (size_t i = 0; i < y.size(); ++i) r[i] += s[e] / norm * c.routed_scaling * y[i];
+    }
+    if (w.latent_up.valid()) {
+      if (!w.latent_norm.empty()) RmsNormInPlace(r.data(), static_cast<int64_t>(r.size()), w.latent_norm, c.rms_eps);
+      r = MatMul(w.latent_up, Mat{r})[0];
+    }
+    for (size_t i = 0; i < r.size(); ++i) out[t][i] += r[i];
+  }
+  return out;
+}
+
+// Block AttnRes' mix (spec latent-attention §2.5) of row t: the softmax over
+// [bank..., c] of each vector's weightless RMSNorm dotted with `w`, applied
+// to the raw vectors.
+Mat AttnResMix(const ModelConfig& c, const std::vector<Mat>& bank, const Mat& cur, const std::vector<float>& w) {
+  if (bank.empty()) return cur;
+  Mat out = cur;
+  const int64_t H = c.hidden;
+  auto score = [&](const Vec& v) {
+    double ss = 0, dot = 0;
+    for (int64_t i = 0; i < H; ++i) ss += v[i] * v[i];
+    const double inv = 1.0 / std::sqrt(ss / static_cast<double>(H) + c.rms_eps);
+    for (int64_t i = 0; i < H; ++i) dot += v[i] * inv * w[i];
+    return dot;
+  };
+  for (size_t t = 0; t < cur.size(); ++t) {
+    Vec s;
+    for (const Mat& b : bank) s.push_back(score(b[t]));
+    s.push_back(score(cur[t]));
+    const double mx = *std::max_element(s.begin(), s.end());
+    double sum = 0;
+    for (double& e : s) sum += (e = std::exp(e - mx));
+    for (int64_t i = 0; i < H; ++i) {
+      double v = s.back() / sum * cur[t][i];
+      for (size_t j = 0; j < bank.size(); ++j) v += s[j] / sum * bank[j][t][i];
+      out[t][i] = v;
     }
   }
   return out;
@@ -522,8 +581,25 @@ Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
     trace->experts.clear();
   }
   Selection selection;  // the latest full sparse layer's, for the shared layers above it
+  std::vector<Mat> bank;  // Block AttnRes' checkpoints (K3)
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const LayerWeights& L = w.layers[l];
+    if (c.attn_res_block > 0) {  // spec latent-attention §2.5: mix, bank, mixer, restart, mix, FFN
+      const Mat a = AttnResMix(c, bank, h, L.attn_res_score);
+      const bool banked = l % c.attn_res_block == 0;
+      if (banked) bank.push_back(h);
+      const Mat xa = NormRows(a, L.input_norm, c.rms_eps);
+      const Mat y = L.kind == LayerKind::kLinearAttention ? KimiDelta(c, L.kda, xa)
+                                                          : LatentAttention(c, L.mla, xa, nullptr);
+      if (banked) h = y;
+      else AddInPlace(h, y);
+      const Mat xf = NormRows(AttnResMix(c, bank, h, L.ffn_res_score), L.post_norm, c.rms_eps);
+      std::vector<std::vector<int64_t>>* chosen = nullptr;
+      if (trace && c.moe_layer(l)) chosen = &trace->experts.emplace_back();
+      AddInPlace(h, c.moe_layer(l) ? KimiMoe(c, L.moe, xf, chosen) : SwiGlu(c, L.gate_proj, L.up_proj, L.down_proj, xf));
+      if (trace) trace->layer_rms.push_back(MaxRms(h));
+      continue;
+    }
     const Mat x = NormRows(h, L.input_norm, c.rms_eps);
     const bool linear = L.kind == LayerKind::kLinearAttention;
     if (c.latent() && linear) {
@@ -538,12 +614,13 @@ Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
     std::vector<std::vector<int64_t>>* chosen = nullptr;
     if (trace && c.moe_layer(l)) chosen = &trace->experts.emplace_back();
     if (!c.moe_layer(l)) {
-      AddInPlace(h, SwiGlu(L.gate_proj, L.up_proj, L.down_proj, xn));
+      AddInPlace(h, SwiGlu(c, L.gate_proj, L.up_proj, L.down_proj, xn));
     } else {
       AddInPlace(h, c.latent() ? KimiMoe(c, L.moe, xn, chosen) : Moe(c, L.moe, xn, chosen));
     }
     if (trace) trace->layer_rms.push_back(MaxRms(h));
   }
+  if (c.attn_res_block > 0) h = AttnResMix(c, bank, h, w.output_res_score);
   return MatMul(w.lm_head, NormRows(h, w.final_norm, c.rms_eps));
 }
 

@@ -56,8 +56,12 @@ void PlanKimiMixer(Planner& p, int64_t l) {
     p.Add(Role::kKdaB, l, "self_attn.b_proj.weight", "ssm_beta.weight", {nh, H});
     p.Add(Role::kKdaALog, l, "self_attn.A_log", {1, 1, nh, 1}, "ssm_a", {1, 1, nh, 1});
     p.Add(Role::kKdaDtBias, l, "self_attn.dt_bias", "ssm_dt.bias", {inner});
-    p.Add(Role::kKdaGA, l, "self_attn.g_a_proj.weight", "ssm_g_a.weight", {d, H});
-    p.Add(Role::kKdaGB, l, "self_attn.g_b_proj.weight", "ssm_g_b.weight", {inner, d});
+    if (c.arch == Arch::kKimiK3) {
+      p.Add(Role::kKdaGFull, l, "self_attn.g_proj.weight", "ssm_g.weight", {inner, H});
+    } else {
+      p.Add(Role::kKdaGA, l, "self_attn.g_a_proj.weight", "ssm_g_a.weight", {d, H});
+      p.Add(Role::kKdaGB, l, "self_attn.g_b_proj.weight", "ssm_g_b.weight", {inner, d});
+    }
     p.Add(Role::kKdaNorm, l, "self_attn.o_norm.weight", "ssm_norm.weight", {d});
     p.Add(Role::kKdaOut, l, "self_attn.o_proj.weight", "attn_output.weight", {H, inner});
     return;
@@ -79,6 +83,7 @@ void PlanKimiMixer(Planner& p, int64_t l) {
     p.Add(Role::kMlaKB, l, "self_attn.kv_b_proj.weight", {nh * (dn + dv), r}, "attn_k_b.weight", {nh, r, dn});
     p.Add(Role::kMlaVB, l, "self_attn.kv_b_proj.weight", {nh * (dn + dv), r}, "attn_v_b.weight", {nh, dv, r});
   }
+  if (c.arch == Arch::kKimiK3) p.Add(Role::kMlaGate, l, "self_attn.g_proj.weight", "attn_gate.weight", {nh * dv, H});
   p.Add(Role::kMlaOut, l, "self_attn.o_proj.weight", "attn_output.weight", {H, nh * dv});
   if (c.indexer_layer(l)) {  // HF names as GLM-5's and DeepSeek-V3.2's checkpoints
     const int64_t Hi = c.indexer_heads, D = c.indexer_dim;
@@ -97,6 +102,7 @@ void PlanKimiFfn(Planner& p, int64_t l) {
   const ModelConfig& c = p.c;
   const int64_t H = c.hidden, I = c.intermediate, E = c.num_experts, Ie = c.expert_intermediate;
   const int64_t Is = c.shared_intermediate;
+  const int64_t X = c.expert_latent > 0 ? c.expert_latent : H;  // the routed experts' input width
   if (!c.moe_layer(l)) {
     p.Add(Role::kFfnGate, l, "mlp.gate_proj.weight", "ffn_gate.weight", {I, H});
     p.Add(Role::kFfnUp, l, "mlp.up_proj.weight", "ffn_up.weight", {I, H});
@@ -105,21 +111,28 @@ void PlanKimiFfn(Planner& p, int64_t l) {
   }
   // Kimi's checkpoints name the MoE block_sparse_moe (experts w1 / w3 / w2);
   // DeepSeek's and GLM's name it mlp (experts gate_proj / up_proj / down_proj).
-  const bool kimi_names = c.arch == Arch::kKimiLinear || c.arch == Arch::kKdaDsa;
+  const bool kimi_names = c.arch == Arch::kKimiLinear || c.arch == Arch::kKdaDsa || c.arch == Arch::kKimiK3;
   const std::string m = kimi_names ? "block_sparse_moe." : "mlp.";
   p.Add(Role::kRouter, l, m + "gate.weight", "ffn_gate_inp.weight", {E, H});
   p.Add(Role::kRouterBias, l, m + "gate.e_score_correction_bias", "exp_probs_b.bias", {E});
+  if (c.expert_latent > 0) {  // K3: the experts run in a latent of X
+    p.Add(Role::kMoeLatentDown, l, m + "routed_down.weight", "ffn_routed_down.weight", {X, H});
+  }
   if (c.format == FileFormat::kGguf) {
-    p.AddOwn(Role::kExpGate, l, -1, "ffn_gate_exps.weight", {E, Ie, H});
-    p.AddOwn(Role::kExpUp, l, -1, "ffn_up_exps.weight", {E, Ie, H});
-    p.AddOwn(Role::kExpDown, l, -1, "ffn_down_exps.weight", {E, H, Ie});
+    p.AddOwn(Role::kExpGate, l, -1, "ffn_gate_exps.weight", {E, Ie, X});
+    p.AddOwn(Role::kExpUp, l, -1, "ffn_up_exps.weight", {E, Ie, X});
+    p.AddOwn(Role::kExpDown, l, -1, "ffn_down_exps.weight", {E, X, Ie});
   } else {
     for (int64_t e = 0; e < E; ++e) {
       const std::string x = m + "experts." + std::to_string(e) + ".";
-      p.AddOwn(Role::kExpGate, l, e, x + (kimi_names ? "w1.weight" : "gate_proj.weight"), {Ie, H});
-      p.AddOwn(Role::kExpUp, l, e, x + (kimi_names ? "w3.weight" : "up_proj.weight"), {Ie, H});
-      p.AddOwn(Role::kExpDown, l, e, x + (kimi_names ? "w2.weight" : "down_proj.weight"), {H, Ie});
+      p.AddOwn(Role::kExpGate, l, e, x + (kimi_names ? "w1.weight" : "gate_proj.weight"), {Ie, X});
+      p.AddOwn(Role::kExpUp, l, e, x + (kimi_names ? "w3.weight" : "up_proj.weight"), {Ie, X});
+      p.AddOwn(Role::kExpDown, l, e, x + (kimi_names ? "w2.weight" : "down_proj.weight"), {X, Ie});
     }
+  }
+  if (c.expert_latent > 0) {
+    p.Add(Role::kMoeLatentNorm, l, m + "routed_norm.weight", "ffn_routed_norm.weight", {X});
+    p.Add(Role::kMoeLatentUp, l, m + "routed_up.weight", "ffn_routed_up.weight", {H, X});
   }
   p.Add(Role::kShGate, l, m + "shared_experts.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
   p.Add(Role::kShUp, l, m + "shared_experts.up_proj.weight", "ffn_up_shexp.weight", {Is, H});
@@ -137,6 +150,10 @@ std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
   for (int64_t l = 0; l < c.num_layers; ++l) {
     p.Add(Role::kInputNorm, l, "input_layernorm.weight", "attn_norm.weight", {H});
     if (c.latent()) {
+      if (c.attn_res_block > 0) {
+        p.Add(Role::kAttnResScore, l, "self_attention_res.weight", "attn_res_score.weight", {H});
+        p.Add(Role::kFfnResScore, l, "mlp_res.weight", "ffn_res_score.weight", {H});
+      }
       PlanKimiMixer(p, l);
       p.Add(Role::kPostNorm, l, "post_attention_layernorm.weight", "ffn_norm.weight", {H});
       PlanKimiFfn(p, l);
@@ -196,6 +213,7 @@ std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
     p.Add(Role::kFfnDown, l, "mlp.down_proj.weight", "ffn_down.weight", {H, I});
   }
   p.Add(Role::kFinalNorm, -1, "norm.weight", "output_norm.weight", {H});
+  if (c.attn_res_block > 0) p.Add(Role::kOutputResScore, -1, "output_attn_res.weight", "output_res_score.weight", {H});
   if (!c.tied_embeddings) p.Add(Role::kLmHead, -1, "lm_head.weight", "output.weight", {V, H});
   return std::move(p.out);
 }
@@ -253,6 +271,7 @@ bool IsSmallRole(Role r) {
     case Role::kKdaQConv: case Role::kKdaKConv: case Role::kKdaVConv: case Role::kKdaALog: case Role::kKdaDtBias:
     case Role::kKdaNorm: case Role::kMlaKvANorm: case Role::kRouterBias:
     case Role::kMlaQANorm: case Role::kIdxKNorm: case Role::kIdxKNormBias:
+    case Role::kMoeLatentNorm: case Role::kAttnResScore: case Role::kFfnResScore: case Role::kOutputResScore:
       return true;
     default:
       return false;
@@ -280,6 +299,7 @@ const char* GgufArchName(Arch a) {
     case Arch::kGlmDsa: return "glm-dsa";
     case Arch::kDeepseek32: return "deepseek32";
     case Arch::kKdaDsa: return "kda-dsa";
+    case Arch::kKimiK3: return "kimi-k3";
   }
   return "?";
 }

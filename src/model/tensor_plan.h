@@ -48,6 +48,11 @@ enum class Role {
   // query LoRA, and the lightning indexer of a full layer.
   kMlaQA, kMlaQANorm, kMlaQB,
   kIdxQB, kIdxK, kIdxKNorm, kIdxKNormBias, kIdxProj,
+  // Kimi K3 (spec latent-attention §2, §3.4): the full-rank KDA output gate,
+  // the MLA output gate, the latent MoE's projections and norm, Block
+  // AttnRes' score vectors.
+  kKdaGFull, kMlaGate, kMoeLatentDown, kMoeLatentUp, kMoeLatentNorm,
+  kAttnResScore, kFfnResScore, kOutputResScore,
 };
 
 // How the routed experts of a MoE layer are stored.
@@ -94,7 +99,7 @@ bool IsSmallRole(Role r);
 bool IsZeroCentredNorm(Role r, Arch arch);
 
 // The GGUF architecture string ("qwen35", "qwen3", "qwen35moe", "qwen3next",
-// "kimi-linear", "glm-dsa", "deepseek32", "kda-dsa").
+// "kimi-linear", "glm-dsa", "deepseek32", "kda-dsa", "kimi-k3").
 const char* GgufArchName(Arch a);
 
 }  // namespace lineage::model

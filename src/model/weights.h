@@ -74,6 +74,7 @@ struct KdaWeights {
   std::vector<float> dt_bias;         // [inner]
   TensorView g_a;                     // [d, H]
   TensorView g_b;                     // [inner, d]
+  TensorView g_full;                  // [inner, H]: K3's full-rank output gate, in place of g_b g_a
   std::vector<float> norm;            // [d], plain weight
   TensorView o_proj;                  // [H, inner]
 };
@@ -96,6 +97,7 @@ struct MlaWeights {
   std::vector<float> q_a_norm;        // [q_lora]
   TensorView q_b;                     // [nh (dn + dr), q_lora]
   IndexerWeights indexer;             // full layers of a sparse model
+  TensorView out_gate;                // [nh dv, H]: K3's output gate, u *= sigmoid(out_gate xn)
   TensorView kv_a;                    // [L + dr, H]: [c_kv | k_pe]
   std::vector<float> kv_a_norm;       // [L]
   // Per head, whatever the file's cut (HF kv_b_proj or GGUF attn_k_b /
@@ -120,6 +122,11 @@ struct MoeWeights {
   TensorView shared_down;              // [H, I_s]
   std::vector<float> shared_gate_inp;  // [H]: the shared expert's scale is sigmoid(x . this); empty: no gate (kimi)
   std::vector<float> score_bias;       // [E]: kimi's e_score_correction_bias (selection only); else empty
+  // K3's latent MoE: the routed experts read latent_down xn [X] and their
+  // weighted sum goes through rmsnorm(.) latent_norm, then latent_up.
+  TensorView latent_down;              // [X, H]
+  std::vector<float> latent_norm;      // [X]; empty: no norm
+  TensorView latent_up;                // [H, X]
 };
 
 struct LayerWeights {
@@ -134,12 +141,15 @@ struct LayerWeights {
   TensorView up_proj;             // [I, H]
   TensorView down_proj;           // [H, I]
   MoeWeights moe;                 // valid when config.moe_layer(l)
+  std::vector<float> attn_res_score;  // [H]: Block AttnRes' mix before the mixer (K3); else empty
+  std::vector<float> ffn_res_score;   // [H]: ... before the FFN
 };
 
 struct Weights {
   TensorView embed;               // [V, H]
   std::vector<LayerWeights> layers;
   std::vector<float> final_norm;  // [H], effective scale
+  std::vector<float> output_res_score;  // [H]: Block AttnRes' mix before the final norm (K3); else empty
   TensorView lm_head;             // [V, H]; the same view as `embed` when tied
 };
 

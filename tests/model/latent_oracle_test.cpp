@@ -79,9 +79,12 @@ TEST(LatentOracle, GlmDsaConfigIsReadFromTheFile) {
   EXPECT_FALSE((*model)->weights.layers[5].mla.indexer.valid());
 }
 
-TEST(LatentOracle, GlmDsaReferenceMatchesLlamaCpp) {
-  const std::string base = ModelsDir() + "/tiny-glm-dsa";
+// The reference's last logits within 1e-3 of llama.cpp's and its 8 greedy
+// tokens exactly, on the oracle file `name`.
+void ExpectReferenceMatchesOracle(const std::string& name) {
+  const std::string base = ModelsDir() + "/" + name;
   if (!std::filesystem::exists(base + ".gguf")) GTEST_SKIP() << base << ".gguf is absent";
+  SCOPED_TRACE(name);
   auto model = LoadModel(base + ".gguf");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   std::vector<int32_t> tokens = ReadIds(ModelsDir() + "/prompt_ids.txt", ',');
@@ -106,6 +109,34 @@ TEST(LatentOracle, GlmDsaReferenceMatchesLlamaCpp) {
   }
   EXPECT_EQ(greedy, want_greedy);
 }
+
+TEST(LatentOracle, GlmDsaReferenceMatchesLlamaCpp) { ExpectReferenceMatchesOracle("tiny-glm-dsa"); }
+
+TEST(LatentOracle, KimiK3ConfigIsReadFromTheFile) {
+  const std::string path = ModelsDir() + "/tiny-kimi-k3.gguf";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent";
+  auto model = LoadModel(path);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const ModelConfig& c = (*model)->config;
+  EXPECT_EQ(c.arch, Arch::kKimiK3);
+  EXPECT_EQ(c.num_linear_layers(), 6);
+  EXPECT_EQ(c.num_full_layers(), 2);
+  EXPECT_EQ(c.lin_num_k_heads, 4);
+  EXPECT_EQ(c.lin_k_dim, 64);
+  EXPECT_EQ(c.kda_gate_lower_bound, -5.0);
+  EXPECT_EQ(c.expert_latent, 64);
+  EXPECT_EQ(c.situ_beta, 4.0);
+  EXPECT_EQ(c.situ_linear_beta, 25.0);
+  EXPECT_EQ(c.attn_res_block, 3);
+  EXPECT_FALSE(c.latent_rope);
+  const Weights& w = (*model)->weights;
+  EXPECT_TRUE(w.layers[0].kda.g_full.valid());
+  EXPECT_TRUE(w.layers[3].mla.out_gate.valid());
+  EXPECT_TRUE(w.layers[3].moe.latent_down.valid());
+  EXPECT_EQ(w.output_res_score.size(), 256u);
+}
+
+TEST(LatentOracle, KimiK3ReferenceMatchesLlamaCpp) { ExpectReferenceMatchesOracle("tiny-kimi-k3"); }
 
 }  // namespace
 }  // namespace lineage::model
