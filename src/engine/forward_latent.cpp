@@ -1,33 +1,115 @@
-// The latent-attention archs (spec §7; latent-attention §1): pre-norm layers
-// whose mixer is KDA or latent attention (MLA: dense in Kimi Linear, sparse
-// with the lightning indexer in glm-dsa, deepseek32 and kda-dsa), each
-// followed by a dense SwiGLU FFN (the leading layers) or the DeepSeek-V3
-// MoE. Norms are plain RMSNorm weights.
+// The latent-attention archs (spec §7; latent-attention §1, §2): pre-norm
+// layers whose mixer is KDA or latent attention (MLA: dense in Kimi Linear
+// and Kimi K3, sparse with the lightning indexer in glm-dsa, deepseek32 and
+// kda-dsa), each followed by a dense FFN (the leading layers) or the
+// DeepSeek-V3 MoE. Norms are plain RMSNorm weights. Kimi K3 replaces the
+// residual stream by Block AttnRes (ForwardAttnRes).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
 #include "engine/forward.h"
 #include "engine/forward_common.h"
 
 namespace lineage::engine {
+namespace {
+
+// Counts the layers of each kind as the forward walks them: the state and
+// page slots of the mixers.
+struct MixerSlots {
+  int64_t kda = 0, mla = 0, index = 0;
+};
+
+void Mixer(const model::ModelConfig& c, const model::LayerWeights& layer, int64_t l, MixerSlots& slots,
+           const StepContext& ctx, const float* xn, float* out) {
+  if (layer.kind == model::LayerKind::kLinearAttention) {
+    KimiDeltaAttention(layer.kda, slots.kda++, ctx, xn, out);
+  } else {
+    LatentAttention(layer.mla, slots.mla++, c.indexer_layer(l) ? slots.index++ : -1, ctx, xn, out);
+  }
+}
+
+void Ffn(const model::ModelConfig& c, const model::LayerWeights& layer, int64_t l, const StepContext& ctx,
+         const float* xn, float* out) {
+  if (c.moe_layer(l)) {
+    MoeFeedForward(layer.moe, ctx, xn, out);
+  } else {
+    FeedForward(layer, ctx, xn, out);
+  }
+}
+
+// Block AttnRes' mix (spec latent-attention §2.5) of every row: over the n
+// banked vectors and `cur`, softmax of each one's weightless RMSNorm dotted
+// with w, applied to the raw vectors; into out. bank holds [n][R][H].
+void AttnResMix(const float* bank, int64_t n, const float* cur, const std::vector<float>& w, int64_t R, int64_t H,
+                float eps, float* out) {
+  std::vector<float> score(static_cast<size_t>(n + 1));
+  auto norm_dot = [&](const float* v) {
+    const float rms = std::sqrt(kernels::Dot(v, v, H) / static_cast<float>(H) + eps);
+    return kernels::Dot(v, w.data(), H) / rms;
+  };
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t j = 0; j < n; ++j) score[j] = norm_dot(bank + (j * R + r) * H);
+    score[n] = norm_dot(cur + r * H);
+    kernels::Softmax(score.data(), n + 1);
+    float* o = out + r * H;
+    for (int64_t i = 0; i < H; ++i) o[i] = score[n] * cur[r * H + i];
+    for (int64_t j = 0; j < n; ++j) kernels::Axpy(score[j], bank + (j * R + r) * H, o, H);
+  }
+}
+
+// Kimi K3's layers over Block AttnRes: h is banked (raw) at the first layer
+// of every block, where the running sum restarts at the mixer's output;
+// the mixer and the FFN read mixes of the bank and the running sum.
+void ForwardAttnRes(const model::Model& m, const StepContext& ctx, float* logits) {
+  const model::ModelConfig& c = m.config;
+  const int64_t R = ctx.batch.num_rows, H = c.hidden, B = c.attn_res_block;
+  const float eps = static_cast<float>(c.rms_eps);
+  Workspace& ws = ctx.ws;
+  float* h = ws.x.data();
+  float* mix = ws.res_mix.data();  // [R, H]
+  std::vector<float>& bank = ws.res_bank;
+  bank.resize(static_cast<size_t>(((c.num_layers + B - 1) / B) * R * H));
+  int64_t banked = 0;
+  EmbedTokens(m.weights, ctx, h);
+  MixerSlots slots;
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const model::LayerWeights& layer = m.weights.layers[l];
+    const float* a = h;
+    if (banked > 0) {
+      AttnResMix(bank.data(), banked, h, layer.attn_res_score, R, H, eps, mix);
+      a = mix;
+    }
+    const bool bank_here = l % B == 0;
+    if (bank_here) std::memcpy(bank.data() + banked++ * R * H, h, static_cast<size_t>(R * H) * 4);
+    kernels::RmsNorm(a, layer.input_norm.data(), eps, R, H, ws.xn.data());
+    Mixer(c, layer, l, slots, ctx, ws.xn.data(), ws.out.data());
+    if (bank_here) {
+      std::memcpy(h, ws.out.data(), static_cast<size_t>(R * H) * 4);
+    } else {
+      kernels::Add(h, ws.out.data(), h, R * H);
+    }
+    AttnResMix(bank.data(), banked, h, layer.ffn_res_score, R, H, eps, mix);
+    kernels::RmsNorm(mix, layer.post_norm.data(), eps, R, H, ws.xn.data());
+    Ffn(c, layer, l, ctx, ws.xn.data(), ws.out.data());
+    kernels::Add(h, ws.out.data(), h, R * H);
+  }
+  AttnResMix(bank.data(), banked, h, m.weights.output_res_score, R, H, eps, mix);
+  std::memcpy(h, mix, static_cast<size_t>(R * H) * 4);
+  if (logits != nullptr) LastRowLogits(m.weights, ctx, h, logits);
+}
+
+}  // namespace
 
 void ForwardLatent(const model::Model& m, const StepContext& ctx, float* logits) {
   const model::ModelConfig& c = m.config;
+  if (c.attn_res_block > 0) return ForwardAttnRes(m, ctx, logits);
   EmbedTokens(m.weights, ctx, ctx.ws.x.data());
-  int64_t kda_index = 0, mla_index = 0, index_layer = 0;
+  MixerSlots slots;
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const model::LayerWeights& layer = m.weights.layers[l];
-    PreNormResidual(layer.input_norm, ctx, [&](const float* xn, float* out) {
-      if (layer.kind == model::LayerKind::kLinearAttention) {
-        KimiDeltaAttention(layer.kda, kda_index++, ctx, xn, out);
-      } else {
-        LatentAttention(layer.mla, mla_index++, c.indexer_layer(l) ? index_layer++ : -1, ctx, xn, out);
-      }
-    });
-    PreNormResidual(layer.post_norm, ctx, [&](const float* xn, float* out) {
-      if (c.moe_layer(l)) {
-        MoeFeedForward(layer.moe, ctx, xn, out);
-      } else {
-        FeedForward(layer, ctx, xn, out);
-      }
-    });
+    PreNormResidual(layer.input_norm, ctx, [&](const float* xn, float* out) { Mixer(c, layer, l, slots, ctx, xn, out); });
+    PreNormResidual(layer.post_norm, ctx, [&](const float* xn, float* out) { Ffn(c, layer, l, ctx, xn, out); });
   }
   if (logits != nullptr) LastRowLogits(m.weights, ctx, ctx.ws.x.data(), logits);
 }

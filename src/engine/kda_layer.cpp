@@ -3,9 +3,10 @@
 //   y         = silu(causal_conv(q | k | v))        per channel, with the sequence's window
 //   q, k      = l2norm per head; q /= sqrt(d)
 //   g         = ssm_a[h] * softplus(f_b f_a xn + dt_bias)   per channel
+//               (K3: lb * sigmoid(-ssm_a[h] (f_b f_a xn + dt_bias)), in (lb, 0))
 //   beta      = sigmoid(b_proj xn)
 //   o         = KDA delta rule per head, from and into the sequence's state
-//   out       = o_proj( rmsnorm_d(o) * norm_w * sigmoid(g_b g_a xn) )
+//   out       = o_proj( rmsnorm_d(o) * norm_w * sigmoid(g_b g_a xn) )   (K3: sigmoid(g xn), full rank)
 // The conv window and S live where a GDN layer's do (RecurrentState): the
 // three convs' channels are one [q | k | v] window of 3 inner channels.
 #include <immintrin.h>
@@ -44,22 +45,35 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
   float* gate = ks.gate.data();        // [R, inner]
   float* core = ctx.ws.mid1.data();    // [R, inner]
   float* beta = ctx.ws.heads0.data();  // [R, nh]
-  MultiGemm({{&w.q_proj, mixed, conv_dim}, {&w.k_proj, mixed + inner, conv_dim},
-             {&w.v_proj, mixed + 2 * inner, conv_dim}, {&w.f_a, low, 2 * d}, {&w.g_a, low + d, 2 * d},
-             {&w.b_proj, beta, nh}},
-            xn, H, R, ctx.pool);
+  if (w.g_full.valid()) {  // K3: the output gate is one full-rank projection
+    MultiGemm({{&w.q_proj, mixed, conv_dim}, {&w.k_proj, mixed + inner, conv_dim},
+               {&w.v_proj, mixed + 2 * inner, conv_dim}, {&w.f_a, low, 2 * d}, {&w.g_full, gate, inner},
+               {&w.b_proj, beta, nh}},
+              xn, H, R, ctx.pool);
+  } else {
+    MultiGemm({{&w.q_proj, mixed, conv_dim}, {&w.k_proj, mixed + inner, conv_dim},
+               {&w.v_proj, mixed + 2 * inner, conv_dim}, {&w.f_a, low, 2 * d}, {&w.g_a, low + d, 2 * d},
+               {&w.b_proj, beta, nh}},
+              xn, H, R, ctx.pool);
+    kernels::Gemm(w.g_b, low + d, 2 * d, gate, inner, R, ctx.pool);
+  }
   kernels::Gemm(w.f_b, low, 2 * d, decay, inner, R, ctx.pool);
-  kernels::Gemm(w.g_b, low + d, 2 * d, gate, inner, R, ctx.pool);
 
   ConvAllSegments(w.conv.data(), K, conv_dim, kda_index, ctx, mixed, conv);
   const std::vector<Segment>& segs = ctx.batch.segments;
 
   NormalizeQk(conv, R, conv_dim, nh, d);
+  const float lower_bound = static_cast<float>(c.kda_gate_lower_bound);
   for (int64_t r = 0; r < R; ++r) {
     for (int64_t h = 0; h < nh; ++h) {
       beta[r * nh + h] = 1.0f / (1.0f + std::exp(-beta[r * nh + h]));
       float* gh = decay + r * inner + h * d;
-      for (int64_t i = 0; i < d; ++i) gh[i] = w.ssm_a[h] * Softplus(gh[i] + w.dt_bias[h * d + i]);
+      if (lower_bound < 0) {  // K3: lb sigmoid(exp(A_log) (f + dt_bias)), exp(A_log) = -ssm_a
+        for (int64_t i = 0; i < d; ++i)
+          gh[i] = lower_bound / (1.0f + std::exp(w.ssm_a[h] * (gh[i] + w.dt_bias[h * d + i])));
+      } else {
+        for (int64_t i = 0; i < d; ++i) gh[i] = w.ssm_a[h] * Softplus(gh[i] + w.dt_bias[h * d + i]);
+      }
     }
   }
 

@@ -248,6 +248,12 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
     for (size_t si = 0; si < segs.size(); ++si)
       if (path[si] != LatentPath::kExpanded) apply_v(segs[si].row_begin, segs[si].num_tokens);
   }
+  if (w.out_gate.valid()) {  // K3: u *= sigmoid(attn_gate xn), per element
+    float* gate = ks.q_lat.data();  // free again: [R, nh dv] fits in [R, nh W]
+    kernels::Gemm(w.out_gate, xn, H, gate, nh * dv, R, ctx.pool);
+    kernels::Sigmoid(gate, gate, R * nh * dv);
+    for (int64_t i = 0; i < R * nh * dv; ++i) att[i] *= gate[i];
+  }
   kernels::Gemm(w.o_proj, att, nh * dv, out, H, R, ctx.pool);
 }
 

@@ -164,6 +164,16 @@ void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const fl
   }
   }
 
+  // K3's latent MoE: the routed experts read z = latent_down xn, X wide
+  // (spec latent-attention §2.3); the router and the shared expert read xn.
+  const bool latent = w.latent_down.valid();
+  const int64_t X = latent ? c.expert_latent : H;
+  const float* xr = xn;  // [R, X]: the routed experts' input
+  if (latent) {
+    kernels::Gemm(w.latent_down, xn, H, m.latent_in.data(), X, R, ctx.pool);
+    xr = m.latent_in.data();
+  }
+
   // Group routes by expert: expert e owns slots [offset[e], offset[e] + count[e]).
   int64_t next = 0;
   for (int64_t e = 0; e < E; ++e) {
@@ -172,12 +182,12 @@ void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const fl
   }
   std::vector<int64_t>& fill = m.cursor;
   std::copy(m.offset.begin(), m.offset.end(), fill.begin());
-  float* xs = m.xs.data();  // [R k, H] gathered inputs, slot order
+  float* xs = m.xs.data();  // [R k, X] gathered inputs, slot order
   for (int64_t r = 0; r < R; ++r)
     for (int64_t j = 0; j < k; ++j) {
       const int64_t slot = fill[m.route_expert[r * k + j]]++;
       m.slot_of_route[r * k + j] = slot;
-      std::memcpy(xs + slot * H, xn + r * H, static_cast<size_t>(H) * 4);
+      std::memcpy(xs + slot * X, xr + r * X, static_cast<size_t>(X) * 4);
     }
 
   // Pass 1: gate and up of the shared expert and of every routed expert chosen.
@@ -191,17 +201,22 @@ void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const fl
     // One row (decode of one sequence): every projection of the pass reads
     // the same xn, so they go as one GemmMulti: the activations are
     // quantised once, not once per block, and the threads stream the
-    // weights in chunks of equal bytes.
+    // weights in chunks of equal bytes. (A latent MoE's experts read z:
+    // a GemmMulti of their own.)
     thread_local std::vector<kernels::GemmTarget> targets;
     targets.clear();
     targets.push_back({&w.shared_gate, sh_gate, Is});
     targets.push_back({&w.shared_up, sh_up, Is});
+    if (latent) {
+      kernels::GemmMulti(targets, xn, H, 1, ctx.pool);
+      targets.clear();
+    }
     for (int64_t e = 0; e < E; ++e) {
       if (m.count[e] == 0) continue;
       targets.push_back({&w.gate[e], gate + m.offset[e] * Ie, Ie});
       targets.push_back({&w.up[e], up + m.offset[e] * Ie, Ie});
     }
-    kernels::GemmMulti(targets, xn, H, 1, ctx.pool);
+    kernels::GemmMulti(targets, xr, X, 1, ctx.pool);
   } else {
     int64_t active_rows = Is;
     for (int64_t e = 0; e < E; ++e) active_rows += m.count[e] > 0 ? Ie : 0;
@@ -210,37 +225,47 @@ void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const fl
     AddBlocks(&w.shared_up, rows1, xn, H, sh_up, Is, R, &blocks);
     for (int64_t e = 0; e < E; ++e) {
       if (m.count[e] == 0) continue;
-      const float* x = xs + m.offset[e] * H;
-      AddBlocks(&w.gate[e], rows1, x, H, gate + m.offset[e] * Ie, Ie, m.count[e], &blocks);
-      AddBlocks(&w.up[e], rows1, x, H, up + m.offset[e] * Ie, Ie, m.count[e], &blocks);
+      const float* x = xs + m.offset[e] * X;
+      AddBlocks(&w.gate[e], rows1, x, X, gate + m.offset[e] * Ie, Ie, m.count[e], &blocks);
+      AddBlocks(&w.up[e], rows1, x, X, up + m.offset[e] * Ie, Ie, m.count[e], &blocks);
     }
     RunBlocks(blocks, ctx.pool);
   }
-  kernels::SiluMul(gate, up, gate, R * k * Ie);
-  kernels::SiluMul(sh_gate, sh_up, sh_gate, R * Is);
+  GatedActivation(c, gate, up, R * k * Ie);
+  GatedActivation(c, sh_gate, sh_up, R * Is);
 
   // Pass 2: down projections; the shared expert writes `out` directly.
-  float* ys = m.ys.data();  // [R k, H], slot order
+  float* ys = m.ys.data();  // [R k, X], slot order
   blocks.clear();
   int64_t active = 1;
   for (int64_t e = 0; e < E; ++e) active += m.count[e] > 0;
-  const int64_t rows2 = BlockRows(active * H, threads);
+  const int64_t rows2 = BlockRows(active * X, threads);
   AddBlocks(&w.shared_down, rows2, sh_gate, Is, out, H, R, &blocks);
   for (int64_t e = 0; e < E; ++e) {
     if (m.count[e] == 0) continue;
-    AddBlocks(&w.down[e], rows2, gate + m.offset[e] * Ie, Ie, ys + m.offset[e] * H, H, m.count[e], &blocks);
+    AddBlocks(&w.down[e], rows2, gate + m.offset[e] * Ie, Ie, ys + m.offset[e] * X, X, m.count[e], &blocks);
   }
   RunBlocks(blocks, ctx.pool);
 
-  // Combine: out = sigmoid(xn . shared_gate_inp) out + sum_k w_k ys[slot].
+  // Combine: out = sigmoid(xn . shared_gate_inp) out + sum_k w_k ys[slot];
+  // a latent MoE sums in its latent, then out += latent_up(rmsnorm(sum)).
+  float* sum = latent ? m.latent_in.data() : nullptr;  // z is spent: [R, X]
   for (int64_t r = 0; r < R; ++r) {
-    float* o = out + r * H;
     if (!w.shared_gate_inp.empty()) {
       const float s = kernels::Dot(xn + r * H, w.shared_gate_inp.data(), H);
-      kernels::Scale(o, 1.0f / (1.0f + std::exp(-s)), H);
+      kernels::Scale(out + r * H, 1.0f / (1.0f + std::exp(-s)), H);
     }
+    float* o = latent ? sum + r * X : out + r * H;
+    if (latent) std::fill(o, o + X, 0.0f);
     for (int64_t j = 0; j < k; ++j)
-      kernels::Axpy(m.route_weight[r * k + j], ys + m.slot_of_route[r * k + j] * H, o, H);
+      kernels::Axpy(m.route_weight[r * k + j], ys + m.slot_of_route[r * k + j] * X, o, X);
+  }
+  if (latent) {
+    if (!w.latent_norm.empty())
+      kernels::RmsNorm(sum, w.latent_norm.data(), static_cast<float>(c.rms_eps), R, X, sum);
+    float* up_out = m.latent_out.data();  // [R, H]
+    kernels::Gemm(w.latent_up, sum, X, up_out, H, R, ctx.pool);
+    kernels::Add(out, up_out, out, R * H);
   }
 }
 

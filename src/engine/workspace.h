@@ -23,6 +23,8 @@ struct MoeScratch {
   std::vector<float> xs;               // [R k, H] inputs grouped by expert
   std::vector<float> gate, up;         // [R k, I_e] then [R, I_s] (shared expert)
   std::vector<float> ys;               // [R k, H] expert outputs, slot order
+  std::vector<float> latent_in;        // [R, X]: a latent MoE's z, then its weighted sum
+  std::vector<float> latent_out;       // [R, H]: latent_up of that sum
 };
 
 // Scratch of the latent archs' mixers (kda_layer.cpp, mla_layer.cpp,
@@ -62,6 +64,8 @@ struct Workspace {
   std::vector<float> rope;   // [R, rope_dims] cos | sin per row
   MoeScratch moe;            // sized only for MoE models
   LatentScratch latent;      // sized only for the latent archs
+  std::vector<float> res_mix;   // [R, H] Block AttnRes' mix (K3)
+  std::vector<float> res_bank;  // [blocks, R, H] its banked vectors, grown by the forward
   int64_t rows = 0;
 
   void Ensure(const model::ModelConfig& c, int64_t num_rows) {
@@ -84,6 +88,7 @@ struct Workspace {
     grow(heads0, std::max<int64_t>(c.lin_num_v_heads, 1));
     grow(heads1, std::max<int64_t>(c.lin_num_v_heads, 1));
     grow(rope, std::max<int64_t>(c.rope_dims, 1));
+    if (c.attn_res_block > 0) grow(res_mix, c.hidden);
     if (c.latent()) {
       const int64_t inner = c.lin_num_k_heads * c.lin_k_dim;
       grow(latent.low, 2 * c.lin_k_dim);
@@ -112,6 +117,8 @@ struct Workspace {
       grow(moe.gate, k * c.expert_intermediate + c.shared_intermediate);
       grow(moe.up, k * c.expert_intermediate + c.shared_intermediate);
       grow(moe.ys, k * c.hidden);
+      grow(moe.latent_in, std::max<int64_t>(c.expert_latent, 1));
+      grow(moe.latent_out, c.expert_latent > 0 ? c.hidden : 1);
     }
   }
 };

@@ -143,7 +143,18 @@ Result<int64_t> FullAttentionInterval(const ModelConfig& c) {
 // the query LoRA, the KDA widths where there are KDA layers, the MoE, and the
 // lightning indexer.
 void AddLatentKeys(GgufWriter& w, const std::string& a, const ModelConfig& c) {
-  if (c.num_linear_layers() > 0 || c.arch == Arch::kKimiLinear) {
+  if (c.arch == Arch::kKimiK3) {  // K3's converter writes INT32 (spec latent-attention §3.3)
+    std::vector<int32_t> kv_heads;
+    for (LayerKind k : c.layer_kinds) kv_heads.push_back(k == LayerKind::kFullAttention ? 1 : 0);
+    w.AddInt32Array(a + "attention.head_count_kv", kv_heads);
+    w.AddUint32(a + "ssm.conv_kernel", static_cast<uint32_t>(c.conv_kernel));
+    w.AddUint32(a + "kda.head_dim", static_cast<uint32_t>(c.lin_k_dim));
+    if (c.kda_gate_lower_bound < 0) w.AddFloat32(a + "kda.gate_lower_bound", static_cast<float>(c.kda_gate_lower_bound));
+    if (c.expert_latent > 0) w.AddUint32(a + "expert_latent_length", static_cast<uint32_t>(c.expert_latent));
+    w.AddFloat32(a + "activation.situ_beta", static_cast<float>(c.situ_beta));
+    w.AddFloat32(a + "activation.situ_linear_beta", static_cast<float>(c.situ_linear_beta));
+    w.AddUint32(a + "attn_res.block_size", static_cast<uint32_t>(c.attn_res_block));
+  } else if (c.num_linear_layers() > 0 || c.arch == Arch::kKimiLinear) {
     std::vector<uint32_t> kv_heads;
     for (LayerKind k : c.layer_kinds) kv_heads.push_back(k == LayerKind::kFullAttention ? 1 : 0);
     w.AddUint32Array(a + "attention.head_count_kv", kv_heads);

@@ -42,7 +42,8 @@ Range RangeFor(Arch arch, const PlannedTensor& p) {
       return UniformWithStd(2.0 / std::sqrt(static_cast<double>(p.hf_shape[1])));
     case Role::kFinalNorm: case Role::kInputNorm: case Role::kPostNorm:
     case Role::kAttnQNorm: case Role::kAttnKNorm: case Role::kLinNorm:
-    case Role::kKdaNorm: case Role::kMlaKvANorm: case Role::kMlaQANorm: case Role::kIdxKNorm: {
+    case Role::kKdaNorm: case Role::kMlaKvANorm: case Role::kMlaQANorm: case Role::kIdxKNorm:
+    case Role::kMoeLatentNorm: {
       // Zero-centred norms store w (scale 1 + w); plain ones store the scale.
       Range r = UniformWithStd(0.1);
       if (!IsZeroCentredNorm(p.role, arch)) r = {1 + r.lo, 1 + r.hi};
@@ -58,6 +59,8 @@ Range RangeFor(Arch arch, const PlannedTensor& p) {
       return UniformWithStd(0.05);
     case Role::kIdxKNormBias:
       return UniformWithStd(0.1);
+    case Role::kAttnResScore: case Role::kFfnResScore: case Role::kOutputResScore:
+      return UniformWithStd(0.05);  // scores of a few units over the hidden width: a soft mix
     case Role::kLinOut: case Role::kKdaOut: case Role::kMlaOut:
       return UniformWithStd(0.25 / std::sqrt(fan_in));
     default:

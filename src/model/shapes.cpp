@@ -304,6 +304,73 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
   return s;
 }
 
+// Kimi K3 (spec latent-attention §2, §3.3): Kimi Linear's skeleton, the
+// MLA layers at 1-indexed 4, 8, ... and the last. tiny follows the oracle
+// file tiny-kimi-k3.gguf at a hidden of 128.
+Result<ModelSpec> LookupKimiK3Shape(std::string_view shape) {
+  ModelSpec s;
+  s.shape = std::string(shape);
+  ModelConfig& c = s.config;
+  c.arch = Arch::kKimiK3;
+  c.rms_eps = 1e-5;
+  c.tied_embeddings = false;
+  c.rope_theta = 1e4;  // unused: K3's MLA is NoPE
+  c.conv_kernel = 4;
+  c.num_kv_heads = 1;
+  c.leading_dense_layers = 1;
+  c.kda_gate_lower_bound = -5.0;
+  c.situ_beta = 4.0;
+  c.situ_linear_beta = 25.0;
+  if (shape == "tiny") {
+    c.hidden = 128;
+    c.num_layers = 8;
+    c.vocab = 1024;
+    c.intermediate = 192;
+    c.num_heads = 4;
+    c.kv_lora_rank = 32;
+    c.qk_nope_dim = 32;
+    c.qk_rope_dim = 16;
+    c.v_head_dim = 32;
+    c.lin_k_dim = c.lin_v_dim = 32;
+    c.num_experts = 8;
+    c.experts_per_token = 2;
+    c.expert_intermediate = 64;
+    c.shared_intermediate = 64;
+    c.expert_latent = 64;
+    c.routed_scaling = 2.446;
+    c.attn_res_block = 3;
+    c.context_length = 32768;
+  } else if (shape == "kimi-k3") {
+    c.hidden = 7168;
+    c.num_layers = 93;
+    c.vocab = 163840;
+    c.intermediate = 33792;
+    c.num_heads = 96;
+    c.q_lora_rank = 1536;
+    c.kv_lora_rank = 512;
+    c.qk_nope_dim = 128;
+    c.qk_rope_dim = 64;
+    c.v_head_dim = 128;
+    c.lin_k_dim = c.lin_v_dim = 128;
+    c.num_experts = 896;
+    c.experts_per_token = 16;
+    c.expert_intermediate = 3072;
+    c.shared_intermediate = 2 * 3072;
+    c.expert_latent = 3584;
+    c.routed_scaling = 1.0;
+    c.attn_res_block = 12;
+    c.context_length = 1048576;
+  } else {
+    return NotFound("unknown shape '" + std::string(shape) + "' for kimi_k3 (known: tiny, kimi-k3)");
+  }
+  c.lin_num_k_heads = c.lin_num_v_heads = c.num_heads;  // KDA heads = MLA heads
+  c.head_dim = c.qk_nope_dim + c.qk_rope_dim;
+  c.rope_dims = c.qk_rope_dim;
+  c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
+  if (shape != "tiny") c.layer_kinds.back() = LayerKind::kFullAttention;
+  return s;
+}
+
 }  // namespace
 
 std::vector<LayerKind> LayerKindsFromInterval(int64_t num_layers, int64_t interval) {
@@ -322,9 +389,10 @@ Result<Arch> ParseArch(std::string_view name) {
   if (name == "glm_dsa") return Arch::kGlmDsa;
   if (name == "deepseek32") return Arch::kDeepseek32;
   if (name == "kda_dsa") return Arch::kKdaDsa;
+  if (name == "kimi_k3") return Arch::kKimiK3;
   return InvalidArgument("unknown architecture '" + std::string(name) +
                          "' (known: qwen3_5, qwen3, qwen3_5_moe, qwen3_next, kimi_linear, glm_dsa, deepseek32, "
-                         "kda_dsa)");
+                         "kda_dsa, kimi_k3)");
 }
 
 Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
@@ -334,6 +402,7 @@ Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
                            std::to_string(c.num_layers) + "] for shape " + spec.shape);
   c.num_layers = num_layers;
   c.layer_kinds.resize(static_cast<size_t>(num_layers));
+  c.attn_res_block = std::min(c.attn_res_block, num_layers);
   if (!c.indexer_full.empty()) c.indexer_full.resize(static_cast<size_t>(num_layers));
   c.leading_dense_layers = std::min(c.leading_dense_layers, num_layers);
   if ((IsHybrid(c.arch) || c.latent()) && c.num_full_layers() == 0)
@@ -348,6 +417,11 @@ Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_o
     LINEAGE_ASSIGN_OR_RETURN(ModelSpec sparse, LookupSparseShape(arch, shape));
     if (vocab_override > 0) sparse.config.vocab = vocab_override;
     return sparse;
+  }
+  if (arch == Arch::kKimiK3) {
+    LINEAGE_ASSIGN_OR_RETURN(ModelSpec k3, LookupKimiK3Shape(shape));
+    if (vocab_override > 0) k3.config.vocab = vocab_override;
+    return k3;
   }
   if (arch == Arch::kKimiLinear) {
     LINEAGE_ASSIGN_OR_RETURN(ModelSpec kimi, LookupKimiShape(shape));

@@ -30,6 +30,11 @@
 //   64 experts of 1536 (top 4) and a shared one; widths the seed does not
 //   give are GLM-4.7-Flash's, the indexer GLM-5's.
 //
+// tiny / kimi_k3: the layout of the oracle tiny-kimi-k3.gguf (KKKA KKKA, 4
+//   heads for KDA and MLA, a latent MoE of 64, SiTU 4 / 25, AttnRes blocks of
+//   3, KDA gate bound -5) at hidden 128; kimi-k3 follows spec
+//   latent-attention §3.3 (93 layers, 896 experts). GGUF only.
+//
 // A ModelSpec is a plain value; `config` is complete except for the file
 // fields (format, source_path, v_head_order, zero_centred_norms), which
 // describe a file rather than a shape.

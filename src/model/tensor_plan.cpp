@@ -54,7 +54,11 @@ void PlanKimiMixer(Planner& p, int64_t l) {
     p.Add(Role::kKdaFA, l, "self_attn.f_a_proj.weight", "ssm_f_a.weight", {d, H});
     p.Add(Role::kKdaFB, l, "self_attn.f_b_proj.weight", "ssm_f_b.weight", {inner, d});
     p.Add(Role::kKdaB, l, "self_attn.b_proj.weight", "ssm_beta.weight", {nh, H});
-    p.Add(Role::kKdaALog, l, "self_attn.A_log", {1, 1, nh, 1}, "ssm_a", {1, 1, nh, 1});
+    if (c.arch == Arch::kKimiK3) {  // 1-D in K3's files
+      p.Add(Role::kKdaALog, l, "self_attn.A_log", {nh}, "ssm_a", {nh});
+    } else {
+      p.Add(Role::kKdaALog, l, "self_attn.A_log", {1, 1, nh, 1}, "ssm_a", {1, 1, nh, 1});
+    }
     p.Add(Role::kKdaDtBias, l, "self_attn.dt_bias", "ssm_dt.bias", {inner});
     if (c.arch == Arch::kKimiK3) {
       p.Add(Role::kKdaGFull, l, "self_attn.g_proj.weight", "ssm_g.weight", {inner, H});

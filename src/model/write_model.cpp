@@ -72,6 +72,8 @@ Status WriteModel(const ModelSpec& spec, const VocabData& vocab, const WriteOpti
       return InvalidArgument("dtype " + std::string(Info(o.dtype).name) + " cannot be written (use f32, f16, bf16, q8_0)");
   }
   if (o.format == FileFormat::kGguf) return WriteGgufModel(spec, vocab, o, out_path);
+  if (spec.config.arch == Arch::kKimiK3)
+    return Unsupported("kimi_k3 is written as GGUF only (its Hugging Face names are not published with certainty)");
   return WriteHfDirectory(spec, vocab, o, out_path);
 }
 

@@ -78,13 +78,32 @@ INSTANTIATE_TEST_SUITE_P(
                       PathCase{model::Arch::kGlmDsa, LatentPath::kExpanded},
                       PathCase{model::Arch::kDeepseek32, LatentPath::kBlockGather},
                       PathCase{model::Arch::kDeepseek32, LatentPath::kExpanded},
-                      PathCase{model::Arch::kKdaDsa, LatentPath::kExpanded}),
+                      PathCase{model::Arch::kKdaDsa, LatentPath::kExpanded},
+                      PathCase{model::Arch::kKimiK3, LatentPath::kExpanded}),
     [](const auto& info) {
       std::string name = std::string(model::ArchName(info.param.arch)) + "_" + LatentPathName(info.param.path);
       for (char& ch : name)
         if (ch == '-') ch = '_';
       return name;
     });
+
+// Kimi K3 (KDA with a bounded decay and a full-rank gate, gated NoPE MLA,
+// the latent MoE, SiTU, Block AttnRes), a random tiny model in memory and
+// written as GGUF, against the reference.
+TEST(KimiK3, InMemoryAndGgufMatchReference) {
+  EXPECT_LT(WorstErrorAgainstReference(TinyModel(model::Arch::kKimiK3), 90, 75), 1e-4);
+  auto spec = model::LookupShape(model::Arch::kKimiK3, "tiny");
+  ASSERT_TRUE(spec.ok());
+  auto m = model::LoadModel(model::testing_util::Write(*spec, model::FileFormat::kGguf, DType::kF32, 5, "k3.gguf"));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_LT(WorstErrorAgainstReference(*m, 50, 40), 1e-4);
+}
+
+TEST(KimiK3, PrefillCutAtRandomPoints) {
+  auto m = TinyModel(model::Arch::kKimiK3);
+  auto engine = MakeEngine(m, 2, 4);
+  testing::ExpectRandomPrefillCutsMatchReference(m, *engine, 110, 40, 1e-4);
+}
 
 std::string ArchTestName(const ::testing::TestParamInfo<model::Arch>& info) {
   return model::ArchName(info.param);

@@ -34,24 +34,30 @@ std::map<std::string, GgufType> ArchKeys(const GgufFile& g, const std::string& p
   return out;
 }
 
-TEST(SparseFiles, GgufNamesAndKeysAreLlamaCpps) {
-  const std::string oracle_path = std::string(LINEAGE_SHARED_DATA) + "/models/tiny-glm-dsa.gguf";
+// Our tiny shape of `arch` has the oracle file's layer layout, so its GGUF
+// holds the same tensor names, and every key of the oracle with its type.
+void ExpectNamesAndKeysOf(Arch arch, const std::string& oracle_name, const std::string& prefix) {
+  const std::string oracle_path = std::string(LINEAGE_SHARED_DATA) + "/models/" + oracle_name;
   if (!std::filesystem::exists(oracle_path)) GTEST_SKIP() << oracle_path << " is absent";
   auto oracle = GgufFile::Open(oracle_path);
   ASSERT_TRUE(oracle.ok());
-  ModelSpec spec = *LookupShape(Arch::kGlmDsa, "tiny");
-  const std::string path = testing_util::Write(spec, FileFormat::kGguf, DType::kF32, 3, "glm_names.gguf");
+  ModelSpec spec = *LookupShape(arch, "tiny");
+  const std::string path =
+      testing_util::Write(spec, FileFormat::kGguf, DType::kF32, 3, std::string(ArchName(arch)) + "_names.gguf");
   auto ours = GgufFile::Open(path);
   ASSERT_TRUE(ours.ok()) << ours.status().ToString();
-  // Same layer types ([1,1,0,0,1,0], a dense first layer): the same tensors.
   EXPECT_EQ(TensorNames(*ours), TensorNames(*oracle));
-  const auto want = ArchKeys(*oracle, "glm-dsa."), got = ArchKeys(*ours, "glm-dsa.");
+  const auto want = ArchKeys(*oracle, prefix), got = ArchKeys(*ours, prefix);
   for (const auto& [key, type] : want) {
     auto it = got.find(key);
     ASSERT_NE(it, got.end()) << key;
     EXPECT_EQ(it->second, type) << key;
   }
-  EXPECT_EQ(*ours->GetIntArray("glm-dsa.attention.indexer.types"), (std::vector<int64_t>{1, 1, 0, 0, 1, 0}));
+}
+
+TEST(SparseFiles, GgufNamesAndKeysAreLlamaCpps) {
+  ExpectNamesAndKeysOf(Arch::kGlmDsa, "tiny-glm-dsa.gguf", "glm-dsa.");
+  ExpectNamesAndKeysOf(Arch::kKimiK3, "tiny-kimi-k3.gguf", "kimi-k3.");
 }
 
 TEST(SparseFiles, HfConfigsAreThePublishedOnes) {

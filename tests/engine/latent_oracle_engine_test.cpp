@@ -1,10 +1,11 @@
-// Sparse latent attention (glm-dsa) in the engine against llama.cpp's file
-// and logits (../shared/data/models/tiny-glm-dsa.gguf, top_k 8 over a
-// 40-token prompt, so the lightning indexer drops keys from position 8 on):
-// the prefill's last logits within 1e-3 of llama.cpp's f32 forward and its 8
-// greedy tokens exactly, prefilled whole, in chunks and token by token; and
-// the cache's equality: restoring a snapshot, a checkpoint (KV rows of a
-// longer entry) or a disk copy gives the greedy output of a cold run.
+// The latent-attention families in the engine against llama.cpp's files and
+// logits (../shared/data/models): tiny-glm-dsa (sparse latent attention,
+// top_k 8 over a 40-token prompt, so the lightning indexer drops keys from
+// position 8 on) and tiny-kimi-k3 (KDA with a bounded decay, gated MLA, the
+// latent MoE, SiTU, Block AttnRes). The prefill's last logits within 1e-3 of
+// llama.cpp's f32 forward and its 8 greedy tokens exactly, prefilled whole,
+// in chunks and token by token; and the cache's equality: restoring a
+// snapshot or a checkpoint gives llama.cpp's logits and tokens.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -53,9 +54,9 @@ struct Oracle {
   std::vector<float> logits;
 };
 
-// The file and its oracle, or a skip when the shared data is absent.
-bool OpenOracle(Oracle* o) {
-  const std::string base = ModelsDir() + "/tiny-glm-dsa";
+// The file and its oracle, or false when the shared data is absent.
+bool OpenOracle(Oracle* o, const std::string& name = "tiny-glm-dsa") {
+  const std::string base = ModelsDir() + "/" + name;
   if (!std::filesystem::exists(base + ".gguf")) return false;
   auto m = model::LoadModel(base + ".gguf");
   EXPECT_TRUE(m.ok()) << m.status().ToString();
@@ -95,27 +96,68 @@ double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   return worst;
 }
 
-class SparseLatentOracle : public ::testing::TestWithParam<int64_t> {};
+struct OracleCase {
+  std::string name;
+  int64_t chunk;
+};
 
-// Chunk sizes: the whole prompt, chunks that cross the top_k boundary, one token at a time.
-TEST_P(SparseLatentOracle, LogitsAndGreedyTokensMatchLlamaCpp) {
+class LatentOracle : public ::testing::TestWithParam<OracleCase> {};
+
+// Chunk sizes: the whole prompt, chunks that cross the top_k boundary (and
+// K3's KDA chunk form), one token at a time.
+TEST_P(LatentOracle, LogitsAndGreedyTokensMatchLlamaCpp) {
   Oracle o;
-  if (!OpenOracle(&o)) GTEST_SKIP() << "tiny-glm-dsa oracle absent";
+  if (!OpenOracle(&o, GetParam().name)) GTEST_SKIP() << GetParam().name << " oracle absent";
   for (int threads : {1, 2}) {
     auto e = MakeEngine(o, threads);
     Sequence seq = e->NewSequence();
     PrefillOptions po;
-    po.chunk_tokens = GetParam();
+    po.chunk_tokens = GetParam().chunk;
     PrefillResult r;
     ASSERT_TRUE(e->Prefill(seq, o.prompt, po, &r).ok());
     const double worst = MaxAbsDiff(r.logits, o.logits);
-    EXPECT_LE(worst, 1e-3) << "chunk " << GetParam() << ", " << threads << " threads";
-    EXPECT_EQ(GreedyFrom(*e, seq, r.logits, 8), o.greedy) << "chunk " << GetParam();
-    if (threads == 2) std::printf("  chunk %lld: max |logit - llama.cpp| %.2g\n", static_cast<long long>(GetParam()), worst);
+    EXPECT_LE(worst, 1e-3) << "chunk " << GetParam().chunk << ", " << threads << " threads";
+    EXPECT_EQ(GreedyFrom(*e, seq, r.logits, 8), o.greedy) << "chunk " << GetParam().chunk;
+    if (threads == 2)
+      std::printf("  %s chunk %lld: max |logit - llama.cpp| %.2g\n", GetParam().name.c_str(),
+                  static_cast<long long>(GetParam().chunk), worst);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Chunks, SparseLatentOracle, ::testing::Values(40, 7, 1));
+INSTANTIATE_TEST_SUITE_P(Files, LatentOracle,
+                         ::testing::Values(OracleCase{"tiny-glm-dsa", 40}, OracleCase{"tiny-glm-dsa", 7},
+                                           OracleCase{"tiny-glm-dsa", 1}, OracleCase{"tiny-kimi-k3", 40},
+                                           OracleCase{"tiny-kimi-k3", 7}, OracleCase{"tiny-kimi-k3", 1}),
+                         [](const auto& info) {
+                           std::string n = info.param.name + "_" + std::to_string(info.param.chunk);
+                           for (char& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+// Kimi K3 restored from a capture of its recurrent state at 24 tokens plus
+// the KV rows of a 40-token entry, continued to the prompt's end, gives
+// llama.cpp's logits and tokens.
+TEST(KimiK3, RestoredCheckpointEqualsAColdRun) {
+  Oracle o;
+  if (!OpenOracle(&o, "tiny-kimi-k3")) GTEST_SKIP() << "tiny-kimi-k3 oracle absent";
+  auto e = MakeEngine(o, 2);
+  Sequence whole = e->NewSequence();
+  const int64_t at[] = {24};
+  PrefillOptions po;
+  po.capture_at = at;
+  PrefillResult r;
+  ASSERT_TRUE(e->Prefill(whole, o.prompt, po, &r).ok());
+  ASSERT_EQ(r.captures.size(), 1u);
+  ASSERT_NE(r.captures[0].recurrent, nullptr);
+  auto entry = whole.kv().Share();
+  auto restored = e->AdmitCheckpoint(r.captures[0].recurrent.get(), 24, *entry);
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  PrefillResult r2;
+  ASSERT_TRUE(e->Prefill(*restored, std::span<const int32_t>(o.prompt).subspan(24), {}, &r2).ok());
+  EXPECT_LE(MaxAbsDiff(r2.logits, o.logits), 1e-3);
+  EXPECT_EQ(GreedyFrom(*e, *restored, r2.logits, 8), o.greedy);
+}
 
 // bf16 pages round the latent rows and the indexer keys (which llama.cpp
 // rotates by the Hadamard matrix before rounding, as we do): the logits
