@@ -14,6 +14,7 @@
 #include "core/percentile.h"
 #include "core/roofline.h"
 #include "core/tensor_slice.h"
+#include "engine/layer_table.h"
 #include "engine/sampler.h"
 
 namespace lineage::engine {
@@ -56,24 +57,9 @@ ActiveBytes SumDecodeMatrices(const model::Model& m, F f) {
     } else {
       a.dense_ffn += f(l.gate_proj) + f(l.up_proj) + f(l.down_proj);
     }
-    if (l.kind == model::LayerKind::kLinearAttention && m.config.latent()) {
-      const model::KdaWeights& k = l.kda;
-      a.recurrent += f(k.q_proj) + f(k.k_proj) + f(k.v_proj) + f(k.f_a) + f(k.f_b) + f(k.b_proj) + f(k.g_a) +
-                     f(k.g_b) + f(k.o_proj);
-    } else if (l.kind == model::LayerKind::kLinearAttention) {
-      const model::LinearAttentionWeights& g = l.linear;
-      a.recurrent += f(g.in_proj_qkv) + f(g.in_proj_z) + f(g.in_proj_a) + f(g.in_proj_b) + f(g.in_proj_qkvz) +
-                     f(g.in_proj_ba) + f(g.out_proj);
-    } else if (m.config.latent()) {
-      const model::MlaWeights& a_w = l.mla;
-      a.attention += f(a_w.q_proj) + f(a_w.q_a) + f(a_w.q_b) + f(a_w.kv_a) + f(a_w.o_proj);
-      for (const TensorView& t : a_w.k_b_t) a.attention += f(t);
-      for (const TensorView& t : a_w.v_b) a.attention += f(t);
-      const model::IndexerWeights& x = a_w.indexer;  // absent on dense and shared layers
-      a.attention += f(x.q_b) + f(x.k) + f(x.weights_proj);
-    } else {
-      a.attention += f(l.full.q_proj) + f(l.full.k_proj) + f(l.full.v_proj) + f(l.full.o_proj);
-    }
+    const model::MixerKind kind = m.config.mixer(i);
+    int64_t& bucket = model::Info(kind).recurrent ? a.recurrent : a.attention;
+    for (const TensorView* t : MixerMatrices(kind, l)) bucket += f(*t);
   }
   return a;
 }

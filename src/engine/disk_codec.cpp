@@ -8,6 +8,7 @@
 
 #include "cache/disk/paged_kv_codec.h"
 #include "engine/engine.h"
+#include "engine/layer_table.h"
 
 namespace lineage::engine {
 namespace {
@@ -59,7 +60,7 @@ class Hasher {
 cache::disk::Key128 ModelFingerprint(const model::Model& m) {
   const model::ModelConfig& c = m.config;
   Hasher h;
-  h.Str("lineage model fingerprint v1");
+  h.Str("lineage model fingerprint v2");
   h.Str(model::ArchName(c.arch));
   for (int64_t v : {c.hidden, c.num_layers, c.intermediate, c.vocab, c.num_heads, c.num_kv_heads, c.head_dim,
                     c.rope_dims, c.lin_num_k_heads, c.lin_num_v_heads, c.lin_k_dim, c.lin_v_dim, c.conv_kernel,
@@ -69,25 +70,24 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
   }
   h.F64(c.rms_eps);
   h.F64(c.rope_theta);
-  for (model::LayerKind k : c.layer_kinds) h.I64(static_cast<int64_t>(k));
-  if (c.moe()) {  // dense models hash exactly what they did before MoE existed
-    h.Str("moe");
-    for (int64_t v : {c.num_experts, c.experts_per_token, c.expert_intermediate, c.shared_intermediate}) h.I64(v);
+  for (int64_t l = 0; l < c.num_layers; ++l) {  // the layer kinds, and each layer's indexer role
+    h.Str(model::Info(c.mixer(l)).name);
+    h.Str(model::Info(c.ffn(l)).name);
+    h.I64(c.indexer_layer(l));
+  }
+  if (c.moe()) {
+    for (int64_t v : {c.num_experts, c.experts_per_token, c.expert_intermediate, c.shared_intermediate,
+                      c.leading_dense_layers, int64_t{c.routed_renormalise}, c.expert_groups, c.expert_groups_used,
+                      c.expert_latent})
+      h.I64(v);
+    h.F64(c.routed_scaling);
   }
   if (c.latent()) {
-    h.Str("kimi");
-    for (int64_t v : {c.kv_lora_rank, c.qk_nope_dim, c.qk_rope_dim, c.v_head_dim, c.leading_dense_layers}) h.I64(v);
-    h.F64(c.routed_scaling);
-    // Kimi Linear files hash exactly what they did before the sparse archs.
-    if (c.arch != model::Arch::kKimiLinear || c.q_lora_rank > 0 || c.sparse()) {
-      h.Str("latent");
-      for (int64_t v : {c.q_lora_rank, int64_t{c.latent_rope}, int64_t{c.routed_renormalise}, c.expert_groups,
-                        c.expert_groups_used, c.indexer_heads, c.indexer_dim, c.indexer_top_k,
-                        int64_t{c.indexer_rope_neox}})
-        h.I64(v);
-      h.F64(c.indexer_norm_eps);
-      for (int64_t l = 0; l < c.num_layers; ++l) h.I64(c.indexer_layer(l));
-    }
+    for (int64_t v : {c.kv_lora_rank, c.qk_nope_dim, c.qk_rope_dim, c.v_head_dim, c.q_lora_rank,
+                      int64_t{c.latent_rope}, c.indexer_heads, c.indexer_dim, c.indexer_top_k,
+                      int64_t{c.indexer_rope_neox}, c.attn_res_block})
+      h.I64(v);
+    for (double v : {c.indexer_norm_eps, c.kda_gate_lower_bound, c.situ_beta, c.situ_linear_beta}) h.F64(v);
   }
   const model::Weights& w = m.weights;
   h.Tensor(w.embed);
@@ -95,44 +95,9 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
     const model::LayerWeights& l = w.layers[i];
     h.Floats("input_norm", l.input_norm);
     h.Floats("post_norm", l.post_norm);
-    if (c.latent() && l.kind == model::LayerKind::kLinearAttention) {
-      const model::KdaWeights& k = l.kda;
-      for (const TensorView* t : {&k.q_proj, &k.k_proj, &k.v_proj, &k.f_a, &k.f_b, &k.b_proj, &k.g_a, &k.g_b,
-                                  &k.o_proj})
-        h.Tensor(*t);
-      h.Floats("conv", k.conv);
-      h.Floats("dt_bias", k.dt_bias);
-      h.Floats("ssm_a", k.ssm_a);
-      h.Floats("norm", k.norm);
-    } else if (c.latent()) {
-      const model::MlaWeights& a = l.mla;
-      for (const TensorView* t : {&a.q_proj, &a.kv_a, &a.o_proj, &a.k_b_t.front(), &a.v_b.back()}) h.Tensor(*t);
-      h.Floats("kv_a_norm", a.kv_a_norm);
-      if (a.q_a.valid()) {
-        for (const TensorView* t : {&a.q_a, &a.q_b}) h.Tensor(*t);
-        h.Floats("q_a_norm", a.q_a_norm);
-      }
-      if (a.indexer.valid()) {
-        const model::IndexerWeights& x = a.indexer;
-        for (const TensorView* t : {&x.q_b, &x.k, &x.weights_proj}) h.Tensor(*t);
-        h.Floats("index_k_norm", x.k_norm);
-        h.Floats("index_k_norm_bias", x.k_norm_bias);
-      }
-    } else if (l.kind == model::LayerKind::kLinearAttention) {
-      const model::LinearAttentionWeights& g = l.linear;
-      for (const TensorView* t : {&g.in_proj_qkv, &g.in_proj_z, &g.in_proj_b, &g.in_proj_a, &g.out_proj}) h.Tensor(*t);
-      if (g.in_proj_qkvz.valid()) h.Tensor(g.in_proj_qkvz);
-      if (g.in_proj_ba.valid()) h.Tensor(g.in_proj_ba);
-      h.Floats("conv", g.conv);
-      h.Floats("dt_bias", g.dt_bias);
-      h.Floats("ssm_a", g.ssm_a);
-      h.Floats("norm", g.norm);
-    } else {
-      const model::FullAttentionWeights& a = l.full;
-      for (const TensorView* t : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj}) h.Tensor(*t);
-      h.Floats("q_norm", a.q_norm);
-      h.Floats("k_norm", a.k_norm);
-    }
+    for (const TensorView* t : MixerMatrices(c.mixer(i), l)) h.Tensor(*t);
+    for (const auto& [name, v] : MixerVectors(c.mixer(i), l))
+      if (!v->empty()) h.Floats(name.c_str(), *v);
     for (const TensorView* t : {&l.gate_proj, &l.up_proj, &l.down_proj}) h.Tensor(*t);
     if (c.moe_layer(i)) {  // the edges of the first and last expert stand for all of them
       const model::MoeWeights& m = l.moe;
@@ -141,9 +106,14 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
         h.Tensor(*t);
       h.Floats("shared_gate_inp", m.shared_gate_inp);
       if (!m.score_bias.empty()) h.Floats("score_bias", m.score_bias);
+      for (const TensorView* t : {&m.latent_down, &m.latent_up})
+        if (t->valid()) h.Tensor(*t);
     }
+    if (!l.attn_res_score.empty()) h.Floats("attn_res_score", l.attn_res_score);
+    if (!l.ffn_res_score.empty()) h.Floats("ffn_res_score", l.ffn_res_score);
   }
   h.Floats("final_norm", w.final_norm);
+  if (!w.output_res_score.empty()) h.Floats("output_res_score", w.output_res_score);
   h.Tensor(w.lm_head);
   return h.Digest();
 }

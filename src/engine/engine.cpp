@@ -125,13 +125,7 @@ void Engine::Step(const Batch& batch, float* logits) {
     s.seq->OwnRecurrent();  // before the threads write it (copy-on-write of a shared state)
   }
   const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens, options_.latent_path};
-  if (config().latent()) {
-    ForwardLatent(*model_, ctx, logits);
-  } else if (model::IsHybrid(config().arch)) {
-    ForwardQwen35(*model_, ctx, logits);
-  } else {
-    ForwardQwen3(*model_, ctx, logits);
-  }
+  Forward(*model_, ctx, logits);
   for (const Segment& s : batch.segments) s.seq->kv().Commit(s.num_tokens);
 }
 

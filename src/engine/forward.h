@@ -1,4 +1,4 @@
-// Per-architecture forward passes over one batch (engine/batch.h). Each runs
+// The forward pass over one batch (engine/batch.h), every architecture. It runs
 // every segment's new tokens through all layers, appending them to the
 // segment's sequence state (KV rows must already be reserved; the caller
 // commits them), and writes the logits of each segment's last row to
@@ -10,8 +10,6 @@
 
 namespace lineage::engine {
 
-void ForwardQwen35(const model::Model& m, const StepContext& ctx, float* logits);
-void ForwardQwen3(const model::Model& m, const StepContext& ctx, float* logits);
-void ForwardLatent(const model::Model& m, const StepContext& ctx, float* logits);
+void Forward(const model::Model& m, const StepContext& ctx, float* logits);
 
 }  // namespace lineage::engine

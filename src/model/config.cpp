@@ -18,6 +18,32 @@ int64_t ModelConfig::num_indexer_layers() const {
   return n;
 }
 
+MixerKind ModelConfig::mixer(int64_t l) const {
+  const bool recurrent = layer_kinds[l] == LayerKind::kLinearAttention;
+  if (latent()) {
+    if (recurrent) return MixerKind::kKimiDelta;
+    return sparse() ? MixerKind::kSparseLatent : MixerKind::kLatent;
+  }
+  return recurrent ? MixerKind::kGatedDeltaNet : MixerKind::kAttention;
+}
+
+FfnKind ModelConfig::ffn(int64_t l) const {
+  if (!moe_layer(l)) return FfnKind::kDense;
+  return latent() ? FfnKind::kDeepseekMoe : FfnKind::kMoe;
+}
+
+int64_t ModelConfig::kv_bytes_per_token() const {
+  int64_t floats = 0;
+  for (int64_t l = 0; l < num_layers; ++l) floats += Info(mixer(l)).kv_floats_per_token(*this, l);
+  return floats * 4;
+}
+
+int64_t ModelConfig::recurrent_bytes() const {
+  int64_t floats = 0;
+  for (int64_t l = 0; l < num_layers; ++l) floats += Info(mixer(l)).state_floats(*this);
+  return floats * 4;
+}
+
 int64_t ModelConfig::num_linear_layers() const {
   return std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::kLinearAttention);
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "model/layer_kinds.h"
 
 namespace lineage::model {
 
@@ -136,22 +137,19 @@ struct ModelConfig {
   // True when layer l's FFN is the sparse MoE (every layer of a MoE model but
   // Kimi's leading dense ones).
   bool moe_layer(int64_t l) const { return moe() && l >= leading_dense_layers; }
+  // Layer l's kinds (model/layer_kinds.h): which layers hold KV rows is the
+  // file's layer_kinds; what each kind is, the architecture's.
+  MixerKind mixer(int64_t l) const;
+  FfnKind ffn(int64_t l) const;
   // Values of one MLA layer's latent cache row: [c_kv | k_pe] (576 for Kimi).
   int64_t latent_dim() const { return kv_lora_rank + qk_rope_dim; }
   int64_t num_full_layers() const;
   int64_t num_linear_layers() const;
   int64_t conv_dim() const { return 2 * lin_num_k_heads * lin_k_dim + lin_num_v_heads * lin_v_dim; }
-  // fp32 bytes of the KV of one token across all full-attention layers.
-  // Kimi's MLA layers cache the latent row instead of K and V.
-  int64_t kv_bytes_per_token() const {
-    return (num_full_layers() * (latent() ? latent_dim() : 2 * num_kv_heads * head_dim) +
-            num_indexer_layers() * indexer_dim) * 4;
-  }
-  // fp32 bytes of the recurrent state (conv window + delta state) of all linear layers.
-  int64_t recurrent_bytes() const {
-    return num_linear_layers() *
-           ((conv_kernel - 1) * conv_dim() + lin_num_v_heads * lin_k_dim * lin_v_dim) * 4;
-  }
+  // fp32 bytes of the KV of one token across all layers (layer_kinds.h).
+  int64_t kv_bytes_per_token() const;
+  // fp32 bytes of the recurrent state of all recurrent layers of one sequence.
+  int64_t recurrent_bytes() const;
 };
 
 // "qwen3_5", "qwen3", "qwen3_5_moe", "qwen3_next", "kimi_linear", "glm_dsa", "deepseek32", "kda_dsa", "kimi_k3"

@@ -581,6 +581,30 @@ Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
     trace->experts.clear();
   }
   Selection selection;  // the latest full sparse layer's, for the shared layers above it
+  // Each layer's mixer and feed-forward by its kinds (layer_kinds.h).
+  auto mixer = [&](int64_t l, const Mat& x) -> Mat {
+    const LayerWeights& L = w.layers[l];
+    switch (c.mixer(l)) {
+      case MixerKind::kGatedDeltaNet: return GatedDeltaNet(c, L.linear, x);
+      case MixerKind::kKimiDelta: return KimiDelta(c, L.kda, x);
+      case MixerKind::kAttention: return Attention(c, L.full, x);
+      case MixerKind::kLatent: return LatentAttention(c, L.mla, x, nullptr);
+      case MixerKind::kSparseLatent:
+        if (c.indexer_layer(l)) selection = IndexerSelect(c, L.mla, x);
+        return LatentAttention(c, L.mla, x, &selection);
+    }
+    return x;
+  };
+  auto ffn = [&](int64_t l, const Mat& x) -> Mat {
+    const LayerWeights& L = w.layers[l];
+    std::vector<std::vector<int64_t>>* chosen = trace && c.moe_layer(l) ? &trace->experts.emplace_back() : nullptr;
+    switch (c.ffn(l)) {
+      case FfnKind::kDense: return SwiGlu(c, L.gate_proj, L.up_proj, L.down_proj, x);
+      case FfnKind::kMoe: return Moe(c, L.moe, x, chosen);
+      case FfnKind::kDeepseekMoe: return KimiMoe(c, L.moe, x, chosen);
+    }
+    return x;
+  };
   std::vector<Mat> bank;  // Block AttnRes' checkpoints (K3)
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const LayerWeights& L = w.layers[l];
@@ -588,35 +612,13 @@ Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
       const Mat a = AttnResMix(c, bank, h, L.attn_res_score);
       const bool banked = l % c.attn_res_block == 0;
       if (banked) bank.push_back(h);
-      const Mat xa = NormRows(a, L.input_norm, c.rms_eps);
-      const Mat y = L.kind == LayerKind::kLinearAttention ? KimiDelta(c, L.kda, xa)
-                                                          : LatentAttention(c, L.mla, xa, nullptr);
+      const Mat y = mixer(l, NormRows(a, L.input_norm, c.rms_eps));
       if (banked) h = y;
       else AddInPlace(h, y);
-      const Mat xf = NormRows(AttnResMix(c, bank, h, L.ffn_res_score), L.post_norm, c.rms_eps);
-      std::vector<std::vector<int64_t>>* chosen = nullptr;
-      if (trace && c.moe_layer(l)) chosen = &trace->experts.emplace_back();
-      AddInPlace(h, c.moe_layer(l) ? KimiMoe(c, L.moe, xf, chosen) : SwiGlu(c, L.gate_proj, L.up_proj, L.down_proj, xf));
-      if (trace) trace->layer_rms.push_back(MaxRms(h));
-      continue;
-    }
-    const Mat x = NormRows(h, L.input_norm, c.rms_eps);
-    const bool linear = L.kind == LayerKind::kLinearAttention;
-    if (c.latent() && linear) {
-      AddInPlace(h, KimiDelta(c, L.kda, x));
-    } else if (c.latent()) {
-      if (c.indexer_layer(l)) selection = IndexerSelect(c, L.mla, x);
-      AddInPlace(h, LatentAttention(c, L.mla, x, c.sparse() ? &selection : nullptr));
+      AddInPlace(h, ffn(l, NormRows(AttnResMix(c, bank, h, L.ffn_res_score), L.post_norm, c.rms_eps)));
     } else {
-      AddInPlace(h, linear ? GatedDeltaNet(c, L.linear, x) : Attention(c, L.full, x));
-    }
-    const Mat xn = NormRows(h, L.post_norm, c.rms_eps);
-    std::vector<std::vector<int64_t>>* chosen = nullptr;
-    if (trace && c.moe_layer(l)) chosen = &trace->experts.emplace_back();
-    if (!c.moe_layer(l)) {
-      AddInPlace(h, SwiGlu(c, L.gate_proj, L.up_proj, L.down_proj, xn));
-    } else {
-      AddInPlace(h, c.latent() ? KimiMoe(c, L.moe, xn, chosen) : Moe(c, L.moe, xn, chosen));
+      AddInPlace(h, mixer(l, NormRows(h, L.input_norm, c.rms_eps)));
+      AddInPlace(h, ffn(l, NormRows(h, L.post_norm, c.rms_eps)));
     }
     if (trace) trace->layer_rms.push_back(MaxRms(h));
   }

@@ -38,38 +38,43 @@ struct Planner {
   }
 };
 
-// One Kimi Linear mixer (spec §7.2, §7.3, §7.5). HF names follow the
-// released checkpoint (modeling_kimi.py), GGUF names llama.cpp's converter.
-void PlanKimiMixer(Planner& p, int64_t l) {
+// Each kind's tensors (layer_kinds.h). HF names follow the released
+// checkpoints, GGUF names llama.cpp's converters.
+
+// Kimi Delta Attention (spec §7.2, §7.5; K3 latent-attention §2.1).
+void PlanKda(Planner& p, int64_t l) {
   const ModelConfig& c = p.c;
   const int64_t H = c.hidden;
-  if (c.layer_kinds[l] == LayerKind::kLinearAttention) {
-    const int64_t nh = c.lin_num_k_heads, d = c.lin_k_dim, inner = nh * d, K = c.conv_kernel;
-    p.Add(Role::kKdaQ, l, "self_attn.q_proj.weight", "attn_q.weight", {inner, H});
-    p.Add(Role::kKdaK, l, "self_attn.k_proj.weight", "attn_k.weight", {inner, H});
-    p.Add(Role::kKdaV, l, "self_attn.v_proj.weight", "attn_v.weight", {inner, H});
-    p.Add(Role::kKdaQConv, l, "self_attn.q_conv1d.weight", {inner, 1, K}, "ssm_conv1d_q.weight", {1, inner, 1, K});
-    p.Add(Role::kKdaKConv, l, "self_attn.k_conv1d.weight", {inner, 1, K}, "ssm_conv1d_k.weight", {1, inner, 1, K});
-    p.Add(Role::kKdaVConv, l, "self_attn.v_conv1d.weight", {inner, 1, K}, "ssm_conv1d_v.weight", {1, inner, 1, K});
-    p.Add(Role::kKdaFA, l, "self_attn.f_a_proj.weight", "ssm_f_a.weight", {d, H});
-    p.Add(Role::kKdaFB, l, "self_attn.f_b_proj.weight", "ssm_f_b.weight", {inner, d});
-    p.Add(Role::kKdaB, l, "self_attn.b_proj.weight", "ssm_beta.weight", {nh, H});
-    if (c.arch == Arch::kKimiK3) {  // 1-D in K3's files
-      p.Add(Role::kKdaALog, l, "self_attn.A_log", {nh}, "ssm_a", {nh});
-    } else {
-      p.Add(Role::kKdaALog, l, "self_attn.A_log", {1, 1, nh, 1}, "ssm_a", {1, 1, nh, 1});
-    }
-    p.Add(Role::kKdaDtBias, l, "self_attn.dt_bias", "ssm_dt.bias", {inner});
-    if (c.arch == Arch::kKimiK3) {
-      p.Add(Role::kKdaGFull, l, "self_attn.g_proj.weight", "ssm_g.weight", {inner, H});
-    } else {
-      p.Add(Role::kKdaGA, l, "self_attn.g_a_proj.weight", "ssm_g_a.weight", {d, H});
-      p.Add(Role::kKdaGB, l, "self_attn.g_b_proj.weight", "ssm_g_b.weight", {inner, d});
-    }
-    p.Add(Role::kKdaNorm, l, "self_attn.o_norm.weight", "ssm_norm.weight", {d});
-    p.Add(Role::kKdaOut, l, "self_attn.o_proj.weight", "attn_output.weight", {H, inner});
-    return;
+  const int64_t nh = c.lin_num_k_heads, d = c.lin_k_dim, inner = nh * d, K = c.conv_kernel;
+  p.Add(Role::kKdaQ, l, "self_attn.q_proj.weight", "attn_q.weight", {inner, H});
+  p.Add(Role::kKdaK, l, "self_attn.k_proj.weight", "attn_k.weight", {inner, H});
+  p.Add(Role::kKdaV, l, "self_attn.v_proj.weight", "attn_v.weight", {inner, H});
+  p.Add(Role::kKdaQConv, l, "self_attn.q_conv1d.weight", {inner, 1, K}, "ssm_conv1d_q.weight", {1, inner, 1, K});
+  p.Add(Role::kKdaKConv, l, "self_attn.k_conv1d.weight", {inner, 1, K}, "ssm_conv1d_k.weight", {1, inner, 1, K});
+  p.Add(Role::kKdaVConv, l, "self_attn.v_conv1d.weight", {inner, 1, K}, "ssm_conv1d_v.weight", {1, inner, 1, K});
+  p.Add(Role::kKdaFA, l, "self_attn.f_a_proj.weight", "ssm_f_a.weight", {d, H});
+  p.Add(Role::kKdaFB, l, "self_attn.f_b_proj.weight", "ssm_f_b.weight", {inner, d});
+  p.Add(Role::kKdaB, l, "self_attn.b_proj.weight", "ssm_beta.weight", {nh, H});
+  if (c.arch == Arch::kKimiK3) {  // 1-D in K3's files
+    p.Add(Role::kKdaALog, l, "self_attn.A_log", {nh}, "ssm_a", {nh});
+  } else {
+    p.Add(Role::kKdaALog, l, "self_attn.A_log", {1, 1, nh, 1}, "ssm_a", {1, 1, nh, 1});
   }
+  p.Add(Role::kKdaDtBias, l, "self_attn.dt_bias", "ssm_dt.bias", {inner});
+  if (c.arch == Arch::kKimiK3) {
+    p.Add(Role::kKdaGFull, l, "self_attn.g_proj.weight", "ssm_g.weight", {inner, H});
+  } else {
+    p.Add(Role::kKdaGA, l, "self_attn.g_a_proj.weight", "ssm_g_a.weight", {d, H});
+    p.Add(Role::kKdaGB, l, "self_attn.g_b_proj.weight", "ssm_g_b.weight", {inner, d});
+  }
+  p.Add(Role::kKdaNorm, l, "self_attn.o_norm.weight", "ssm_norm.weight", {d});
+  p.Add(Role::kKdaOut, l, "self_attn.o_proj.weight", "attn_output.weight", {H, inner});
+}
+
+// Latent attention, dense or sparse (spec §7.3; latent-attention §3.2, §3.4).
+void PlanLatent(Planner& p, int64_t l) {
+  const ModelConfig& c = p.c;
+  const int64_t H = c.hidden;
   const int64_t nh = c.num_heads, dn = c.qk_nope_dim, dv = c.v_head_dim, r = c.kv_lora_rank;
   if (c.q_lora_rank > 0) {
     const int64_t qr = c.q_lora_rank;
@@ -99,20 +104,14 @@ void PlanKimiMixer(Planner& p, int64_t l) {
   }
 }
 
-// Kimi's FFN: dense in the leading layers, else the DeepSeek-V3 MoE with its
-// routed experts one 2-D tensor per expert (HF w1 gate, w3 up, w2 down) or
-// stacked (GGUF).
-void PlanKimiFfn(Planner& p, int64_t l) {
+// The DeepSeek-V3 MoE (spec §7.4; latent-attention §1.7, K3's latent form
+// §2.3) with its routed experts one 2-D tensor per expert (HF) or stacked
+// (GGUF).
+void PlanDeepseekMoe(Planner& p, int64_t l) {
   const ModelConfig& c = p.c;
-  const int64_t H = c.hidden, I = c.intermediate, E = c.num_experts, Ie = c.expert_intermediate;
+  const int64_t H = c.hidden, E = c.num_experts, Ie = c.expert_intermediate;
   const int64_t Is = c.shared_intermediate;
   const int64_t X = c.expert_latent > 0 ? c.expert_latent : H;  // the routed experts' input width
-  if (!c.moe_layer(l)) {
-    p.Add(Role::kFfnGate, l, "mlp.gate_proj.weight", "ffn_gate.weight", {I, H});
-    p.Add(Role::kFfnUp, l, "mlp.up_proj.weight", "ffn_up.weight", {I, H});
-    p.Add(Role::kFfnDown, l, "mlp.down_proj.weight", "ffn_down.weight", {H, I});
-    return;
-  }
   // Kimi's checkpoints name the MoE block_sparse_moe (experts w1 / w3 / w2);
   // DeepSeek's and GLM's name it mlp (experts gate_proj / up_proj / down_proj).
   const bool kimi_names = c.arch == Arch::kKimiLinear || c.arch == Arch::kKdaDsa || c.arch == Arch::kKimiK3;
@@ -143,78 +142,99 @@ void PlanKimiFfn(Planner& p, int64_t l) {
   p.Add(Role::kShDown, l, m + "shared_experts.down_proj.weight", "ffn_down_shexp.weight", {H, Is});
 }
 
+// Gated DeltaNet (spec §2.1, §5.2): separate input projections, or
+// Qwen3-Next's fused ones.
+void PlanGdn(Planner& p, int64_t l) {
+  const ModelConfig& c = p.c;
+  const int64_t H = c.hidden;
+  const int64_t key_dim = c.lin_num_k_heads * c.lin_k_dim;
+  const int64_t value_dim = c.lin_num_v_heads * c.lin_v_dim;
+  const int64_t conv_dim = 2 * key_dim + value_dim;
+  const int64_t Hv = c.lin_num_v_heads, K = c.conv_kernel;
+  if (c.arch != Arch::kQwen3Next) {
+    p.Add(Role::kLinQkv, l, "linear_attn.in_proj_qkv.weight", "attn_qkv.weight", {conv_dim, H});
+    p.Add(Role::kLinZ, l, "linear_attn.in_proj_z.weight", "attn_gate.weight", {value_dim, H});
+    p.Add(Role::kLinB, l, "linear_attn.in_proj_b.weight", "ssm_beta.weight", {Hv, H});
+    p.Add(Role::kLinA, l, "linear_attn.in_proj_a.weight", "ssm_alpha.weight", {Hv, H});
+  } else if (c.format == FileFormat::kSafetensors) {
+    p.Add(Role::kLinQkvz, l, "linear_attn.in_proj_qkvz.weight", "-", {conv_dim + value_dim, H});
+    p.Add(Role::kLinBa, l, "linear_attn.in_proj_ba.weight", "ssm_ba.weight", {2 * Hv, H});
+  } else {
+    // The converter un-interleaves qkvz into attn_qkv and attn_gate (both
+    // cut from the HF in_proj_qkvz) and keeps ba grouped (spec §5.2).
+    p.Add(Role::kLinQkv, l, "linear_attn.in_proj_qkvz.weight", {conv_dim, H}, "attn_qkv.weight", {conv_dim, H});
+    p.Add(Role::kLinZ, l, "linear_attn.in_proj_qkvz.weight", {value_dim, H}, "attn_gate.weight", {value_dim, H});
+    p.Add(Role::kLinBa, l, "linear_attn.in_proj_ba.weight", "ssm_ba.weight", {2 * Hv, H});
+  }
+  p.Add(Role::kLinConv, l, "linear_attn.conv1d.weight", {conv_dim, 1, K}, "ssm_conv1d.weight", {conv_dim, K});
+  p.Add(Role::kLinDtBias, l, "linear_attn.dt_bias", "ssm_dt.bias", {Hv});
+  p.Add(Role::kLinALog, l, "linear_attn.A_log", "ssm_a", {Hv});
+  p.Add(Role::kLinNorm, l, "linear_attn.norm.weight", "ssm_norm.weight", {c.lin_v_dim});
+  p.Add(Role::kLinOut, l, "linear_attn.out_proj.weight", "ssm_out.weight", {H, value_dim});
+}
+
+// Softmax attention (spec §3, §11), q with Qwen3.5's interleaved output gate.
+void PlanAttention(Planner& p, int64_t l) {
+  const ModelConfig& c = p.c;
+  const int64_t H = c.hidden, hd = c.head_dim;
+  const int64_t q_rows = (c.attn_output_gate ? 2 : 1) * c.num_heads * hd;
+  p.Add(Role::kAttnQ, l, "self_attn.q_proj.weight", "attn_q.weight", {q_rows, H});
+  p.Add(Role::kAttnK, l, "self_attn.k_proj.weight", "attn_k.weight", {c.num_kv_heads * hd, H});
+  p.Add(Role::kAttnV, l, "self_attn.v_proj.weight", "attn_v.weight", {c.num_kv_heads * hd, H});
+  p.Add(Role::kAttnO, l, "self_attn.o_proj.weight", "attn_output.weight", {H, c.num_heads * hd});
+  p.Add(Role::kAttnQNorm, l, "self_attn.q_norm.weight", "attn_q_norm.weight", {hd});
+  p.Add(Role::kAttnKNorm, l, "self_attn.k_norm.weight", "attn_k_norm.weight", {hd});
+}
+
+// The dense SwiGLU feed-forward.
+void PlanDense(Planner& p, int64_t l) {
+  const int64_t H = p.c.hidden, I = p.c.intermediate;
+  p.Add(Role::kFfnGate, l, "mlp.gate_proj.weight", "ffn_gate.weight", {I, H});
+  p.Add(Role::kFfnUp, l, "mlp.up_proj.weight", "ffn_up.weight", {I, H});
+  p.Add(Role::kFfnDown, l, "mlp.down_proj.weight", "ffn_down.weight", {H, I});
+}
+
+// The Qwen MoE (spec §4.3): the router, the routed experts in the file's
+// layout, the shared expert and its gate.
+void PlanMoe(Planner& p, int64_t l) {
+  const ModelConfig& c = p.c;
+  const int64_t H = c.hidden, E = c.num_experts, Is = c.shared_intermediate;
+  p.Add(Role::kRouter, l, "mlp.gate.weight", "ffn_gate_inp.weight", {E, H});
+  for (PlannedTensor& t : PlanExperts(c, l, DefaultExpertLayout(c), c.format)) p.out.push_back(std::move(t));
+  p.Add(Role::kShGate, l, "mlp.shared_expert.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
+  p.Add(Role::kShUp, l, "mlp.shared_expert.up_proj.weight", "ffn_up_shexp.weight", {Is, H});
+  p.Add(Role::kShDown, l, "mlp.shared_expert.down_proj.weight", "ffn_down_shexp.weight", {H, Is});
+  p.Add(Role::kShGateInp, l, "mlp.shared_expert_gate.weight", {1, H}, "ffn_gate_inp_shexp.weight", {H});
+}
+
 }  // namespace
 
 std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
   Planner p{c, {}};
-  const int64_t H = c.hidden, I = c.intermediate, V = c.vocab;
-  const int64_t hd = c.head_dim;
+  const int64_t H = c.hidden, V = c.vocab;
   const bool qwen35 = IsHybrid(c.arch);
   p.Add(Role::kEmbed, -1, "embed_tokens.weight", "token_embd.weight", {V, H});
   for (int64_t l = 0; l < c.num_layers; ++l) {
     p.Add(Role::kInputNorm, l, "input_layernorm.weight", "attn_norm.weight", {H});
-    if (c.latent()) {
-      if (c.attn_res_block > 0) {
-        p.Add(Role::kAttnResScore, l, "self_attention_res.weight", "attn_res_score.weight", {H});
-        p.Add(Role::kFfnResScore, l, "mlp_res.weight", "ffn_res_score.weight", {H});
-      }
-      PlanKimiMixer(p, l);
-      p.Add(Role::kPostNorm, l, "post_attention_layernorm.weight", "ffn_norm.weight", {H});
-      PlanKimiFfn(p, l);
-      continue;
+    if (c.attn_res_block > 0) {
+      p.Add(Role::kAttnResScore, l, "self_attention_res.weight", "attn_res_score.weight", {H});
+      p.Add(Role::kFfnResScore, l, "mlp_res.weight", "ffn_res_score.weight", {H});
     }
-    if (c.layer_kinds[l] == LayerKind::kLinearAttention) {
-      const int64_t key_dim = c.lin_num_k_heads * c.lin_k_dim;
-      const int64_t value_dim = c.lin_num_v_heads * c.lin_v_dim;
-      const int64_t conv_dim = 2 * key_dim + value_dim;
-      const int64_t Hv = c.lin_num_v_heads, K = c.conv_kernel;
-      if (c.arch != Arch::kQwen3Next) {
-        p.Add(Role::kLinQkv, l, "linear_attn.in_proj_qkv.weight", "attn_qkv.weight", {conv_dim, H});
-        p.Add(Role::kLinZ, l, "linear_attn.in_proj_z.weight", "attn_gate.weight", {value_dim, H});
-        p.Add(Role::kLinB, l, "linear_attn.in_proj_b.weight", "ssm_beta.weight", {Hv, H});
-        p.Add(Role::kLinA, l, "linear_attn.in_proj_a.weight", "ssm_alpha.weight", {Hv, H});
-      } else if (c.format == FileFormat::kSafetensors) {
-        p.Add(Role::kLinQkvz, l, "linear_attn.in_proj_qkvz.weight", "-", {conv_dim + value_dim, H});
-        p.Add(Role::kLinBa, l, "linear_attn.in_proj_ba.weight", "ssm_ba.weight", {2 * Hv, H});
-      } else {
-        // The converter un-interleaves qkvz into attn_qkv and attn_gate (both
-        // cut from the HF in_proj_qkvz) and keeps ba grouped (spec §5.2).
-        p.Add(Role::kLinQkv, l, "linear_attn.in_proj_qkvz.weight", {conv_dim, H}, "attn_qkv.weight", {conv_dim, H});
-        p.Add(Role::kLinZ, l, "linear_attn.in_proj_qkvz.weight", {value_dim, H}, "attn_gate.weight", {value_dim, H});
-        p.Add(Role::kLinBa, l, "linear_attn.in_proj_ba.weight", "ssm_ba.weight", {2 * Hv, H});
-      }
-      p.Add(Role::kLinConv, l, "linear_attn.conv1d.weight", {conv_dim, 1, K}, "ssm_conv1d.weight",
-            {conv_dim, K});
-      p.Add(Role::kLinDtBias, l, "linear_attn.dt_bias", "ssm_dt.bias", {Hv});
-      p.Add(Role::kLinALog, l, "linear_attn.A_log", "ssm_a", {Hv});
-      p.Add(Role::kLinNorm, l, "linear_attn.norm.weight", "ssm_norm.weight", {c.lin_v_dim});
-      p.Add(Role::kLinOut, l, "linear_attn.out_proj.weight", "ssm_out.weight", {H, value_dim});
-    } else {
-      const int64_t q_rows = (c.attn_output_gate ? 2 : 1) * c.num_heads * hd;
-      p.Add(Role::kAttnQ, l, "self_attn.q_proj.weight", "attn_q.weight", {q_rows, H});
-      p.Add(Role::kAttnK, l, "self_attn.k_proj.weight", "attn_k.weight", {c.num_kv_heads * hd, H});
-      p.Add(Role::kAttnV, l, "self_attn.v_proj.weight", "attn_v.weight", {c.num_kv_heads * hd, H});
-      p.Add(Role::kAttnO, l, "self_attn.o_proj.weight", "attn_output.weight", {H, c.num_heads * hd});
-      p.Add(Role::kAttnQNorm, l, "self_attn.q_norm.weight", "attn_q_norm.weight", {hd});
-      p.Add(Role::kAttnKNorm, l, "self_attn.k_norm.weight", "attn_k_norm.weight", {hd});
+    switch (c.mixer(l)) {
+      case MixerKind::kGatedDeltaNet: PlanGdn(p, l); break;
+      case MixerKind::kKimiDelta: PlanKda(p, l); break;
+      case MixerKind::kAttention: PlanAttention(p, l); break;
+      case MixerKind::kLatent: case MixerKind::kSparseLatent: PlanLatent(p, l); break;
     }
     // llama.cpp maps post_attention_layernorm to ATTN_POST_NORM for qwen35 and
-    // to FFN_NORM for qwen3 (spec §5.2, §11).
+    // to FFN_NORM for the others (spec §5.2, §11).
     p.Add(Role::kPostNorm, l, "post_attention_layernorm.weight",
           qwen35 ? "post_attention_norm.weight" : "ffn_norm.weight", {H});
-    if (c.moe()) {
-      const int64_t E = c.num_experts, Is = c.shared_intermediate;
-      p.Add(Role::kRouter, l, "mlp.gate.weight", "ffn_gate_inp.weight", {E, H});
-      for (PlannedTensor& t : PlanExperts(c, l, DefaultExpertLayout(c), c.format)) p.out.push_back(std::move(t));
-      p.Add(Role::kShGate, l, "mlp.shared_expert.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
-      p.Add(Role::kShUp, l, "mlp.shared_expert.up_proj.weight", "ffn_up_shexp.weight", {Is, H});
-      p.Add(Role::kShDown, l, "mlp.shared_expert.down_proj.weight", "ffn_down_shexp.weight", {H, Is});
-      p.Add(Role::kShGateInp, l, "mlp.shared_expert_gate.weight", {1, H}, "ffn_gate_inp_shexp.weight", {H});
-      continue;
+    switch (c.ffn(l)) {
+      case FfnKind::kDense: PlanDense(p, l); break;
+      case FfnKind::kMoe: PlanMoe(p, l); break;
+      case FfnKind::kDeepseekMoe: PlanDeepseekMoe(p, l); break;
     }
-    p.Add(Role::kFfnGate, l, "mlp.gate_proj.weight", "ffn_gate.weight", {I, H});
-    p.Add(Role::kFfnUp, l, "mlp.up_proj.weight", "ffn_up.weight", {I, H});
-    p.Add(Role::kFfnDown, l, "mlp.down_proj.weight", "ffn_down.weight", {H, I});
   }
   p.Add(Role::kFinalNorm, -1, "norm.weight", "output_norm.weight", {H});
   if (c.attn_res_block > 0) p.Add(Role::kOutputResScore, -1, "output_attn_res.weight", "output_res_score.weight", {H});

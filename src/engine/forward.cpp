@@ -1,41 +1,32 @@
-// The latent-attention archs (spec §7; latent-attention §1, §2): pre-norm
-// layers whose mixer is KDA or latent attention (MLA: dense in Kimi Linear
-// and Kimi K3, sparse with the lightning indexer in glm-dsa, deepseek32 and
-// kda-dsa), each followed by a dense FFN (the leading layers) or the
-// DeepSeek-V3 MoE. Norms are plain RMSNorm weights. Kimi K3 replaces the
-// residual stream by Block AttnRes (ForwardAttnRes).
+// The forward pass of every architecture: pre-norm layers, each a mixer
+// (Gated DeltaNet, KDA, softmax attention, latent attention dense or sparse)
+// and a feed-forward (dense, MoE), as its kinds say (layer_table.h):
+//   h = embed[token]
+//   h += Mixer(norm(h));  h += FFN(norm(h))       for every layer
+//   logits = head(norm(h))                         of each segment's last row
+// Norm weights arrive with every file convention applied (weights.h). Kimi
+// K3 replaces the residual stream by Block AttnRes (ForwardAttnRes).
+#include "engine/forward.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "engine/forward.h"
-#include "engine/forward_common.h"
+#include "core/kernels.h"
+#include "engine/layer_table.h"
 
 namespace lineage::engine {
 namespace {
 
-// Counts the layers of each kind as the forward walks them: the state and
-// page slots of the mixers.
-struct MixerSlots {
-  int64_t kda = 0, mla = 0, index = 0;
-};
-
-void Mixer(const model::ModelConfig& c, const model::LayerWeights& layer, int64_t l, MixerSlots& slots,
-           const StepContext& ctx, const float* xn, float* out) {
-  if (layer.kind == model::LayerKind::kLinearAttention) {
-    KimiDeltaAttention(layer.kda, slots.kda++, ctx, xn, out);
-  } else {
-    LatentAttention(layer.mla, slots.mla++, c.indexer_layer(l) ? slots.index++ : -1, ctx, xn, out);
-  }
-}
-
-void Ffn(const model::ModelConfig& c, const model::LayerWeights& layer, int64_t l, const StepContext& ctx,
-         const float* xn, float* out) {
-  if (c.moe_layer(l)) {
-    MoeFeedForward(layer.moe, ctx, xn, out);
-  } else {
-    FeedForward(layer, ctx, xn, out);
-  }
+// x += block(rmsnorm(x) * norm) over all rows of the batch (x = ws.x, the
+// normed rows go to ws.xn, the block writes ws.out).
+template <typename Block>
+void PreNormResidual(const std::vector<float>& norm, const StepContext& ctx, Block&& block) {
+  const int64_t R = ctx.batch.num_rows, H = ctx.config.hidden;
+  float* x = ctx.ws.x.data();
+  kernels::RmsNorm(x, norm.data(), static_cast<float>(ctx.config.rms_eps), R, H, ctx.ws.xn.data());
+  block(ctx.ws.xn.data(), ctx.ws.out.data());
+  kernels::Add(x, ctx.ws.out.data(), x, R * H);
 }
 
 // Block AttnRes' mix (spec latent-attention §2.5) of every row: over the n
@@ -72,7 +63,7 @@ void ForwardAttnRes(const model::Model& m, const StepContext& ctx, float* logits
   bank.resize(static_cast<size_t>(((c.num_layers + B - 1) / B) * R * H));
   int64_t banked = 0;
   EmbedTokens(m.weights, ctx, h);
-  MixerSlots slots;
+  LayerSlots slots;
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const model::LayerWeights& layer = m.weights.layers[l];
     const float* a = h;
@@ -83,7 +74,7 @@ void ForwardAttnRes(const model::Model& m, const StepContext& ctx, float* logits
     const bool bank_here = l % B == 0;
     if (bank_here) std::memcpy(bank.data() + banked++ * R * H, h, static_cast<size_t>(R * H) * 4);
     kernels::RmsNorm(a, layer.input_norm.data(), eps, R, H, ws.xn.data());
-    Mixer(c, layer, l, slots, ctx, ws.xn.data(), ws.out.data());
+    RunMixer(c, layer, l, slots, ctx, ws.xn.data(), ws.out.data());
     if (bank_here) {
       std::memcpy(h, ws.out.data(), static_cast<size_t>(R * H) * 4);
     } else {
@@ -91,7 +82,7 @@ void ForwardAttnRes(const model::Model& m, const StepContext& ctx, float* logits
     }
     AttnResMix(bank.data(), banked, h, layer.ffn_res_score, R, H, eps, mix);
     kernels::RmsNorm(mix, layer.post_norm.data(), eps, R, H, ws.xn.data());
-    Ffn(c, layer, l, ctx, ws.xn.data(), ws.out.data());
+    RunFfn(c, layer, l, ctx, ws.xn.data(), ws.out.data());
     kernels::Add(h, ws.out.data(), h, R * H);
   }
   AttnResMix(bank.data(), banked, h, m.weights.output_res_score, R, H, eps, mix);
@@ -101,15 +92,19 @@ void ForwardAttnRes(const model::Model& m, const StepContext& ctx, float* logits
 
 }  // namespace
 
-void ForwardLatent(const model::Model& m, const StepContext& ctx, float* logits) {
+void Forward(const model::Model& m, const StepContext& ctx, float* logits) {
   const model::ModelConfig& c = m.config;
   if (c.attn_res_block > 0) return ForwardAttnRes(m, ctx, logits);
-  EmbedTokens(m.weights, ctx, ctx.ws.x.data());
-  MixerSlots slots;
+  EmbedTokens(m.weights, ctx, ctx.ws.x.data());  // h0 = embed[token]
+  LayerSlots slots;
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const model::LayerWeights& layer = m.weights.layers[l];
-    PreNormResidual(layer.input_norm, ctx, [&](const float* xn, float* out) { Mixer(c, layer, l, slots, ctx, xn, out); });
-    PreNormResidual(layer.post_norm, ctx, [&](const float* xn, float* out) { Ffn(c, layer, l, ctx, xn, out); });
+    PreNormResidual(layer.input_norm, ctx, [&](const float* xn, float* out) {  // h += Mixer(N1(h))
+      RunMixer(c, layer, l, slots, ctx, xn, out);
+    });
+    PreNormResidual(layer.post_norm, ctx, [&](const float* xn, float* out) {  // h += FFN(N2(h))
+      RunFfn(c, layer, l, ctx, xn, out);
+    });
   }
   if (logits != nullptr) LastRowLogits(m.weights, ctx, ctx.ws.x.data(), logits);
 }
