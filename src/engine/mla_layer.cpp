@@ -82,7 +82,9 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
     kernels::RmsNorm(lat + r * W, w.kv_a_norm.data(), static_cast<float>(c.rms_eps), 1, L, lat + r * W);
   float* rope = ks.rope.data();  // [R, dr]: the positions' cos | sin
   if (c.latent_rope || w.indexer.valid()) {
-    for (const Segment& s : segs) RopeTable(s.start_pos(), s.num_tokens, dr, c.rope_theta, rope + s.row_begin * dr);
+    const Yarn yarn = LatentYarn(c);
+    for (const Segment& s : segs)
+      RopeTable(s.start_pos(), s.num_tokens, dr, c.rope_theta, rope + s.row_begin * dr, yarn);
   }
   if (c.latent_rope) {
     ApplyRopeInterleaved(q + dn, R, nh * dq, nh, dq, dr, rope);
@@ -127,7 +129,7 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
   const std::vector<float>* wk = any_expanded ? &ExpandKeyWeights(w, mla_index, c, ks) : nullptr;
   std::vector<ExpandedKeys>& expanded = ks.expanded;
   expanded.resize(segs.size());
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dq));
+  const float scale = static_cast<float>(c.latent_scale());  // mscale^2 / sqrt(dq) under YaRN
   for (size_t si = 0; si < segs.size(); ++si) {
     if (path[si] != LatentPath::kExpanded) continue;
     const Segment& s = segs[si];

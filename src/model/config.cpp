@@ -18,6 +18,11 @@ int64_t ModelConfig::num_indexer_layers() const {
   return n;
 }
 
+double ModelConfig::latent_scale() const {
+  const double mscale = yarn_factor > 1 ? 1.0 + 0.1 * yarn_mscale_all_dim * std::log(yarn_factor) : 1.0;
+  return mscale * mscale / std::sqrt(static_cast<double>(qk_nope_dim + qk_rope_dim));
+}
+
 MixerKind ModelConfig::mixer(int64_t l) const {
   const bool recurrent = layer_kinds[l] == LayerKind::kLinearAttention;
   if (latent()) {
@@ -124,6 +129,12 @@ Status ValidateConfig(const ModelConfig& c) {
       return InvalidArgument(c.source_path + ": " + std::to_string(c.experts_per_token) +
                              " experts per token do not fit in the " + std::to_string(c.expert_groups_used) +
                              " groups used");
+  }
+  if (c.yarn_factor != 0) {
+    if (!(c.yarn_factor >= 1 && c.yarn_factor < 1e6) || !(c.yarn_mscale_all_dim >= 0 && c.yarn_mscale_all_dim < 1e3))
+      return InvalidArgument(c.source_path + ": YaRN factor " + std::to_string(c.yarn_factor) + " / mscale_all_dim " +
+                             std::to_string(c.yarn_mscale_all_dim) + " out of range");
+    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "yarn_original_context", c.yarn_original_context, 1, L::kMaxContext));
   }
   if (c.arch == Arch::kKimiK3) {
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "expert_latent", c.expert_latent, 0, L::kMaxHidden));

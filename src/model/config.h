@@ -112,6 +112,14 @@ struct ModelConfig {
   double indexer_norm_eps = 0.0;     // the key LayerNorm's epsilon (glm-dsa 0, deepseek32 1e-6)
   std::vector<bool> indexer_full;
 
+  // YaRN scaling of latent attention's rotary dims (DeepSeek-V3.2: factor
+  // 40 over 4096 positions; spec latent-attention §1.5); factor 0: none.
+  double yarn_factor = 0;              // s
+  int64_t yarn_original_context = 0;   // the positions trained before scaling
+  double yarn_mscale_all_dim = 0;      // the attention scale's mscale = 1 + 0.1 * this * ln s
+  // The latent attention's score scale: mscale^2 / sqrt(dn + dr).
+  double latent_scale() const;
+
   // Kimi K3 (spec latent-attention §2; zero elsewhere).
   double kda_gate_lower_bound = 0;   // < 0: g = lb sigmoid(exp(A_log) (f + dt_bias)); 0: Kimi's softplus form
   int64_t expert_latent = 0;         // the latent MoE's width (0: experts at hidden)

@@ -149,9 +149,19 @@ Status ReadKimiKeys(const GgufFile& g, const std::string& a, const std::vector<i
     c->latent_rope = true;
     LINEAGE_ASSIGN_OR_RETURN(c->q_lora_rank, ReadInt(g, a + "attention.q_lora_rank", 0, L::kMaxHidden, 0));
     const GgufValue* scaling = g.Find(a + "rope.scaling.type");
-    if (scaling != nullptr && scaling->type == GgufType::kString && scaling->as_string != "none")
+    if (scaling != nullptr && scaling->type == GgufType::kString && scaling->as_string == "yarn") {
+      LINEAGE_ASSIGN_OR_RETURN(c->yarn_factor, ReadPositiveDecimal(g, a + "rope.scaling.factor", 1.0, 1e6));
+      LINEAGE_ASSIGN_OR_RETURN(c->yarn_original_context,
+                               ReadInt(g, a + "rope.scaling.original_context_length", 1, L::kMaxContext));
+      // deepseek32 stores 0.1 mscale_all_dim (llama.cpp divides it by 0.1); glm-dsa never reads it.
+      if (c->arch == Arch::kDeepseek32 && g.Find(a + "rope.scaling.yarn_log_multiplier")) {
+        LINEAGE_ASSIGN_OR_RETURN(double mul, ReadPositiveDecimal(g, a + "rope.scaling.yarn_log_multiplier", 0.1, 1e2));
+        c->yarn_mscale_all_dim = mul / 0.1;
+      }
+    } else if (scaling != nullptr && scaling->type == GgufType::kString && scaling->as_string != "none") {
       return Unsupported(g.path() + ": metadata '" + a + "rope.scaling.type' is '" + std::string(scaling->as_string) +
-                         "' (rope scaling of latent attention is not implemented)");
+                         "' (latent attention scales its rotary dims by YaRN only)");
+    }
   }
   LINEAGE_ASSIGN_OR_RETURN(c->leading_dense_layers,
                            ReadInt(g, a + "leading_dense_block_count", 0, c->num_layers, 0));

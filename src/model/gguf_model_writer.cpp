@@ -184,6 +184,12 @@ void AddLatentKeys(GgufWriter& w, const std::string& a, const ModelConfig& c) {
     w.AddUint32(a + "expert_group_count", static_cast<uint32_t>(c.expert_groups));
     w.AddUint32(a + "expert_group_used_count", static_cast<uint32_t>(c.expert_groups_used));
   }
+  if (c.yarn_factor > 0) {
+    w.AddString(a + "rope.scaling.type", "yarn");
+    w.AddFloat32(a + "rope.scaling.factor", static_cast<float>(c.yarn_factor));
+    w.AddUint32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(c.yarn_original_context));
+    w.AddFloat32(a + "rope.scaling.yarn_log_multiplier", static_cast<float>(0.1 * c.yarn_mscale_all_dim));
+  }
   if (c.sparse()) {
     w.AddUint32(a + "attention.indexer.head_count", static_cast<uint32_t>(c.indexer_heads));
     w.AddUint32(a + "attention.indexer.key_length", static_cast<uint32_t>(c.indexer_dim));

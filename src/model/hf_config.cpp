@@ -177,8 +177,16 @@ Status ReadLatentConfig(const JsonField& j, ModelConfig* c) {
       if (type.empty()) {
         LINEAGE_ASSIGN_OR_RETURN(type, scaling["rope_type"].StringOr("default"));
       }
-      if (type != "default")
-        return Unsupported(j.file() + ": rope_scaling '" + type + "' (rope scaling of latent attention)");
+      if (type == "yarn") {  // DeepSeek-V3.2's (spec latent-attention §1.5)
+        LINEAGE_ASSIGN_OR_RETURN(c->yarn_factor, scaling["factor"].PositiveFloatOr(1.0, 1e6));
+        LINEAGE_ASSIGN_OR_RETURN(c->yarn_original_context,
+                                 scaling["original_max_position_embeddings"].Int(1, L::kMaxContext));
+        LINEAGE_ASSIGN_OR_RETURN(c->yarn_mscale_all_dim, scaling["mscale_all_dim"].PositiveFloatOr(1.0, 1e3));
+        LINEAGE_ASSIGN_OR_RETURN(double mscale, scaling["mscale"].PositiveFloatOr(1.0, 1e3));
+        if (mscale != 1.0) return scaling.Error("mscale 1 (the rotary gain llama.cpp applies)");
+      } else if (type != "default") {
+        return Unsupported(j.file() + ": rope_scaling '" + type + "' (latent attention scales by YaRN only)");
+      }
     }
   }
   c->head_dim = c->qk_nope_dim + c->qk_rope_dim;
@@ -407,7 +415,13 @@ nlohmann::ordered_json MakeSparseLatentConfig(const ModelConfig& c, const VocabD
   t["qk_nope_head_dim"] = c.qk_nope_dim;
   t["qk_rope_head_dim"] = c.qk_rope_dim;
   t["rms_norm_eps"] = c.rms_eps;
-  t["rope_scaling"] = nullptr;
+  if (c.yarn_factor > 0) {
+    t["rope_scaling"] = {{"beta_fast", 32}, {"beta_slow", 1}, {"factor", c.yarn_factor}, {"mscale", 1.0},
+                         {"mscale_all_dim", c.yarn_mscale_all_dim},
+                         {"original_max_position_embeddings", c.yarn_original_context}, {"type", "yarn"}};
+  } else {
+    t["rope_scaling"] = nullptr;
+  }
   t["rope_theta"] = c.rope_theta;
   t["routed_scaling_factor"] = c.routed_scaling;
   t["scoring_func"] = "sigmoid";

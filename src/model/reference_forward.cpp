@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace lineage::model {
 namespace {
@@ -331,14 +332,44 @@ double At(const TensorView& t, int64_t r, int64_t col) {
 
 // Interleaved ("NORM") RoPE on the pairs (2i, 2i + 1) of x[0, dims), angle
 // pos * theta^(-2i / dims) (spec latent-attention §1.1 step 5).
-void RopeInterleaved(double* x, int64_t dims, double theta, int64_t pos) {
+// The angle of pair i of `dims` at `pos` and the factor on its cos and sin,
+// under latent attention's YaRN when the model has one (spec latent-attention
+// §1.5, ggml's rope_yarn): pairs turning more than beta_fast = 32 times over
+// the original context keep their angle, those turning fewer than
+// beta_slow = 1 times divide it by the factor, a linear ramp between; cos
+// and sin gain (1 + 0.1 ln s) / (1 + 0.1 mscale_all_dim ln s).
+std::pair<double, double> PairAngle(const ModelConfig& c, int64_t i, int64_t dims, int64_t pos) {
+  const double d = static_cast<double>(dims);
+  const double angle = static_cast<double>(pos) * std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / d);
+  if (c.yarn_factor <= 1) return {angle, 1.0};
+  const double s = c.yarn_factor, ctx = static_cast<double>(c.yarn_original_context);
+  const double fast = std::floor(d * std::log(ctx / (32.0 * 2.0 * M_PI)) / (2.0 * std::log(c.rope_theta)));
+  const double slow = std::ceil(d * std::log(ctx / (1.0 * 2.0 * M_PI)) / (2.0 * std::log(c.rope_theta)));
+  const double low = std::max(0.0, fast), high = std::min(d - 1, slow);
+  const double keep = 1.0 - std::clamp((static_cast<double>(i) - low) / std::max(0.001, high - low), 0.0, 1.0);
+  const double gain = (1.0 + 0.1 * std::log(s)) / (1.0 + 0.1 * c.yarn_mscale_all_dim * std::log(s));
+  return {keep * angle + (1.0 - keep) * angle / s, gain};
+}
+
+void RopeInterleaved(const ModelConfig& c, double* x, int64_t dims, int64_t pos) {
   for (int64_t i = 0; i < dims / 2; ++i) {
-    const double angle =
-        static_cast<double>(pos) * std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(dims));
-    const double cs = std::cos(angle), sn = std::sin(angle);
+    const auto [angle, gain] = PairAngle(c, i, dims, pos);
+    const double cs = std::cos(angle) * gain, sn = std::sin(angle) * gain;
     const double x1 = x[2 * i], x2 = x[2 * i + 1];
     x[2 * i] = x1 * cs - x2 * sn;
     x[2 * i + 1] = x2 * cs + x1 * sn;
+  }
+}
+
+// NEOX pairs (i, i + dims/2) the same way: deepseek32's indexer.
+void RopeNeox(const ModelConfig& c, double* x, int64_t dims, int64_t pos) {
+  const int64_t half = dims / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    const auto [angle, gain] = PairAngle(c, i, dims, pos);
+    const double cs = std::cos(angle) * gain, sn = std::sin(angle) * gain;
+    const double x1 = x[i], x2 = x[i + half];
+    x[i] = x1 * cs - x2 * sn;
+    x[i + half] = x2 * cs + x1 * sn;
   }
 }
 
@@ -365,8 +396,8 @@ Selection IndexerSelect(const ModelConfig& c, const MlaWeights& mla, const Mat& 
     const double inv = 1.0 / std::sqrt(var + c.indexer_norm_eps);
     for (int64_t i = 0; i < D; ++i) ik[t][i] = (ik[t][i] - mean) * inv * w.k_norm[i] + w.k_norm_bias[i];
     auto rotate = [&](double* head) {  // the head's first `rope` dims: [rope | nope]
-      if (c.indexer_rope_neox) Rope(head, rope, c.rope_theta, t);
-      else RopeInterleaved(head, rope, c.rope_theta, t);
+      if (c.indexer_rope_neox) RopeNeox(c, head, rope, t);
+      else RopeInterleaved(c, head, rope, t);
     };
     rotate(ik[t].data());
     for (int64_t h = 0; h < Hi; ++h) rotate(&iq[t][h * D]);
@@ -410,11 +441,13 @@ Mat LatentAttention(const ModelConfig& c, const MlaWeights& w, const Mat& x, con
   for (Vec& row : lat) RmsNormInPlace(row.data(), L, w.kv_a_norm, c.rms_eps);
   if (c.latent_rope)
     for (int64_t t = 0; t < T; ++t) {
-      RopeInterleaved(&lat[t][L], dr, c.rope_theta, t);
-      for (int64_t h = 0; h < nh; ++h) RopeInterleaved(&q[t][h * dq + dn], dr, c.rope_theta, t);
+      RopeInterleaved(c, &lat[t][L], dr, t);
+      for (int64_t h = 0; h < nh; ++h) RopeInterleaved(c, &q[t][h * dq + dn], dr, t);
     }
   Mat out(static_cast<size_t>(T), Vec(static_cast<size_t>(nh * dv), 0.0));
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dq));
+  // Under YaRN the scores scale by mscale^2, mscale = 1 + 0.1 mscale_all_dim ln s.
+  const double mscale = c.yarn_factor > 1 ? 1.0 + 0.1 * c.yarn_mscale_all_dim * std::log(c.yarn_factor) : 1.0;
+  const double scale = mscale * mscale / std::sqrt(static_cast<double>(dq));
   for (int64_t h = 0; h < nh; ++h) {
     // W_k,h [dn, L] from k_b_t[h] = W_k,h^T; W_v,h = v_b[h].
     Mat wk(static_cast<size_t>(dn), Vec(static_cast<size_t>(L))), wv(static_cast<size_t>(dv), Vec(static_cast<size_t>(L)));

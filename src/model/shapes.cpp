@@ -223,6 +223,11 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
     if (arch == Arch::kDeepseek32) {
       c.expert_groups = 4;
       c.expert_groups_used = 2;
+      // YaRN as DeepSeek-V3.2's, over a short original context so that the
+      // ramp falls inside the 8 rotary pairs, with a gain other than 1.
+      c.yarn_factor = 4;
+      c.yarn_original_context = 32;
+      c.yarn_mscale_all_dim = 0.7;
     }
   } else if (arch == Arch::kGlmDsa && (shape == "glm-5" || shape == "glm-5.2")) {
     Glm5Latent(c);
@@ -261,6 +266,9 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
     c.rope_theta = 1e4;
     c.rms_eps = 1e-6;
     c.context_length = 163840;
+    c.yarn_factor = 40;
+    c.yarn_original_context = 4096;
+    c.yarn_mscale_all_dim = 1;
   } else if (arch == Arch::kKdaDsa && shape == "glm-5.3-flash") {
     // The model of seeds/000: 34 KDA layers of 64 heads x 128 (a 143 MB
     // state) and 11 sparse latent layers, a DeepSeek MoE; the other widths

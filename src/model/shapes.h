@@ -21,8 +21,9 @@
 // tiny / glm_dsa, deepseek32: hidden 128, 6 latent layers of 4 heads (q_lora
 //   64, kv_lora 48, qk_nope 32, qk_rope 16, v 32), an indexer of 8 heads of
 //   64 with top_k 16; glm_dsa's indexer types [1,1,0,0,1,0]; deepseek32's 8
-//   experts in 4 groups of which 2 are used; layer 0 dense. glm-5 / glm-5.2
-//   and deepseek-v3.2 follow spec latent-attention §3.1 (no YaRN).
+//   experts in 4 groups of which 2 are used and YaRN (factor 4 over 32
+//   positions); layer 0 dense. glm-5 / glm-5.2 and deepseek-v3.2 follow spec
+//   latent-attention §3.1 (DeepSeek-V3.2's YaRN: 40 over 4096).
 // tiny / kda_dsa: KDA of 2 heads of 32 (fewer than the 4 latent heads) with the sparse latent layers of
 //   tiny glm_dsa at 3 and 7 (7 sharing 3's selection). glm-5.3-flash is the
 //   model the cache was designed for (seeds/000): 45 layers, 34 KDA of 64

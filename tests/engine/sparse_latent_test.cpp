@@ -9,7 +9,10 @@
 // and more.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/latent_paths.h"
+#include "engine/rope.h"
 #include "engine_test_util.h"
 #include "model/load_model.h"
 #include "model/test_util.h"
@@ -103,6 +106,29 @@ TEST(KimiK3, PrefillCutAtRandomPoints) {
   auto m = TinyModel(model::Arch::kKimiK3);
   auto engine = MakeEngine(m, 2, 4);
   testing::ExpectRandomPrefillCutsMatchReference(m, *engine, 110, 40, 1e-4);
+}
+
+// DeepSeek-V3.2's YaRN (factor 40 over 4096 positions, mscale_all_dim 1;
+// spec latent-attention §1.5): the score scale is the spec's 0.135234; at 64
+// rotary dims pairs below 10 keep their angle, pairs above 23 divide it by
+// 40, and the cos / sin gain is 1.
+TEST(Yarn, DeepSeekV32ScaleAndRotaryPairs) {
+  auto spec = model::LookupShape(model::Arch::kDeepseek32, "deepseek-v3.2");
+  ASSERT_TRUE(spec.ok());
+  const model::ModelConfig& c = spec->config;
+  EXPECT_NEAR(c.latent_scale(), 0.135234, 1e-6);
+  const Yarn yarn = LatentYarn(c);
+  EXPECT_NEAR(yarn.gain, 1.0, 1e-12);
+  std::vector<float> table(64);
+  RopeTable(1000, 1, 64, c.rope_theta, table.data(), yarn);
+  auto angle = [&](int i) { return 1000.0 * std::pow(1e4, -2.0 * i / 64.0); };
+  EXPECT_NEAR(table[5], std::cos(angle(5)), 1e-6);
+  EXPECT_NEAR(table[32 + 5], std::sin(angle(5)), 1e-6);
+  EXPECT_NEAR(table[30], std::cos(angle(30) / 40), 1e-6);
+  EXPECT_NEAR(table[32 + 30], std::sin(angle(30) / 40), 1e-6);
+  // Between the two, a blend: pair 16 is (16 - 10) / 13 of the way to 1/40.
+  const double keep = 1.0 - 6.0 / 13.0;
+  EXPECT_NEAR(table[16], std::cos(keep * angle(16) + (1 - keep) * angle(16) / 40), 1e-6);
 }
 
 std::string ArchTestName(const ::testing::TestParamInfo<model::Arch>& info) {

@@ -75,6 +75,11 @@ TEST(SparseFiles, HfConfigsAreThePublishedOnes) {
     EXPECT_EQ(j["q_lora_rank"], 64);
     EXPECT_EQ(j["n_group"], glm ? 1 : 4);
     if (glm) EXPECT_EQ(j["indexer_types"], nlohmann::json({"full", "full", "shared", "shared", "full", "shared"}));
+    if (!glm) {  // tiny deepseek32 carries YaRN as DeepSeek-V3.2 does
+      EXPECT_EQ(j["rope_scaling"]["type"], "yarn");
+      EXPECT_EQ(j["rope_scaling"]["factor"], 4.0);
+      EXPECT_EQ(j["rope_scaling"]["original_max_position_embeddings"], 32);
+    }
     EXPECT_TRUE(std::filesystem::exists(dir + "/model.safetensors") ||
                 std::filesystem::exists(dir + "/model.safetensors.index.json"));
   }
@@ -130,8 +135,8 @@ TEST(SparseFiles, BrokenIndexerLayoutsAreClearErrors) {
           w.AddBoolArray("glm-dsa.attention.indexer.types", {false, true, false, false, true, false});
         },
         "none comes before it");
-  check("glm_yarn.gguf", "glm-dsa.rope.scaling.type", [](GgufWriter& w) { w.AddString("glm-dsa.rope.scaling.type", "yarn"); },
-        "rope scaling of latent attention");
+  check("glm_linear_rope.gguf", "glm-dsa.rope.scaling.type",
+        [](GgufWriter& w) { w.AddString("glm-dsa.rope.scaling.type", "linear"); }, "by YaRN only");
 }
 
 }  // namespace
