@@ -82,6 +82,7 @@ int List(const CacheArgs& a, const std::optional<Key128>& mine) {
   // What the listing skipped, one line each: a FIFO or device named like a
   // cache file is never opened (it could block), and says so.
   for (const auto& d : r->damaged) std::fprintf(stderr, "skipping %s\n", d.why.message().c_str());
+  for (const auto& d : r->unusable_entries) std::fprintf(stderr, "skipping %s\n", d.why.message().c_str());
   for (const auto& d : r->unusable_blobs) std::fprintf(stderr, "skipping %s\n", d.why.message().c_str());
   std::printf("%zu entries, %lld blob files (%s), %lld orphan blobs (%s), %zu damaged entry files, %zu temporary files\n",
               r->entries.size(), static_cast<long long>(r->blob_files), Bytes(r->blob_bytes).c_str(),
@@ -125,6 +126,10 @@ int Verify(const CacheArgs& a) {
     std::printf("BAD  %s\n", d.why.ToString().c_str());
     ++bad;
   }
+  for (const auto& d : r->unusable_entries) {
+    std::printf("BAD  %s\n", d.why.ToString().c_str());
+    ++bad;
+  }
   for (const auto& e : r->entries) {
     if (e.ok()) continue;
     ++bad;
@@ -143,6 +148,7 @@ int Gc(const CacheArgs& a, const std::optional<Key128>& mine) {
       cache::disk::CollectGarbage(cache::disk::DefaultFileEnv(), DirLayout(a.dir), mine, a.foreign);
   if (!r.ok()) return Fail(r.status());
   for (const std::string& why : r->removed_why) std::fprintf(stderr, "removing %s\n", why.c_str());
+  for (const std::string& why : r->skipped_why) std::fprintf(stderr, "skipping %s\n", why.c_str());
   std::printf("removed %lld temporary files, %lld damaged entries, %lld foreign entries, %lld orphan blobs, "
               "%lld blob names that were not regular files: %s freed\n",
               static_cast<long long>(r->tmp_files), static_cast<long long>(r->damaged_entries),

@@ -67,7 +67,10 @@ TEST(DiskCli, ListsVerifiesAndCollectsGarbage) {
   fs::resize_file(page, fs::file_size(page) - 4);
   fs::create_directories(dir + "/states/00");
   fs::copy_file(DirLayout(dir).StatePath(chain.StateKey(12)), dir + "/states/00/" + std::string(32, '0') + ".rst");
-  { std::ofstream(dir + "/tmp/x.tmp") << "x"; }
+  // A temporary file a crashed writer left, and one someone else put there.
+  const std::string crashed = DirLayout(dir).TmpPath(DirLayout::EntryName(7), 0x1234);
+  { std::ofstream(crashed) << "x"; }
+  { std::ofstream(dir + "/tmp/x.tmp") << "not ours"; }
 
   const CliRun verify = Lineage("cache verify --dir " + dir);
   EXPECT_EQ(verify.code, 2) << verify.out;
@@ -78,7 +81,8 @@ TEST(DiskCli, ListsVerifiesAndCollectsGarbage) {
   EXPECT_EQ(gc.code, 0) << gc.out;
   EXPECT_NE(gc.out.find("1 temporary files, 1 damaged entries"), std::string::npos) << gc.out;
   EXPECT_EQ(Lineage("cache verify --dir " + dir).code, 0);
-  EXPECT_FALSE(fs::exists(dir + "/tmp/x.tmp"));
+  EXPECT_FALSE(fs::exists(crashed));
+  EXPECT_TRUE(fs::exists(dir + "/tmp/x.tmp")) << "a file the tier did not write stays";
 
   auto tier = OpenTier(dir, nullptr);
   int64_t served = 0;

@@ -245,7 +245,8 @@ TEST(FileDiskTier, ForeignAndDamagedEntriesAreSkippedAtStartUp) {
   FlipByte(ents[0], 20);                       // header
   FlipByte(ents[1], kEntryHeaderBytes + 5);    // body
   fs::resize_file(ents[2], fs::file_size(ents[2]) - 3);
-  { std::ofstream(dir + "/tmp/leftover.ent.tmp") << "partial"; }
+  const std::string leftover = DirLayout(dir).TmpPath(DirLayout::EntryName(99), 0xabc);
+  { std::ofstream(leftover) << "partial"; }
   { std::ofstream(dir + "/pages/" + fs::directory_iterator(dir + "/pages")->path().filename().string() + "/x.kvp") << "?"; }
   { std::ofstream(dir + "/pages/stray") << "not a directory"; }
   LogSink log;
@@ -253,7 +254,7 @@ TEST(FileDiskTier, ForeignAndDamagedEntriesAreSkippedAtStartUp) {
   EXPECT_EQ(tier->Counters().skipped_damaged, 3);
   EXPECT_EQ(tier->Stats().entries, 1);
   EXPECT_EQ(log.Count("skipping"), 3);
-  EXPECT_FALSE(fs::exists(dir + "/tmp/leftover.ent.tmp"));
+  EXPECT_FALSE(fs::exists(leftover));
   ExpectEveryServedEntryVerifies(*tier);
 }
 

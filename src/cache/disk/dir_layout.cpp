@@ -1,5 +1,6 @@
 #include "cache/disk/dir_layout.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 
@@ -36,6 +37,26 @@ bool DirLayout::ParseBlobName(const std::string& name, const char* suffix, Key12
   const size_t n = std::strlen(suffix);
   if (name.size() != 32 + n || name.compare(32, n, suffix) != 0) return false;
   return Key128::FromHex(name.substr(0, 32), key);
+}
+
+bool DirLayout::IsTmpName(const std::string& name) {
+  constexpr size_t kTag = 1 + 16 + 4;  // ".<16 hex>.tmp"
+  if (name.size() <= kTag || name.compare(name.size() - 4, 4, ".tmp") != 0 || name[name.size() - kTag] != '.')
+    return false;
+  for (size_t i = name.size() - kTag + 1; i < name.size() - 4; ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(name[i])) || std::isupper(static_cast<unsigned char>(name[i])))
+      return false;
+  const std::string final_name = name.substr(0, name.size() - kTag);
+  uint64_t id = 0;
+  Key128 key;
+  return ParseEntryName(final_name, &id) || ParseBlobName(final_name, ".kvp", &key) ||
+         ParseBlobName(final_name, ".rst", &key);
+}
+
+bool DirLayout::IsOwnTopName(const std::string& name) {
+  for (const char* own : {"tmp", "entries", "pages", "states", "LOCK", "COLLECT"})
+    if (name == own) return true;
+  return false;
 }
 
 std::string DirLayout::BlobPath(const std::string& dir, const Key128& key, const char* suffix) {

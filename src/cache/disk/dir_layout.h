@@ -1,7 +1,10 @@
 // Where each file of the disk tier lives inside its directory
 // (docs/disk-format.md, "Directory"):
-//   DIR/LOCK, DIR/COLLECT, DIR/tmp/, DIR/entries/<16 hex>.ent,
-//   DIR/pages/<2 hex>/<32 hex>.kvp, DIR/states/<2 hex>/<32 hex>.rst
+//   DIR/tmp/, DIR/entries/<16 hex>.ent, DIR/pages/<2 hex>/<32 hex>.kvp,
+//   DIR/states/<2 hex>/<32 hex>.rst
+// The ownership lock is held on DIR itself and the collection lock on
+// DIR/entries (directories a process keeps open: deleting a file cannot
+// release them); LOCK and COLLECT files left by earlier versions are ours.
 // Thread-safety: immutable value.
 #pragma once
 
@@ -17,8 +20,8 @@ class DirLayout {
   explicit DirLayout(std::string root) : root_(std::move(root)) {}
 
   const std::string& root() const { return root_; }
-  std::string lock_path() const { return root_ + "/LOCK"; }
-  std::string collect_lock_path() const { return root_ + "/COLLECT"; }
+  std::string lock_path() const { return root_; }
+  std::string collect_lock_path() const { return entries_dir(); }
   std::string tmp_dir() const { return root_ + "/tmp"; }
   std::string entries_dir() const { return root_ + "/entries"; }
   std::string pages_dir() const { return root_ + "/pages"; }
@@ -37,6 +40,11 @@ class DirLayout {
   static bool ParseEntryName(const std::string& name, uint64_t* file_id);
   // "<32 hex>.kvp" / ".rst" -> key; false for any other name.
   static bool ParseBlobName(const std::string& name, const char* suffix, Key128* key);
+  // True for a name TmpPath makes: an entry or blob name, a dot, 16 hex
+  // digits and ".tmp". Nothing else in DIR/tmp is ever removed.
+  static bool IsTmpName(const std::string& name);
+  // True for the names a cache directory may hold at its top.
+  static bool IsOwnTopName(const std::string& name);
 
  private:
   static std::string BlobPath(const std::string& dir, const Key128& key, const char* suffix);

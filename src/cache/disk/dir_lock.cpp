@@ -10,7 +10,9 @@
 namespace lineage::cache::disk {
 
 Result<DirLock> DirLock::Acquire(const std::string& lock_path, LockMode mode, bool wait) {
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // The lock is on the directory's own open description: no file that
+  // someone could delete (a second owner would then lock a new one).
+  const int fd = ::open(lock_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return IoError(lock_path + ": open: " + std::strerror(errno));
   const int op = (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB);
   int rc = 0;

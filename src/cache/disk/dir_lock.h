@@ -1,8 +1,10 @@
-// DirLock: an advisory lock (flock) on a file of a disk-tier directory.
-// DIR/LOCK is held exclusive by a server that owns the directory alone and by
-// `lineage cache gc`, shared by every server of a shared directory; DIR/COLLECT
-// is held shared by readers and writers of a shared directory and exclusive by
-// its collector (docs/disk-format.md, "Sharing a directory").
+// DirLock: an advisory lock (flock) on a directory of a disk tier, held on
+// an open descriptor of the directory itself (DirLayout::lock_path,
+// collect_lock_path), so deleting a file cannot release it. DIR is held
+// exclusive by a server that owns the directory alone and by `lineage cache
+// gc`, shared by every server of a shared directory; DIR/entries is held
+// shared by readers and writers of a shared directory and exclusive by its
+// collector (docs/disk-format.md, "Sharing a directory").
 //
 // Each Acquire opens its own file description, so two locks taken by two
 // threads of one process conflict like locks of two processes. Released when

@@ -31,13 +31,16 @@ struct DamagedFile {
 
 struct DirScan {
   std::vector<ScannedEntry> entries;  // parsed, any fingerprint
-  std::vector<DamagedFile> damaged;   // entry files that failed a check
+  std::vector<DamagedFile> damaged;   // entry files that failed a check (regular files: removable)
+  // Named like an entry but not a regular file (a directory, a FIFO, a
+  // link): never read and never removed, only reported.
+  std::vector<DamagedFile> unusable_entries;
   std::unordered_set<Key128, Key128Hash> pages;   // regular files present by name
   std::unordered_set<Key128, Key128Hash> states;  // regular files present by name
   // Named like a page or state but not a regular file (a FIFO, a device, a
   // directory, a symlink that loops): never opened, counted as missing.
   std::vector<DamagedFile> unusable_blobs;
-  std::vector<std::string> tmp_files;             // paths
+  std::vector<std::string> tmp_files;             // paths of the temporary files a tier wrote
 };
 
 // A missing directory scans as empty. I/O errors on the directories
@@ -45,6 +48,12 @@ struct DirScan {
 // files are read header first: a file whose size differs from what its header
 // declares is rejected after 80 bytes. Nothing that is not a regular file is
 // opened, so a scan never blocks on a FIFO.
+// InvalidArgument unless the directory's top holds only a cache
+// directory's names (DirLayout::IsOwnTopName) and its folders are real
+// folders, not symbolic links. Every scan starts with it; the tier refuses
+// to open, and `lineage cache` to touch, a directory that fails it.
+Status CheckCacheDir(FileEnv* env, const DirLayout& layout);
+
 Result<DirScan> ScanDir(FileEnv* env, const DirLayout& layout);
 
 // Number of rows page p of an entry of `num_tokens` holds.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "cache/disk/dir_scan.h"
 #include "cache/disk/tier_clock.h"
 #include "cache/restore_search.h"
 
@@ -16,8 +17,11 @@ Result<std::unique_ptr<FileDiskTier>> FileDiskTier::Open(const FileDiskTierOptio
   if (!codec) return InvalidArgument("disk tier: no codec");
   FileEnv* env = options.env ? options.env : DefaultFileEnv();
   const DirLayout layout(options.dir);
-  for (const std::string& d : {layout.root(), layout.tmp_dir(), layout.entries_dir(), layout.pages_dir(),
-                               layout.states_dir()}) {
+  // A directory that holds anything a cache directory does not, or whose
+  // own folders are links, is refused before anything in it is touched.
+  if (Status st = env->MakeDirs(layout.root()); !st.ok()) return st.With("disk tier");
+  if (Status st = CheckCacheDir(env, layout); !st.ok()) return st.With("disk tier");
+  for (const std::string& d : {layout.tmp_dir(), layout.entries_dir(), layout.pages_dir(), layout.states_dir()}) {
     if (Status st = env->MakeDirs(d); !st.ok()) return st.With("disk tier");
   }
   Result<DirLock> lock =

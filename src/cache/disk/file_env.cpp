@@ -182,6 +182,9 @@ class PosixFileEnv final : public FileEnv {
       } else if (e->d_type == DT_DIR) {
         mode = S_IFDIR;
       } else if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
+        struct stat lst {};
+        out.link = e->d_type == DT_LNK ||
+                   (::fstatat(::dirfd(d), e->d_name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode));
         struct stat st {};
         if (::fstatat(::dirfd(d), e->d_name, &st, 0) == 0) {
           mode = st.st_mode;

@@ -30,8 +30,9 @@ enum class FileKind : uint8_t {
 
 struct DirEntry {
   std::string name;  // not a path
-  FileKind kind = FileKind::kRegular;
+  FileKind kind = FileKind::kRegular;  // of what it names, a symbolic link followed
   std::string kind_name;  // for log lines: "regular file", "FIFO", "directory", ...
+  bool link = false;      // a symbolic link (the tier's own files and folders never are)
 };
 
 class FileEnv {

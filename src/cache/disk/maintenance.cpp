@@ -77,6 +77,7 @@ Result<DirReport> InspectDir(FileEnv* env, const DirLayout& layout, bool verify_
   if (!scan.ok()) return scan.status();
   DirReport report;
   report.damaged = scan->damaged;
+  report.unusable_entries = scan->unusable_entries;
   report.unusable_blobs = scan->unusable_blobs;
   report.tmp_files = scan->tmp_files;
   BlobTable blobs(env, layout);
@@ -126,8 +127,22 @@ Result<GcReport> CollectGarbage(FileEnv* env, const DirLayout& layout, const std
     gc.removed_why.push_back(d.why.message());
   }
   for (const DamagedFile& d : report->unusable_blobs) {
-    if (env->Remove(d.path).ok()) ++gc.unusable_blobs;
-    gc.removed_why.push_back(d.why.message());
+    if (env->Remove(d.path).ok()) {
+      ++gc.unusable_blobs;
+      gc.removed_why.push_back(d.why.message());
+    } else {
+      gc.skipped_why.push_back(d.why.message());
+    }
+  }
+  // A FIFO or link named like an entry goes (unlink removes the name, never
+  // what a link points to); a folder so named stays, and says so.
+  for (const DamagedFile& d : report->unusable_entries) {
+    if (env->Remove(d.path).ok()) {
+      ++gc.damaged_entries;
+      gc.removed_why.push_back(d.why.message());
+    } else {
+      gc.skipped_why.push_back(d.why.message());
+    }
   }
   std::unordered_set<Key128, Key128Hash> keep_pages, keep_states;
   for (const EntryReport& e : report->entries) {

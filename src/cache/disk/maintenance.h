@@ -27,7 +27,8 @@ struct EntryReport {
 
 struct DirReport {
   std::vector<EntryReport> entries;  // sorted by last use, newest first
-  std::vector<DamagedFile> damaged;  // entry files that fail a check (or are not regular files)
+  std::vector<DamagedFile> damaged;  // entry files that fail a check
+  std::vector<DamagedFile> unusable_entries;  // named like an entry, not a regular file: only reported
   std::vector<DamagedFile> unusable_blobs;  // named like a blob, not a regular file
   int64_t blob_files = 0;
   int64_t blob_bytes = 0;            // every blob once
@@ -47,6 +48,7 @@ struct GcReport {
   int64_t unusable_blobs = 0;    // named like a blob but not a regular file (removed)
   int64_t bytes_freed = 0;
   std::vector<std::string> removed_why;  // one line per damaged or unusable file removed
+  std::vector<std::string> skipped_why;  // one line per file named like ours that could not or must not go
 };
 
 // Removes temporary files, damaged entry files (and entries whose blobs are

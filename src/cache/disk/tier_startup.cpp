@@ -26,10 +26,11 @@ Status FileDiskTier::Rebuild() {
   if (!options_.shared) {
     for (const std::string& tmp : scan->tmp_files) (void)env_->Remove(tmp);
   }
-  for (const DamagedFile& d : scan->damaged) {
-    Log("skipping " + d.why.ToString());
-    ++counters_.skipped_damaged;
-  }
+  for (const std::vector<DamagedFile>* list : {&scan->damaged, &scan->unusable_entries})
+    for (const DamagedFile& d : *list) {
+      Log("skipping " + d.why.ToString());
+      ++counters_.skipped_damaged;
+    }
   // Never opened: an entry that lists one is skipped below as incomplete.
   for (const DamagedFile& d : scan->unusable_blobs) Log("skipping " + d.why.ToString());
 
