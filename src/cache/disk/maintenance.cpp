@@ -126,24 +126,20 @@ Result<GcReport> CollectGarbage(FileEnv* env, const DirLayout& layout, const std
     ++gc.damaged_entries;
     gc.removed_why.push_back(d.why.message());
   }
-  for (const DamagedFile& d : report->unusable_blobs) {
-    if (env->Remove(d.path).ok()) {
-      ++gc.unusable_blobs;
-      gc.removed_why.push_back(d.why.message());
-    } else {
-      gc.skipped_why.push_back(d.why.message());
+  // A FIFO or link named like a blob or an entry goes (unlink removes the
+  // name, never what a link points to); a folder so named stays, and says so.
+  auto remove_unusable = [&](const std::vector<DamagedFile>& files, int64_t* count) {
+    for (const DamagedFile& d : files) {
+      if (env->Remove(d.path).ok()) {
+        ++*count;
+        gc.removed_why.push_back(d.why.message());
+      } else {
+        gc.skipped_why.push_back(d.why.message());
+      }
     }
-  }
-  // A FIFO or link named like an entry goes (unlink removes the name, never
-  // what a link points to); a folder so named stays, and says so.
-  for (const DamagedFile& d : report->unusable_entries) {
-    if (env->Remove(d.path).ok()) {
-      ++gc.damaged_entries;
-      gc.removed_why.push_back(d.why.message());
-    } else {
-      gc.skipped_why.push_back(d.why.message());
-    }
-  }
+  };
+  remove_unusable(report->unusable_blobs, &gc.unusable_blobs);
+  remove_unusable(report->unusable_entries, &gc.damaged_entries);
   std::unordered_set<Key128, Key128Hash> keep_pages, keep_states;
   for (const EntryReport& e : report->entries) {
     const bool foreign = keep_model && !(e.entry.meta.fingerprint == *keep_model);
