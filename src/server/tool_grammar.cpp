@@ -13,7 +13,12 @@ using json = nlohmann::ordered_json;
 // Schemas nested deeper than this are any JSON value below it: the matcher's
 // frame stack is bounded (tool_matcher.h).
 constexpr int kMaxSchemaDepth = 10;
-constexpr size_t kMaxProperties = 64;  // one bit each in an object's "used" mask
+// An object's first 64 properties have a bit each in its "used" mask (the
+// required ones are put first); past 64, keys are still constrained to the
+// declared names, but a repeat of one of them is not excluded. More than 64
+// required properties cannot be tracked: such a schema is refused.
+constexpr size_t kTrackedProperties = 64;
+constexpr size_t kMaxProperties = 4096;
 
 uint8_t TypeBit(const std::string& t) {
   if (t == "string") return kTypeString;
@@ -126,6 +131,10 @@ Result<int32_t> ToolGrammar::CompileNode(const json& schema, int depth, const st
     bool closed = schema.contains("additionalProperties") && schema.at("additionalProperties") == false;
     if (props.is_object() && props.size() <= kMaxProperties && (!props.empty() || closed)) {
       std::vector<SchemaProperty> properties;
+      const json req = schema.value("required", json::array());
+      auto is_required = [&](const std::string& name) {
+        return req.is_array() && std::find(req.begin(), req.end(), json(name)) != req.end();
+      };
       for (const auto& [name, sub] : props.items()) {
         if (json(name).dump().find("</") != std::string::npos) continue;
         SchemaProperty p;
@@ -133,11 +142,18 @@ Result<int32_t> ToolGrammar::CompileNode(const json& schema, int depth, const st
         LINEAGE_ASSIGN_OR_RETURN(p.node, CompileNode(sub, depth + 1, Sub(path, "properties." + name)));
         properties.push_back(std::move(p));
       }
+      // Required properties first, so that their bits are the tracked ones.
+      std::stable_partition(properties.begin(), properties.end(),
+                            [&](const SchemaProperty& p) { return is_required(p.name); });
       uint64_t required = 0;
-      const json req = schema.value("required", json::array());
-      for (size_t i = 0; i < properties.size(); ++i)
-        if (req.is_array() && std::find(req.begin(), req.end(), json(properties[i].name)) != req.end())
-          required |= uint64_t{1} << i;
+      for (size_t i = 0; i < properties.size(); ++i) {
+        if (!is_required(properties[i].name)) continue;
+        if (i >= kTrackedProperties)
+          return InvalidArgument("'" + Sub(path, "required") + "' names more than " +
+                                 std::to_string(kTrackedProperties) +
+                                 " properties, more than a constrained call can track");
+        required |= uint64_t{1} << i;
+      }
       std::vector<std::string> keys, xml_keys;
       std::vector<int32_t> ids;
       for (size_t i = 0; i < properties.size(); ++i) {

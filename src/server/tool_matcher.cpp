@@ -153,7 +153,7 @@ void ToolMatcher::Return(int32_t result) {
       if (f.phase == kObjKey) {
         const SchemaNode& n = g_->node(f.node);
         f.a = n.any_keys ? -1 : result;
-        if (!n.any_keys) f.used |= uint64_t{1} << result;
+        if (!n.any_keys) f.used |= PropertyBit(result);
         f.phase = kObjAfterKey;
       } else {
         f.phase = kObjAfterValue;
@@ -174,7 +174,7 @@ void ToolMatcher::Return(int32_t result) {
         PushLiteral(n.xml_key_set, f.used);
       } else if (f.phase == kXmlKey) {
         f.a = result;
-        f.used |= uint64_t{1} << result;
+        f.used |= PropertyBit(result);
         const SchemaProperty& p = n.properties[result];
         if (p.xml_kind == XmlValueKind::kJson) {
           f.phase = kXmlJsonGap;
@@ -311,7 +311,7 @@ ToolMatcher::Step ToolMatcher::FeedXmlParams(Frame& f, uint8_t c) {
     case kXmlGap: {
       if (IsWs(c)) return Whitespace(f, c) ? Step::kConsumed : Step::kReject;
       uint64_t excluded = 0;
-      if (n.any_keys || (AllProperties(n) & ~f.used) == 0) excluded |= 1;  // no parameter left
+      if (n.any_keys || !MoreKeys(n, f.used)) excluded |= 1;  // no parameter left
       if ((n.required_mask & ~f.used) != 0) excluded |= 2;                 // a required one is missing
       f.phase = kXmlNext;
       PushLiteral(g_->xml_next_set(), excluded);

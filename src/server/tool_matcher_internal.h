@@ -65,6 +65,13 @@ inline uint64_t AllProperties(const SchemaNode& n) {
   size_t k = n.properties.size();
   return k >= 64 ? ~uint64_t{0} : (uint64_t{1} << k) - 1;
 }
+// Whether a key not yet used may still come: always past 64 properties,
+// whose use is not tracked (tool_grammar.cpp).
+inline bool MoreKeys(const SchemaNode& n, uint64_t used) {
+  return n.any_keys || n.properties.size() > 64 || (AllProperties(n) & ~used) != 0;
+}
+// The bit of property i in a "used" mask; 0 past the tracked 64.
+inline uint64_t PropertyBit(int32_t i) { return i < 64 ? uint64_t{1} << i : 0; }
 
 // One byte of text in a frame that counts its bytes in `a` against the
 // limit `b` and keeps its UTF-8 state in `used`. A character is taken only

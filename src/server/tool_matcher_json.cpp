@@ -61,7 +61,7 @@ ToolMatcher::Step ToolMatcher::FeedValue(Frame& f, uint8_t c) {
 ToolMatcher::Step ToolMatcher::FeedObject(Frame& f, uint8_t c) {
   const SchemaNode& n = g_->node(f.node);
   bool all_required = (n.required_mask & ~f.used) == 0;
-  bool more_keys = n.any_keys || (AllProperties(n) & ~f.used) != 0;
+  bool more_keys = MoreKeys(n, f.used);
   if (f.phase != kObjKey && f.phase != kObjValue && IsWs(c)) return Whitespace(f, c) ? Step::kConsumed : Step::kReject;
   switch (f.phase) {
     case kObjFirst:

@@ -169,6 +169,40 @@ TEST(ToolGrammarTest, JsonRefusals) {
   ExpectRefused(*g, mode + "\"fast\", \"verbose\": true, \"ratio\": -1.5e99", "9}");
 }
 
+// A tool of many parameters: the required ones are tracked however many
+// others there are (up to 64 required), so a forced call must carry them
+// all; more than 64 required is refused when the grammar is built, never
+// turned into an unconstrained object.
+json WideTool(int properties, int required) {
+  json props = json::object(), req = json::array();
+  for (int i = 0; i < properties; ++i) {
+    props["p" + std::to_string(i)] = {{"type", "integer"}};
+    if (i >= properties - required) req.push_back("p" + std::to_string(i));  // the last ones: reordered first
+  }
+  return json::array({{{"type", "function"},
+                       {"function", {{"name", "wide"}, {"parameters", {{"type", "object"}, {"properties", props},
+                                                                        {"required", req}}}}}}});
+}
+
+TEST(ToolGrammarTest, RequiredPropertiesAreTrackedPastSixtyFour) {
+  ToolGrammarOptions o;
+  o.format = ToolCallFormat::kJson;
+  auto g = ToolGrammar::Compile(WideTool(300, 64), {}, o);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const std::string open = "<tool_call>\n{\"name\": \"wide\", \"arguments\": ";
+  ExpectRefused(**g, open + "{", "}");
+  std::string args = "{";
+  for (int i = 299; i >= 236; --i) args += (i < 299 ? ", " : "") + std::string("\"p") + std::to_string(i) + "\": 1";
+  ExpectRefused(**g, open + args, "x");  // all 64 given: a non-required one may follow, or the end
+  ExpectComplete(**g, open + args + ", \"p5\": 2}}\n</tool_call>");
+  std::string short_of_one = "{";
+  for (int i = 299; i >= 237; --i) short_of_one += (i < 299 ? ", " : "") + std::string("\"p") + std::to_string(i) + "\": 1";
+  ExpectRefused(**g, open + short_of_one, "}");  // p236 is still missing
+  auto refused = ToolGrammar::Compile(WideTool(300, 65), {}, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("more than 64"), std::string::npos) << refused.status().ToString();
+}
+
 TEST(ToolGrammarTest, BoundsLeaveAWayOut) {
   ToolGrammarOptions o;
   o.max_string_bytes = 8;
