@@ -36,7 +36,23 @@ double Sampler::Uniform() {
   return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
-int32_t Sampler::Next(std::span<const float> logits) {
+void Sampler::Record(int32_t token) {
+  if (adjust_.frequency_penalty != 0.0f || adjust_.presence_penalty != 0.0f) ++counts_[token];
+}
+
+std::span<const float> Sampler::Adjusted(std::span<const float> logits) {
+  if (adjust_.logit_bias.empty() && counts_.empty()) return logits;
+  adjusted_.assign(logits.begin(), logits.end());
+  const int64_t n = static_cast<int64_t>(adjusted_.size());
+  for (const auto& [id, bias] : adjust_.logit_bias)
+    if (id >= 0 && id < n) adjusted_[id] += bias;
+  for (const auto& [id, count] : counts_)
+    if (id >= 0 && id < n) adjusted_[id] -= count * adjust_.frequency_penalty + adjust_.presence_penalty;
+  return adjusted_;
+}
+
+int32_t Sampler::Next(std::span<const float> raw) {
+  std::span<const float> logits = Adjusted(raw);
   if (params_.temperature <= 0.0f || logits.size() == 1) return Argmax(logits);
   candidates_.clear();
   candidates_.reserve(logits.size());

@@ -1,6 +1,9 @@
 // Sampler: picks the next token from a row of logits.
 //
-// temperature <= 0 is greedy (argmax; the lowest id wins a tie). Otherwise:
+// The logits are first adjusted as OpenAI's API defines: logit_bias is added
+// per token, and a token already chosen c times loses
+// c * frequency_penalty + presence_penalty (Record() counts the choices).
+// temperature <= 0 is then greedy (argmax; the lowest id wins a tie). Otherwise:
 // logits / temperature, keep the top_k most likely (top_k <= 0: all), keep
 // the smallest prefix of those, by descending probability, whose mass
 // reaches top_p (top_p >= 1: all), renormalise and draw. The draw uses a
@@ -12,6 +15,8 @@
 
 #include <cstdint>
 #include <span>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace lineage::engine {
@@ -23,18 +28,33 @@ struct SamplingParams {
   uint64_t seed = 0;
 };
 
+struct LogitAdjustments {
+  std::vector<std::pair<int32_t, float>> logit_bias;  // (token id, added logit); ids past the row are ignored
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+};
+
 class Sampler {
  public:
-  explicit Sampler(const SamplingParams& params) : params_(params), state_(params.seed) {}
+  explicit Sampler(const SamplingParams& params, LogitAdjustments adjust = {})
+      : params_(params), adjust_(std::move(adjust)), state_(params.seed) {}
 
   int32_t Next(std::span<const float> logits);
+  // Counts a token the sequence took, for the penalties.
+  void Record(int32_t token);
+  // The logits as Next() sees them before temperature: `logits` itself when
+  // nothing adjusts them, else a copy with the bias and penalties applied.
+  std::span<const float> Adjusted(std::span<const float> logits);
   // A uniform double in [0, 1) from the seeded stream.
   double Uniform();
 
  private:
   SamplingParams params_;
+  LogitAdjustments adjust_;
   uint64_t state_;
   std::vector<std::pair<float, int32_t>> candidates_;
+  std::unordered_map<int32_t, int32_t> counts_;  // chosen tokens, when a penalty is set
+  std::vector<float> adjusted_;
 };
 
 int32_t Argmax(std::span<const float> logits);

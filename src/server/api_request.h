@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,7 +36,14 @@ struct SamplingParams {
   float top_p = 1.0f;             // 1 disables nucleus sampling
   int32_t top_k = 0;              // 0 disables top-k
   std::optional<uint64_t> seed;   // absent: a fresh seed per request
+  // OpenAI's adjustments, applied before temperature (engine/sampler.h).
+  std::vector<std::pair<int32_t, float>> logit_bias;  // (token id, -100..100); ids checked by the backend
+  float frequency_penalty = 0.0f;  // -2..2
+  float presence_penalty = 0.0f;   // -2..2
 };
+
+// The reply's shape: OpenAI response_format, the Responses API's text.format.
+enum class ReplyFormat { kText, kJsonObject, kJsonSchema };
 
 struct ApiRequest {
   ApiKind api = ApiKind::kOpenAiChat;
@@ -49,6 +57,8 @@ struct ApiRequest {
   bool parallel_tool_calls = true;
   std::string prompt;             // completions only
   SamplingParams sampling;
+  ReplyFormat reply_format = ReplyFormat::kText;
+  nlohmann::ordered_json reply_schema;  // kJsonSchema: the schema the reply follows
   std::vector<std::string> stop;  // stop strings, matched on the decoded text
   bool stream = false;
   bool include_usage = false;     // OpenAI stream_options.include_usage

@@ -97,10 +97,15 @@ Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
   job.sampling.top_k = request.sampling.top_k;
   job.sampling.top_p = request.sampling.top_p;
   job.sampling.seed = request.sampling.seed ? *request.sampling.seed : std::random_device{}();
+  for (const auto& [id, bias] : request.sampling.logit_bias)
+    if (id >= engine_->config().vocab)
+      return InvalidArgument("'logit_bias' names token " + std::to_string(id) + "; the vocabulary has " +
+                             std::to_string(engine_->config().vocab) + " tokens");
+  job.adjust = {request.sampling.logit_bias, request.sampling.frequency_penalty, request.sampling.presence_penalty};
   job.max_tokens = CappedMaxTokens(request.sampling.max_tokens, options_.max_predict_tokens);
   if (!request.billing_header.empty())
     job.notes = options_.prompt.keep_billing_header ? "billing_header=kept" : "billing_header=stripped";
-  LINEAGE_ASSIGN_OR_RETURN(job.grammar, ToolGrammarForRequest(request, prompt.text, prompt.reasoning_open));
+  LINEAGE_ASSIGN_OR_RETURN(job.grammar, ReplyGrammarForRequest(request, prompt.text, prompt.reasoning_open));
   job.stream = std::make_shared<GenerationStream>();
   Submission sub{job.stream, m, prompt.reasoning_open, job.hints.anchor_tokens};
   LINEAGE_RETURN_IF_ERROR(scheduler_->Enqueue(std::move(job)));

@@ -107,9 +107,11 @@ Status ParseSamplingAndStream(const json& body, ApiRequest* req) {
   LINEAGE_RETURN_IF_ERROR(GetString(body, "model", "", &req->model));
   LINEAGE_RETURN_IF_ERROR(ParseSampling(body, &req->sampling));
   int64_t max_tokens = req->sampling.max_tokens;
-  LINEAGE_RETURN_IF_ERROR(GetInt(body, "max_tokens", "", &max_tokens, 0, kMaxTokensLimit));
-  LINEAGE_RETURN_IF_ERROR(GetInt(body, "max_completion_tokens", "", &max_tokens, 0, kMaxTokensLimit));
+  LINEAGE_RETURN_IF_ERROR(GetInt(body, "max_tokens", "", &max_tokens, 1, kMaxTokensLimit));
+  LINEAGE_RETURN_IF_ERROR(GetInt(body, "max_completion_tokens", "", &max_tokens, 1, kMaxTokensLimit));
   req->sampling.max_tokens = max_tokens;
+  LINEAGE_RETURN_IF_ERROR(ParseLogitAdjustments(body, &req->sampling));
+  if (Has(body, "response_format")) LINEAGE_RETURN_IF_ERROR(ParseReplyFormat(body.at("response_format"), "response_format", req));
   LINEAGE_RETURN_IF_ERROR(GetStringList(body, "stop", "", &req->stop));
   LINEAGE_RETURN_IF_ERROR(GetBool(body, "stream", "", &req->stream));
   if (Has(body, "stream_options")) {

@@ -16,6 +16,54 @@ Status ParseSampling(const json& body, SamplingParams* out) {
   return GetSeed(body, "seed", &out->seed);
 }
 
+Status ParseLogitAdjustments(const json& body, SamplingParams* out) {
+  LINEAGE_RETURN_IF_ERROR(GetFloat(body, "frequency_penalty", "", &out->frequency_penalty, -2.0, 2.0));
+  LINEAGE_RETURN_IF_ERROR(GetFloat(body, "presence_penalty", "", &out->presence_penalty, -2.0, 2.0));
+  if (!Has(body, "logit_bias")) return Status::Ok();
+  const json& bias = body.at("logit_bias");
+  if (!bias.is_object()) return TypeError("logit_bias", "an object", bias);
+  for (const auto& [key, value] : bias.items()) {
+    const std::string path = "logit_bias." + key;
+    // A token id in decimal, as OpenAI writes it: digits only, below 2^31.
+    bool digits = !key.empty() && key.size() <= 10 && key.find_first_not_of("0123456789") == std::string::npos;
+    int64_t id = digits ? std::stoll(key) : -1;
+    if (id < 0 || id > INT32_MAX)
+      return InvalidArgument("'logit_bias' keys must be token ids (decimal integers), got '" + key + "'");
+    float b = 0.0f;
+    LINEAGE_RETURN_IF_ERROR(GetFloat(bias, key.c_str(), "logit_bias", &b, -100.0, 100.0));
+    if (!value.is_number()) return TypeError(path, "a number", value);
+    out->logit_bias.push_back({static_cast<int32_t>(id), b});
+  }
+  return Status::Ok();
+}
+
+Status ParseReplyFormat(const json& format, const std::string& path, ApiRequest* req) {
+  if (!format.is_object()) return TypeError(path, "an object", format);
+  std::string type;
+  LINEAGE_RETURN_IF_ERROR(GetString(format, "type", path, &type, true));
+  if (type == "text") {
+    req->reply_format = ReplyFormat::kText;
+  } else if (type == "json_object") {
+    req->reply_format = ReplyFormat::kJsonObject;
+  } else if (type == "json_schema") {
+    const json* holder = &format;
+    std::string holder_path = path;
+    if (Has(format, "json_schema")) {
+      holder = &format.at("json_schema");
+      holder_path = path + ".json_schema";
+      if (!holder->is_object()) return TypeError(holder_path, "an object", *holder);
+    }
+    if (!Has(*holder, "schema")) return InvalidArgument("missing required field '" + holder_path + ".schema'");
+    const json& schema = holder->at("schema");
+    if (!schema.is_object()) return TypeError(holder_path + ".schema", "an object", schema);
+    req->reply_format = ReplyFormat::kJsonSchema;
+    req->reply_schema = schema;
+  } else {
+    return InvalidArgument("'" + path + ".type' must be 'text', 'json_object' or 'json_schema', got '" + type + "'");
+  }
+  return Status::Ok();
+}
+
 json MakeTool(const std::string& name, const std::string& description, bool has_description, json parameters) {
   json f = {{"name", name}};
   if (has_description) f["description"] = description;

@@ -20,6 +20,15 @@ inline constexpr int64_t kMaxTokensLimit = int64_t{1} << 30;
 // temperature, top_p, top_k, seed.
 Status ParseSampling(const nlohmann::ordered_json& body, SamplingParams* out);
 
+// OpenAI's logit_bias ({"token id": bias}), frequency_penalty and
+// presence_penalty, which the two OpenAI text endpoints share.
+Status ParseLogitAdjustments(const nlohmann::ordered_json& body, SamplingParams* out);
+
+// A reply format object at `path`: {"type": "text"}, {"type": "json_object"}
+// or {"type": "json_schema"} with its schema under "json_schema.schema"
+// (chat completions) or "schema" (the Responses API).
+Status ParseReplyFormat(const nlohmann::ordered_json& format, const std::string& path, ApiRequest* req);
+
 // {"type": "function", "function": {"name", ["description"], "parameters"}}.
 nlohmann::ordered_json MakeTool(const std::string& name, const std::string& description, bool has_description,
                         nlohmann::ordered_json parameters);

@@ -142,11 +142,7 @@ Status ParseOptions(const json& body, ApiRequest* req) {
     const json& t = body.at("text");
     if (!t.is_object()) return TypeError("text", "an object", t);
     if (Has(t, "format")) {
-      const json& f = t.at("format");
-      if (!f.is_object()) return TypeError("text.format", "an object", f);
-      std::string type;
-      LINEAGE_RETURN_IF_ERROR(GetString(f, "type", "text.format", &type, true));
-      if (type != "text") return Unsupported("'text.format.type' '" + type + "' is not supported (only 'text')");
+      LINEAGE_RETURN_IF_ERROR(ParseReplyFormat(t.at("format"), "text.format", req));
     }
   }
   bool background = false;

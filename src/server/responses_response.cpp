@@ -31,7 +31,17 @@ class ResponsesFormatter : public ResponseFormatter {
         max_output_tokens_(req.sampling.max_tokens),
         parallel_tool_calls_(req.parallel_tool_calls),
         temperature_(req.sampling.temperature),
-        top_p_(req.sampling.top_p) {}
+        top_p_(req.sampling.top_p),
+        text_format_(FormatOf(req)) {}
+
+  static json FormatOf(const ApiRequest& req) {
+    switch (req.reply_format) {
+      case ReplyFormat::kText: return {{"type", "text"}};
+      case ReplyFormat::kJsonObject: return {{"type", "json_object"}};
+      case ReplyFormat::kJsonSchema: return {{"type", "json_schema"}, {"schema", req.reply_schema}};
+    }
+    return {{"type", "text"}};
+  }
 
   std::string Begin(int64_t, int64_t) override {
     if (!stream_) return "";
@@ -119,7 +129,7 @@ class ResponsesFormatter : public ResponseFormatter {
             {"reasoning", {{"effort", nullptr}, {"summary", nullptr}}},
             {"store", false},
             {"temperature", temperature_},
-            {"text", {{"format", {{"type", "text"}}}}},
+            {"text", {{"format", text_format_}}},
             {"tool_choice", "auto"},
             {"tools", json::array()},
             {"top_p", top_p_},
@@ -200,6 +210,7 @@ class ResponsesFormatter : public ResponseFormatter {
   int64_t max_output_tokens_;
   bool parallel_tool_calls_;
   float temperature_, top_p_;
+  json text_format_;
   int64_t sequence_ = 0;
   Item open_ = Item::kNone;
   json open_item_;

@@ -28,7 +28,7 @@ struct Scheduler::Live {
   Clock::time_point last_progress_log = admitted;
 
   Live(Job j, engine::Sequence s, cache::RequestDriver d)
-      : job(std::move(j)), seq(std::move(s)), driver(std::move(d)), sampler(job.sampling) {}
+      : job(std::move(j)), seq(std::move(s)), driver(std::move(d)), sampler(job.sampling, job.adjust) {}
   int64_t prompt_tokens() const { return static_cast<int64_t>(job.prompt.size()); }
 };
 
@@ -203,13 +203,18 @@ void Scheduler::LogPrefillProgress(Live& l) {
 }
 
 Result<int32_t> Scheduler::Sample(Live& l, std::span<const float> logits) {
-  if (!l.constraint) return l.sampler.Next(logits);
+  if (!l.constraint) {
+    int32_t token = l.sampler.Next(logits);
+    l.sampler.Record(token);
+    return token;
+  }
   LINEAGE_RETURN_IF_ERROR(l.constraint->ComputeMask());
   l.constraint->Apply(logits, &l.masked_logits);
   int32_t token = l.sampler.Next(l.masked_logits);
   // Rounding at the end of the draw may land on a zero-probability token.
   if (!l.constraint->Allowed(token)) token = engine::Argmax(l.masked_logits);
   LINEAGE_RETURN_IF_ERROR(l.constraint->Accept(token));
+  l.sampler.Record(token);
   return token;
 }
 

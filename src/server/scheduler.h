@@ -75,6 +75,7 @@ struct Job {
   std::vector<int32_t> prompt;
   cache::LookupHints hints;
   engine::SamplingParams sampling;
+  engine::LogitAdjustments adjust;
   int64_t max_tokens = -1;  // -1: until the context is full
   std::string notes;        // copied into the report (RequestReport::notes)
   // The reply's grammar (tool_choice required or named); null: unconstrained.

@@ -183,6 +183,47 @@ Result<int32_t> ToolGrammar::CompileNode(const json& schema, int depth, const st
   return index;
 }
 
+std::shared_ptr<ToolGrammar> ToolGrammar::Start(const ToolGrammarOptions& options) {
+  std::shared_ptr<ToolGrammar> g(new ToolGrammar());
+  g->options_ = options;
+  g->options_.max_calls = std::max(1, options.max_calls);
+  g->options_.max_string_bytes = std::max<int64_t>(8, options.max_string_bytes);
+  g->options_.think_max_bytes = std::max<int64_t>(0, options.think_max_bytes);
+  g->options_.max_whitespace = std::max(1, options.max_whitespace);
+  g->nodes_.push_back(SchemaNode{});  // node 0: any JSON value
+  g->bool_set_ = g->AddSet({"true", "false"}, {0, 0});
+  g->null_set_ = g->AddLiteral("null");
+  g->xml_next_set_ = g->AddSet({"<parameter=", "</function>"}, {0, 1});
+  g->param_end_set_ = g->AddLiteral(kParamEnd);
+  g->newline_set_ = g->AddLiteral("\n");
+  g->call_open_set_ = g->AddLiteral("<tool_call>");
+  return g;
+}
+
+Result<std::shared_ptr<const ToolGrammar>> ToolGrammar::CompileJsonReply(const json& schema, const ToolGrammarOptions& options) {
+  std::shared_ptr<ToolGrammar> g = Start(options);
+  if (schema.is_null()) {
+    g->nodes_.push_back(SchemaNode{});
+    g->nodes_.back().types = kTypeObject;
+    g->reply_node_ = static_cast<int32_t>(g->nodes_.size() - 1);
+  } else {
+    if (!schema.is_object()) return InvalidArgument("the reply's JSON schema must be an object, got " + schema.dump());
+    LINEAGE_ASSIGN_OR_RETURN(g->reply_node_, g->CompileNode(schema, 0, ""));
+    // A bare number has no closing byte, so it could never be followed by the
+    // end: the reply is an object or an array, as OpenAI's strict schemas are.
+    SchemaNode root = g->nodes_[g->reply_node_];
+    root.types &= kTypeObject | kTypeArray;
+    if (root.types == 0 || root.enum_set >= 0)
+      return InvalidArgument("the reply's JSON schema must describe an object or an array");
+    g->nodes_.push_back(std::move(root));
+    g->reply_node_ = static_cast<int32_t>(g->nodes_.size() - 1);
+  }
+  if (options.reasoning_open) g->steps_.push_back({StepKind::kThink, -1, true});
+  g->steps_.push_back({StepKind::kValue, -1, true});
+  g->steps_.push_back({StepKind::kEnd, -1, false});
+  return std::shared_ptr<const ToolGrammar>(std::move(g));
+}
+
 void ToolGrammar::CompileXmlKinds(int32_t node_index, const json& tools, const std::string& tool_name) {
   for (size_t i = 0; i < nodes_[node_index].properties.size(); ++i) {
     SchemaProperty& p = nodes_[node_index].properties[i];
@@ -209,14 +250,7 @@ void ToolGrammar::CompileXmlKinds(int32_t node_index, const json& tools, const s
 Result<std::shared_ptr<const ToolGrammar>> ToolGrammar::Compile(const json& tools, const std::vector<std::string>& allowed,
                                                                 const ToolGrammarOptions& options) {
   if (!tools.is_array() || tools.empty()) return InvalidArgument("tool_choice requires a call, but no tools were given");
-  std::shared_ptr<ToolGrammar> g(new ToolGrammar());
-  g->options_ = options;
-  g->options_.max_calls = std::max(1, options.max_calls);
-  g->options_.max_string_bytes = std::max<int64_t>(8, options.max_string_bytes);
-  g->options_.think_max_bytes = std::max<int64_t>(0, options.think_max_bytes);
-  g->options_.max_whitespace = std::max(1, options.max_whitespace);
-  SchemaNode any;
-  g->nodes_.push_back(any);  // node 0: any JSON value
+  std::shared_ptr<ToolGrammar> g = Start(options);
 
   for (const std::string& name : allowed) {
     bool found = false;
@@ -257,12 +291,6 @@ Result<std::shared_ptr<const ToolGrammar>> ToolGrammar::Compile(const json& tool
   }
   if (g->tools_.empty()) return InvalidArgument("none of the tools has a name a call can carry");
   g->name_set_ = g->AddSet(names, ids);
-  g->bool_set_ = g->AddSet({"true", "false"}, {0, 0});
-  g->null_set_ = g->AddLiteral("null");
-  g->xml_next_set_ = g->AddSet({"<parameter=", "</function>"}, {0, 1});
-  g->param_end_set_ = g->AddLiteral(kParamEnd);
-  g->newline_set_ = g->AddLiteral("\n");
-  g->call_open_set_ = g->AddLiteral("<tool_call>");
 
   auto literal = [&](std::string text, bool ws = true) {
     g->steps_.push_back({StepKind::kLiteral, g->AddLiteral(std::move(text)), ws});

@@ -21,6 +21,10 @@
 // strings, think text, calls, nesting depth), and every bound leaves a way
 // to finish, so the language has no dead ends.
 //
+// A JSON reply (CompileJsonReply: OpenAI response_format json_object or
+// json_schema) is one value of the schema and nothing after it:
+//   [think-close] ws VALUE END
+//
 // Think: when the prompt ends inside <think>, the reply first closes it:
 // ws TEXT "</think>" with TEXT at most think_max_bytes (0: closed at once).
 //
@@ -104,8 +108,14 @@ class ToolGrammar {
                                                             const std::vector<std::string>& allowed,
                                                             const ToolGrammarOptions& options);
 
+  // A reply that is one JSON value following `schema` (null: any object).
+  // kInvalidArgument when the schema uses a keyword the grammar reads with a
+  // value of the wrong type.
+  static Result<std::shared_ptr<const ToolGrammar>> CompileJsonReply(const nlohmann::ordered_json& schema,
+                                                                     const ToolGrammarOptions& options);
+
   // Steps of the top-level sequence (see ToolMatcher).
-  enum class StepKind : uint8_t { kThink, kLiteral, kName, kArguments, kCallEnd };
+  enum class StepKind : uint8_t { kThink, kLiteral, kName, kArguments, kCallEnd, kValue, kEnd };
   struct Step {
     StepKind kind;
     int32_t literal_set = -1;  // kLiteral
@@ -114,7 +124,8 @@ class ToolGrammar {
 
   const ToolGrammarOptions& options() const { return options_; }
   const std::vector<Step>& steps() const { return steps_; }
-  int32_t call_open_step() const { return call_open_step_; }  // the <tool_call> step
+  int32_t call_open_step() const { return call_open_step_; }  // the <tool_call> step (-1: none)
+  int32_t reply_node() const { return reply_node_; }          // the kValue step's schema
   const SchemaNode& node(int32_t i) const { return nodes_[i]; }
   // The byte limit of a string (or XML text) of node i.
   int64_t string_limit(int32_t i) const {
@@ -144,11 +155,14 @@ class ToolGrammar {
   int32_t AddLiteral(std::string text) { return AddSet({std::move(text)}, {0}); }
   // `path` locates `schema` inside the tool's parameters, for errors.
   Result<int32_t> CompileNode(const nlohmann::ordered_json& schema, int depth, const std::string& path);
+  // The grammar's options (clamped) and its fixed literal sets.
+  static std::shared_ptr<ToolGrammar> Start(const ToolGrammarOptions& options);
   void CompileXmlKinds(int32_t node_index, const nlohmann::ordered_json& tools, const std::string& tool_name);
 
   ToolGrammarOptions options_;
   std::vector<Step> steps_;
-  int32_t call_open_step_ = 0;
+  int32_t call_open_step_ = -1;
+  int32_t reply_node_ = 0;
   std::vector<SchemaNode> nodes_;
   std::vector<LiteralSet> sets_;
   std::vector<GrammarTool> tools_;

@@ -7,11 +7,20 @@ ToolCallFormat DetectToolCallFormat(std::string_view rendered_prompt) {
                                                                                   : ToolCallFormat::kJson;
 }
 
-Result<std::shared_ptr<const ToolGrammar>> ToolGrammarForRequest(const ApiRequest& request, std::string_view rendered_prompt,
-                                                                 bool reasoning_open) {
+Result<std::shared_ptr<const ToolGrammar>> ReplyGrammarForRequest(const ApiRequest& request, std::string_view rendered_prompt,
+                                                                  bool reasoning_open) {
   bool required = request.tool_choice == ToolChoice::kRequired;
   bool named = request.tool_choice == ToolChoice::kNamed;
-  if (!request.is_chat() || (!required && !named)) return std::shared_ptr<const ToolGrammar>();
+  if (!request.is_chat() || (!required && !named)) {
+    if (request.reply_format == ReplyFormat::kText) return std::shared_ptr<const ToolGrammar>();
+    ToolGrammarOptions o;
+    o.reasoning_open = reasoning_open;
+    o.think_max_bytes = kToolThinkMaxBytes;
+    Result<std::shared_ptr<const ToolGrammar>> g = ToolGrammar::CompileJsonReply(
+        request.reply_format == ReplyFormat::kJsonSchema ? request.reply_schema : nlohmann::ordered_json(), o);
+    if (!g.ok()) return InvalidArgument("response_format: " + g.status().message());
+    return g;
+  }
   ToolGrammarOptions o;
   o.format = DetectToolCallFormat(rendered_prompt);
   o.reasoning_open = reasoning_open;

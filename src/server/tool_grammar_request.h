@@ -1,4 +1,5 @@
-// From a request's tool_choice to the grammar its reply must follow.
+// From a request's tool_choice and reply format to the grammar its reply
+// must follow.
 //
 // "required" (Anthropic "any") allows calls of any of the tools — up to
 // kMaxParallelCalls when parallel_tool_calls allows more than one — and a
@@ -26,9 +27,13 @@ inline constexpr int64_t kToolThinkMaxBytes = 0;
 
 ToolCallFormat DetectToolCallFormat(std::string_view rendered_prompt);
 
+// A reply format of json_object or json_schema (ApiRequest::reply_format),
+// when no call is forced, makes the reply one JSON value (an object; the
+// schema's, for json_schema); a forced call is the reply's shape otherwise.
 // Null when the request does not constrain its reply. kInvalidArgument when
-// it asks for a call it cannot have (no tools, a name not among them).
-Result<std::shared_ptr<const ToolGrammar>> ToolGrammarForRequest(const ApiRequest& request, std::string_view rendered_prompt,
+// it asks for a call it cannot have (no tools, a name not among them) or a
+// schema the grammar cannot hold (not an object or array at the root).
+Result<std::shared_ptr<const ToolGrammar>> ReplyGrammarForRequest(const ApiRequest& request, std::string_view rendered_prompt,
                                                                  bool reasoning_open);
 
 }  // namespace lineage::server

@@ -64,6 +64,10 @@ void ToolMatcher::EnterStep(Frame& top, int32_t step) {
   top.ws = 0;
   top.phase = kTopBefore;
   top.node = step;
+  if (g_->steps()[step].kind == ToolGrammar::StepKind::kEnd) {
+    top.phase = kTopDone;
+    return;
+  }
   if (g_->steps()[step].kind != ToolGrammar::StepKind::kCallEnd) return;
   ++calls_;
   if (calls_ < g_->options().max_calls) top.node = g_->call_open_step();
@@ -226,7 +230,11 @@ ToolMatcher::Step ToolMatcher::FeedTop(Frame& f, uint8_t c) {
       }
       break;
     }
+    case ToolGrammar::StepKind::kValue:
+      PushValue(g_->reply_node());
+      break;
     case ToolGrammar::StepKind::kCallEnd:
+    case ToolGrammar::StepKind::kEnd:
       return Step::kReject;
   }
   return Step::kRefeed;

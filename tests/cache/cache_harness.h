@@ -95,7 +95,12 @@ class Harness {
     out.captures = o.lookup.captures;
     out.lookup = o.lookup.explanation;
     std::vector<CapturedState> captured = o.seq->Prefill(o.prompt, o.lookup.captures);
-    CommitRequest req{o.prompt, o.seq->Kv(), o.seq->State(), std::move(captured), std::move(o.lookup.lease)};
+    CommitRequest req;
+    req.prompt = o.prompt;
+    req.kv = o.seq->Kv();
+    req.state = o.seq->State();
+    req.captured = std::move(captured);
+    req.lease = std::move(o.lookup.lease);
     // As RequestDriver does.
     req.absorb_tails = Hintless(o.hints);
     const RestorePoint& from = o.lookup.restore;

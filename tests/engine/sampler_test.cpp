@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
 #include <vector>
 
 namespace lineage::engine {
@@ -88,6 +89,45 @@ TEST(Sampler, TopPKeepsTheSmallestSufficientSet) {
   for (int i = 0; i < 20000; ++i) ++count[s.Next(logits)];
   EXPECT_EQ(count[2], 0);
   EXPECT_NEAR(count[0] / 20000.0, 0.665 / (0.665 + 0.245), 0.015);
+}
+
+TEST(Sampler, LogitBiasMovesTheChoice) {
+  const std::vector<float> logits = {2.0f, 1.0f, 0.5f};
+  Sampler banned({}, {.logit_bias = {{0, -100.0f}}});
+  EXPECT_EQ(banned.Next(logits), 1);
+  Sampler forced({}, {.logit_bias = {{2, 100.0f}, {99, 100.0f}}});  // an id past the row is ignored
+  EXPECT_EQ(forced.Next(logits), 2);
+  Sampler hot({.temperature = 1.0f, .seed = 4}, {.logit_bias = {{0, -100.0f}, {1, -100.0f}}});
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(hot.Next(logits), 2);
+}
+
+// n tokens, each recorded as the sequence takes it.
+std::vector<int32_t> Take(Sampler& s, std::span<const float> logits, int n) {
+  std::vector<int32_t> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back(s.Next(logits));
+    s.Record(out.back());
+  }
+  return out;
+}
+
+TEST(Sampler, PenaltiesCountTheRecordedTokens) {
+  const std::vector<float> logits = {1.0f, 0.7f, 0.0f};
+  // Frequency: token 0 loses 0.2 per time it was taken.
+  LogitAdjustments freq;
+  freq.frequency_penalty = 0.2f;
+  Sampler f({}, freq);
+  // 1.0 > 0.7, then 0.8 > 0.7, then 0.6 < 0.7 (token 1, now 0.5), then 0.6 > 0.5 ...
+  EXPECT_EQ(Take(f, logits, 6), (std::vector<int32_t>{0, 0, 1, 0, 1, 0}));
+  // Presence: once is enough, and it does not grow.
+  LogitAdjustments presence;
+  presence.presence_penalty = 0.5f;
+  Sampler p({}, presence);
+  EXPECT_EQ(Take(p, logits, 4), (std::vector<int32_t>{0, 1, 0, 0}));
+  // Without a penalty, recording changes nothing.
+  Sampler plain({});
+  plain.Record(0);
+  EXPECT_EQ(plain.Adjusted(logits).data(), logits.data());
 }
 
 }  // namespace

@@ -50,6 +50,28 @@ inline std::string WriteTinyQwen35(const std::filesystem::path& dir) {
   return path;
 }
 
+// The tiny Qwen3.5 (XML tool calls) and Qwen3 (JSON calls) models, written
+// into a directory of their own and removed with it: for suites that run
+// once per architecture.
+class TinyQwenPair {
+ public:
+  TinyQwenPair(const std::string& name, uint64_t seed)
+      : dir_(std::filesystem::temp_directory_path() / ("lineage_" + name + "_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir_);
+    for (model::Arch arch : {model::Arch::kQwen3_5, model::Arch::kQwen3}) {
+      Status st = WriteTinyModel(arch, Path(arch), seed);
+      EXPECT_TRUE(st.ok()) << st.ToString();
+    }
+  }
+  ~TinyQwenPair() { std::filesystem::remove_all(dir_); }
+  std::string Path(model::Arch arch) const {
+    return (dir_ / (arch == model::Arch::kQwen3_5 ? "qwen35.gguf" : "qwen3.gguf")).string();
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
 struct Stack {
   std::unique_ptr<EngineBackend> backend;
   std::unique_ptr<HttpServer> http;

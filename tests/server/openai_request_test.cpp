@@ -110,6 +110,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})", "image_url"},
         BadCase{R"({"messages": [{"role": "user", "content": "x"}], "max_tokens": "10"})", "max_tokens"},
         BadCase{R"({"messages": [{"role": "user", "content": "x"}], "max_tokens": -1})", "max_tokens"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0})", "max_tokens"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "max_completion_tokens": 0})", "max_completion_tokens"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "logit_bias": {"abc": 1}})", "abc"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "logit_bias": {"-1": 1}})", "-1"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "logit_bias": {"99999999999": 1}})", "99999999999"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "logit_bias": {"391": 1e308}})", "logit_bias.391"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "logit_bias": {"391": "inf"}})", "logit_bias.391"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "logit_bias": {"391": null}})", "logit_bias.391"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "logit_bias": [1]})", "logit_bias"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "frequency_penalty": 3})", "frequency_penalty"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "presence_penalty": "a"})", "presence_penalty"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "yaml"}})", "yaml"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema"}})",
+                "schema"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "response_format": "json"})", "response_format"},
         BadCase{R"({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"})", "temperature"},
         BadCase{R"({"messages": [{"role": "user", "content": "x"}], "top_p": 2})", "top_p"},
         BadCase{R"({"messages": [{"role": "user", "content": "x"}], "stream": "yes"})", "stream"},
@@ -120,6 +135,30 @@ INSTANTIATE_TEST_SUITE_P(
                 "name"},
         BadCase{R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"arguments": 3, "name": "f"}}]}]})",
                 "arguments"}));
+
+TEST(OpenAiChatRequest, ReadsLogitAdjustmentsAndReplyFormats) {
+  auto r = ParseOpenAiChatRequest(
+      R"({"messages": [{"role": "user", "content": "x"}], "logit_bias": {"391": -100, "7": 2.5},
+          "frequency_penalty": 0.5, "presence_penalty": -1, "response_format": {"type": "json_object"}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->sampling.logit_bias.size(), 2u);
+  EXPECT_EQ(r->sampling.logit_bias[0], (std::pair<int32_t, float>{391, -100.0f}));
+  EXPECT_EQ(r->sampling.logit_bias[1], (std::pair<int32_t, float>{7, 2.5f}));
+  EXPECT_EQ(r->sampling.frequency_penalty, 0.5f);
+  EXPECT_EQ(r->sampling.presence_penalty, -1.0f);
+  EXPECT_EQ(r->reply_format, ReplyFormat::kJsonObject);
+  auto s = ParseOpenAiChatRequest(
+      R"({"messages": [{"role": "user", "content": "x"}],
+          "response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "object"}}}})");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->reply_format, ReplyFormat::kJsonSchema);
+  EXPECT_EQ(s->reply_schema, nlohmann::ordered_json({{"type", "object"}}));
+  auto c = ParseOpenAiCompletionRequest(R"({"prompt": "p", "response_format": {"type": "json_object"}, "logit_bias": {"1": 3}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->reply_format, ReplyFormat::kJsonObject);
+  EXPECT_EQ(c->sampling.logit_bias.size(), 1u);
+  EXPECT_FALSE(ParseOpenAiCompletionRequest(R"({"prompt": "p", "max_tokens": 0})").ok());
+}
 
 TEST(OpenAiCompletionRequest, ParsesPromptAndDefaults) {
   auto r = ParseOpenAiCompletionRequest(R"({"prompt": "Once upon", "stop": ["\n"], "seed": 1})");

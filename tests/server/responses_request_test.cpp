@@ -87,6 +87,17 @@ TEST(ResponsesRequest, ReasoningEffortNoneTurnsThinkingOff) {
   EXPECT_EQ(r->template_kwargs["enable_thinking"], false);
 }
 
+TEST(ResponsesRequest, ReadsTheTextFormat) {
+  auto r = ParseOpenAiResponsesRequest(
+      R"({"input": "hi", "text": {"format": {"type": "json_schema", "name": "n", "schema": {"type": "array"}}}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->reply_format, ReplyFormat::kJsonSchema);
+  EXPECT_EQ(r->reply_schema, nlohmann::ordered_json({{"type", "array"}}));
+  auto o = ParseOpenAiResponsesRequest(R"({"input": "hi", "text": {"format": {"type": "json_object"}}})");
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->reply_format, ReplyFormat::kJsonObject);
+}
+
 TEST(ResponsesRequest, BadAndUnsupportedInputGetsAClearError) {
   struct Case {
     const char* body;
@@ -102,7 +113,8 @@ TEST(ResponsesRequest, BadAndUnsupportedInputGetsAClearError) {
       {R"({"input": [{"type": "function_call", "name": "x"}]})", "call_id", StatusCode::kInvalidArgument},
       {R"({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "u"}]}]})", "input_image",
        StatusCode::kUnsupported},
-      {R"({"input": "hi", "text": {"format": {"type": "json_schema"}}})", "json_schema", StatusCode::kUnsupported},
+      {R"({"input": "hi", "text": {"format": {"type": "json_schema"}}})", "text.format.schema", StatusCode::kInvalidArgument},
+      {R"({"input": "hi", "text": {"format": {"type": "xml"}}})", "xml", StatusCode::kInvalidArgument},
       {R"({"input": "hi", "background": true})", "background", StatusCode::kUnsupported},
       {R"({"input": "hi", "max_output_tokens": 0})", "max_output_tokens", StatusCode::kInvalidArgument},
       {R"({"input": "hi", "tools": [{"type": "function"}]})", "name", StatusCode::kInvalidArgument},

@@ -44,18 +44,9 @@ json AnthropicTools() {
 
 class ToolChoiceEndToEnd : public ::testing::TestWithParam<model::Arch> {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = std::filesystem::temp_directory_path() / ("lineage_tool_choice_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-    for (model::Arch arch : {model::Arch::kQwen3_5, model::Arch::kQwen3}) {
-      Status st = testing::WriteTinyModel(arch, Path(arch), 3);
-      ASSERT_TRUE(st.ok()) << st.ToString();
-    }
-  }
-  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
-  static std::string Path(model::Arch arch) {
-    return (dir_ / (arch == model::Arch::kQwen3_5 ? "qwen35.gguf" : "qwen3.gguf")).string();
-  }
+  static void SetUpTestSuite() { models_ = std::make_unique<testing::TinyQwenPair>("tool_choice", 3); }
+  static void TearDownTestSuite() { models_.reset(); }
+  static std::string Path(model::Arch arch) { return models_->Path(arch); }
 
   std::unique_ptr<Stack> Start() {
     EngineBackendOptions bo;
@@ -85,9 +76,8 @@ class ToolChoiceEndToEnd : public ::testing::TestWithParam<model::Arch> {
     for (const json& key : (*schema)["required"]) EXPECT_TRUE(args.contains(key.get<std::string>())) << args.dump();
   }
 
-  static std::filesystem::path dir_;
+  static inline std::unique_ptr<testing::TinyQwenPair> models_;
 };
-std::filesystem::path ToolChoiceEndToEnd::dir_;
 
 TEST_P(ToolChoiceEndToEnd, OpenAiRequiredAndNamed) {
   auto s = Start();

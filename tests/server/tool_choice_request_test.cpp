@@ -60,30 +60,30 @@ int CallsAccepted(const ToolGrammar& g, int calls) {
 }
 
 TEST(ToolChoiceRequestTest, ChoiceShapesTheGrammar) {
-  auto none = ToolGrammarForRequest(Request(ToolChoice::kAuto), "", false);
+  auto none = ReplyGrammarForRequest(Request(ToolChoice::kAuto), "", false);
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(*none, nullptr);
-  EXPECT_EQ(*ToolGrammarForRequest(Request(ToolChoice::kNone), "", false), nullptr);
+  EXPECT_EQ(*ReplyGrammarForRequest(Request(ToolChoice::kNone), "", false), nullptr);
 
-  auto required = ToolGrammarForRequest(Request(ToolChoice::kRequired), "", false);
+  auto required = ReplyGrammarForRequest(Request(ToolChoice::kRequired), "", false);
   ASSERT_TRUE(required.ok() && *required);
   EXPECT_EQ((*required)->options().format, ToolCallFormat::kJson);
   EXPECT_EQ(CallsAccepted(**required, 20), kMaxParallelCalls);
 
   ApiRequest single = Request(ToolChoice::kRequired);
   single.parallel_tool_calls = false;
-  EXPECT_EQ(CallsAccepted(**ToolGrammarForRequest(single, "", false), 3), 1);
+  EXPECT_EQ(CallsAccepted(**ReplyGrammarForRequest(single, "", false), 3), 1);
 
-  auto named = ToolGrammarForRequest(Request(ToolChoice::kNamed, "set_mode"), "", false);
+  auto named = ReplyGrammarForRequest(Request(ToolChoice::kNamed, "set_mode"), "", false);
   ASSERT_TRUE(named.ok());
   EXPECT_EQ(CallsAccepted(**named, 3), 0);  // read_file is not the named tool
 
-  EXPECT_FALSE(ToolGrammarForRequest(Request(ToolChoice::kNamed, "rm_rf"), "", false).ok());
+  EXPECT_FALSE(ReplyGrammarForRequest(Request(ToolChoice::kNamed, "rm_rf"), "", false).ok());
   ApiRequest no_tools = Request(ToolChoice::kRequired);
   no_tools.tools = json::array();
-  EXPECT_FALSE(ToolGrammarForRequest(no_tools, "", false).ok());
+  EXPECT_FALSE(ReplyGrammarForRequest(no_tools, "", false).ok());
 
-  auto thinking = ToolGrammarForRequest(Request(ToolChoice::kRequired), "<tool_call>\n<function=x>", true);
+  auto thinking = ReplyGrammarForRequest(Request(ToolChoice::kRequired), "<tool_call>\n<function=x>", true);
   ASSERT_TRUE(thinking.ok());
   EXPECT_EQ((*thinking)->options().format, ToolCallFormat::kXml);
   ToolMatcher m(thinking->get());

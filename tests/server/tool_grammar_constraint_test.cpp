@@ -221,6 +221,30 @@ TEST(ToolGrammarTest, BoundsLeaveAWayOut) {
   ExpectRefused(*x, xopen + "1234567</p", "<</parameter>");
 }
 
+// Up to 3000 bytes, each picked uniformly among those the state takes, until
+// the grammar is finished or only an end may follow. A state that takes no
+// byte and cannot end fails the test.
+std::string RandomWalk(const ToolGrammar& g, std::mt19937& rng, bool* accepting) {
+  ToolMatcher m(&g);
+  std::string text;
+  for (int step = 0; step < 3000 && !m.Finished(); ++step) {
+    std::vector<uint8_t> allowed;
+    for (int b = 0; b < 256; ++b) {
+      ToolMatcher copy = m;
+      if (copy.Advance(static_cast<uint8_t>(b))) allowed.push_back(static_cast<uint8_t>(b));
+    }
+    if (allowed.empty()) {
+      EXPECT_TRUE(m.Accepting()) << "dead end after: " << text;
+      break;
+    }
+    uint8_t b = allowed[rng() % allowed.size()];
+    m.Advance(b);
+    text.push_back(static_cast<char>(b));
+  }
+  *accepting = m.Accepting();
+  return text;
+}
+
 // Random byte-level walks (each step picks uniformly among the bytes the
 // state takes) reach deep nesting, limits and partial words; no state they
 // reach is a dead end, and every finished walk parses as calls that satisfy
@@ -235,21 +259,9 @@ TEST(ToolGrammarTest, RandomWalksFindNoDeadEnd) {
     o.reasoning_open = walk % 2 == 0;
     o.think_max_bytes = walk % 4 == 0 ? 6 : 0;
     auto g = Grammar(walk % 3 == 0 ? ToolCallFormat::kJson : ToolCallFormat::kXml, {}, o);
-    ToolMatcher m(g.get());
-    std::string text;
-    for (int step = 0; step < 3000 && !m.Finished(); ++step) {
-      std::vector<uint8_t> allowed;
-      for (int b = 0; b < 256; ++b) {
-        ToolMatcher copy = m;
-        if (copy.Advance(static_cast<uint8_t>(b))) allowed.push_back(static_cast<uint8_t>(b));
-      }
-      ASSERT_TRUE(!allowed.empty() || m.Accepting()) << "dead end after: " << text;
-      if (allowed.empty()) break;
-      uint8_t b = allowed[rng() % allowed.size()];
-      ASSERT_TRUE(m.Advance(b));
-      text.push_back(static_cast<char>(b));
-    }
-    if (!m.Accepting()) continue;
+    bool accepting = false;
+    std::string text = RandomWalk(*g, rng, &accepting);
+    if (!accepting) continue;
     ++finished;
     size_t pos = 0;
     while ((pos = text.find("<tool_call>", pos)) != std::string::npos) {
@@ -265,6 +277,63 @@ TEST(ToolGrammarTest, RandomWalksFindNoDeadEnd) {
     }
   }
   EXPECT_GT(finished, 100);
+}
+
+std::shared_ptr<const ToolGrammar> Reply(const json& schema, ToolGrammarOptions o = {}) {
+  auto g = ToolGrammar::CompileJsonReply(schema, o);
+  EXPECT_TRUE(g.ok()) << g.status().ToString();
+  return g.ok() ? *g : nullptr;
+}
+
+const json kReplySchema = json::parse(R"({"type": "object", "properties": {
+    "name": {"type": "string", "maxLength": 10}, "n": {"type": "integer"},
+    "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 3}}, "required": ["name"]})");
+
+TEST(ToolGrammarTest, JsonReplyIsOneValueOfItsSchema) {
+  auto any = Reply(json());
+  ExpectComplete(*any, "{\"a\": [1, \"x\", {\"b\": null}]}");
+  ExpectComplete(*any, "  {}");
+  ExpectRefused(*any, "{}", " ");    // nothing after the value
+  ExpectRefused(*any, "", "[1]");    // json_object: an object
+  ExpectRefused(*any, "", "\"s\"");
+  auto g = Reply(kReplySchema);
+  ExpectComplete(*g, "{\"n\": -3, \"name\": \"x\", \"tags\": [\"b\"]}");
+  ExpectRefused(*g, "{\"n\": 3", "}");           // "name" is required
+  ExpectRefused(*g, "{\"n\": 3", ".5");          // an integer
+  ExpectRefused(*g, "{\"name\": \"x\", \"", "other\"");  // only declared keys
+  ExpectRefused(*g, "{\"name\": \"x\", \"tags\": [\"", "c\"");
+  auto list = Reply(json::parse(R"({"type": "array", "items": {"type": "boolean"}})"));
+  ExpectComplete(*list, "[true, false]");
+  ExpectRefused(*list, "", "{");
+  ToolGrammarOptions o;
+  o.reasoning_open = true;
+  ExpectComplete(*Reply(json(), o), "</think>\n{}");
+  // A reply that is a bare number could never end; an enum is not a container.
+  EXPECT_FALSE(ToolGrammar::CompileJsonReply(json::parse(R"({"type": "integer"})"), {}).ok());
+  EXPECT_FALSE(ToolGrammar::CompileJsonReply(json::parse(R"({"enum": [1, 2]})"), {}).ok());
+  EXPECT_FALSE(ToolGrammar::CompileJsonReply(json::parse(R"({"type": "object", "required": "name"})"), {}).ok());
+  EXPECT_FALSE(ToolGrammar::CompileJsonReply(json::array(), {}).ok());
+}
+
+// Random walks over the reply grammar end in JSON that parses and satisfies
+// the schema, and find no dead end on the way.
+TEST(ToolGrammarTest, JsonReplyRandomWalksParseAndSatisfyTheSchema) {
+  std::mt19937 rng(9);
+  ToolGrammarOptions o;
+  o.max_string_bytes = 12;
+  auto g = Reply(kReplySchema, o);
+  int finished = 0;
+  for (int walk = 0; walk < 100; ++walk) {
+    bool accepting = false;
+    std::string text = RandomWalk(*g, rng, &accepting);
+    if (!accepting) continue;
+    ++finished;
+    json value = json::parse(text, nullptr, false);
+    ASSERT_FALSE(value.is_discarded()) << text;
+    std::string why;
+    EXPECT_TRUE(testing::SatisfiesSchema(kReplySchema, value, &why)) << why << " in " << text;
+  }
+  EXPECT_GT(finished, 80);
 }
 
 }  // namespace
