@@ -148,10 +148,12 @@ Register reg{{"generate", "Generate a continuation of a prompt", [](CLI::App& su
                 auto* prompt = sub.add_option("--prompt", a->prompt, "prompt text");
                 auto* ids = sub.add_option("--prompt-ids", a->prompt_ids, "prompt token ids, comma separated");
                 prompt->excludes(ids);
-                sub.add_option("-n,--n-predict", a->n, "tokens to generate")->capture_default_str();
-                sub.add_option("--temp", a->temp, "temperature (0: greedy)")->capture_default_str();
-                sub.add_option("--top-k", a->top_k, "top-k (0: off)")->capture_default_str();
-                sub.add_option("--top-p", a->top_p, "top-p (1: off)")->capture_default_str();
+                sub.add_option("-n,--n-predict", a->n, "tokens to generate")
+                    ->capture_default_str()
+                    ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+                sub.add_option("--temp", a->temp, "temperature (0: greedy)")->capture_default_str()->check(CLI::Range(0.0, 100.0));
+                sub.add_option("--top-k", a->top_k, "top-k (0: off)")->capture_default_str()->check(CLI::NonNegativeNumber);
+                sub.add_option("--top-p", a->top_p, "top-p (1: off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
                 sub.add_option("--seed", a->seed, "sampling seed")->capture_default_str();
                 AddEngineOptions(sub, a->engine_args);
                 sub.add_flag("--ignore-eos", a->ignore_eos, "do not stop at end-of-generation tokens");

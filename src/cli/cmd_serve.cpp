@@ -261,7 +261,14 @@ Register reg{{"serve", "Serve a model over HTTP (OpenAI and Anthropic APIs)", []
                              "share --cache-dir with other servers started with this flag (replicas); the cap is joint");
                 sub.add_option("--cache-reuse", a->cache_reuse, "attention-only models: min chunk size to reuse by shifting (0: off)")
                     ->capture_default_str();
-                sub.add_option("--api-key", a->api_key, "require this key (Bearer or x-api-key) on all but /health");
+                sub.add_option("--api-key", a->api_key, "require this key (Bearer or x-api-key) on all but /health")
+                    ->check([](const std::string& key) -> std::string {
+                      // An empty key would silently leave the server open.
+                      if (key.empty()) return "the API key must not be empty (leave --api-key out for no key)";
+                      for (unsigned char c : key)
+                        if (c < 0x21 || c > 0x7e) return "the API key must be printable ASCII without spaces";
+                      return "";
+                    });
                 sub.add_option("--chat-template-file", a->chat_template_file, "Jinja chat template overriding the model's");
                 sub.add_option("--trace-log", a->trace_log, "write requests in the simulator's trace format");
                 sub.add_flag("--no-lineage", a->no_lineage, "previous behaviour: whole snapshots at m-16 and m, small LRU");

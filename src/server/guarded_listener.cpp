@@ -1,5 +1,7 @@
 #include "server/guarded_listener.h"
 
+#include "server/http_framing.h"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <poll.h>
@@ -10,6 +12,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 namespace lineage::server {
 namespace {
@@ -50,33 +53,50 @@ bool PollUntil(int fd, short events, Clock::time_point deadline) {
 }
 
 // A socket stream whose reads end at a deadline set per request phase;
-// reads are buffered because httplib reads request lines a byte at a time.
+// reads are buffered because httplib reads request lines a byte at a time,
+// and the listener reads a request's head (and a chunked body) itself, then
+// puts back what httplib is to read.
 class DeadlineStream final : public httplib::Stream {
  public:
+  enum class Fill { kOk, kClosed, kTimedOut };
+
   DeadlineStream(int fd, std::chrono::milliseconds write_timeout) : fd_(fd), write_timeout_(write_timeout) {}
 
   void set_read_deadline(Clock::time_point t) { deadline_ = t; }
-  bool has_buffered() const { return off_ < len_; }
+  bool has_buffered() const { return off_ < buf_.size(); }
+  std::string_view buffered() const { return std::string_view(buf_).substr(off_); }
+  void Consume(size_t n) { off_ += n; }
+  // Puts bytes back in front of the buffered ones.
+  void Unread(std::string bytes) {
+    buf_ = std::move(bytes) + buf_.substr(off_);
+    off_ = 0;
+  }
+  // Appends what the socket has (waiting up to the deadline).
+  Fill ReadMore() {
+    if (!WaitReadable()) return Clock::now() >= deadline_ ? Fill::kTimedOut : Fill::kClosed;
+    char tmp[4096];
+    ssize_t n = Recv(tmp, sizeof tmp);
+    if (n <= 0) return Fill::kClosed;
+    if (off_ > 0 && off_ == buf_.size()) buf_.clear(), off_ = 0;
+    buf_.append(tmp, static_cast<size_t>(n));
+    return Fill::kOk;
+  }
 
   bool is_readable() const override { return has_buffered() || WaitReadable(); }
   bool is_writable() const override { return PollUntil(fd_, POLLOUT, Clock::now() + write_timeout_); }
 
   ssize_t read(char* ptr, size_t size) override {
-    if (has_buffered()) {
-      size_t n = std::min(size, len_ - off_);
-      std::memcpy(ptr, buf_.data() + off_, n);
-      off_ += n;
-      return static_cast<ssize_t>(n);
+    if (!has_buffered()) {
+      if (!WaitReadable()) return -1;
+      buf_.clear();
+      off_ = 0;
+      if (size >= 4096) return Recv(ptr, size);
+      if (ReadMore() != Fill::kOk) return 0;
     }
-    if (!WaitReadable()) return -1;
-    if (size >= buf_.size()) return Recv(ptr, size);
-    ssize_t n = Recv(buf_.data(), buf_.size());
-    if (n <= 0) return n;
-    size_t take = std::min(size, static_cast<size_t>(n));
-    std::memcpy(ptr, buf_.data(), take);
-    off_ = take;
-    len_ = static_cast<size_t>(n);
-    return static_cast<ssize_t>(take);
+    size_t n = std::min(size, buf_.size() - off_);
+    std::memcpy(ptr, buf_.data() + off_, n);
+    off_ += n;
+    return static_cast<ssize_t>(n);
   }
 
   ssize_t write(const char* ptr, size_t size) override {
@@ -85,6 +105,14 @@ class DeadlineStream final : public httplib::Stream {
       ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
       if (n >= 0 || errno != EINTR) return n;
     }
+  }
+  bool WriteAll(std::string_view s) {
+    while (!s.empty()) {
+      ssize_t n = write(s.data(), s.size());
+      if (n <= 0) return false;
+      s.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
   }
 
   void get_remote_ip_and_port(std::string& ip, int& port) const override { ip = PeerAddress(fd_, &port); }
@@ -111,9 +139,89 @@ class DeadlineStream final : public httplib::Stream {
   int fd_;
   std::chrono::milliseconds write_timeout_;
   Clock::time_point deadline_ = Clock::now();
-  std::array<char, 4096> buf_{};
-  size_t off_ = 0, len_ = 0;
+  std::string buf_;
+  size_t off_ = 0;
 };
+
+// What reading one request's framing came to.
+struct Framed {
+  bool connection_gone = false;  // closed, or cut off without a byte to answer
+  FramingError error;            // refused: answer it and close
+  std::string target;            // for the answer's shape, when the request line parsed
+};
+
+// Reads a request's head (and a chunked body) from `strm`, checks its framing
+// and puts back the request httplib is to read: the same head, with one
+// Content-Length, and for a chunked request the decoded body.
+Framed FrameRequest(DeadlineStream& strm, std::chrono::milliseconds header_timeout,
+                    std::chrono::milliseconds body_timeout, uint64_t max_body_bytes) {
+  Framed f;
+  size_t scanned = 0;
+  for (;;) {
+    std::string_view b = strm.buffered();
+    size_t leading = 0;
+    while (b.substr(leading, 2) == "\r\n") leading += 2;  // empty lines before a request are skipped
+    if (leading > 0) {
+      strm.Consume(leading);
+      scanned = 0;
+      continue;
+    }
+    size_t end = b.find("\r\n\r\n", scanned);
+    if (end != std::string_view::npos) break;
+    if (b.size() > kMaxHeadBytes) {
+      f.error = {431, "the request head exceeds " + std::to_string(kMaxHeadBytes) + " bytes"};
+      return f;
+    }
+    scanned = b.size() >= 3 ? b.size() - 3 : 0;
+    DeadlineStream::Fill fill = strm.ReadMore();
+    if (fill == DeadlineStream::Fill::kTimedOut && !strm.buffered().empty()) {
+      f.error = {408, "request headers not received within " + std::to_string(header_timeout.count()) + " ms"};
+      return f;
+    }
+    if (fill != DeadlineStream::Fill::kOk) {
+      f.connection_gone = true;
+      return f;
+    }
+  }
+  std::string_view b = strm.buffered();
+  size_t head_bytes = b.find("\r\n\r\n") + 4;
+  RequestHead head;
+  f.error = ParseRequestHead(b.substr(0, head_bytes), &head);
+  f.target = head.target;
+  if (f.error.failed()) return f;
+  strm.Consume(head_bytes);
+  if (!head.chunked) {
+    strm.Unread(HeadWithLength(head, head.content_length));
+    return f;
+  }
+  if (head.expects_continue && !strm.WriteAll("HTTP/1.1 100 Continue\r\n\r\n")) {
+    f.connection_gone = true;
+    return f;
+  }
+  strm.set_read_deadline(Clock::now() + body_timeout);
+  ChunkedDecoder chunked(max_body_bytes);
+  while (!chunked.done()) {
+    if (strm.buffered().empty()) {
+      DeadlineStream::Fill fill = strm.ReadMore();
+      if (fill == DeadlineStream::Fill::kTimedOut) {
+        f.error = {408, "request body not received within " + std::to_string(body_timeout.count()) + " ms"};
+        return f;
+      }
+      if (fill != DeadlineStream::Fill::kOk) {
+        f.connection_gone = true;
+        return f;
+      }
+    }
+    strm.Consume(chunked.Feed(strm.buffered()));
+    if (chunked.error().failed()) {
+      f.error = chunked.error();
+      return f;
+    }
+  }
+  std::string body = std::move(chunked.body());
+  strm.Unread(HeadWithLength(head, body.size()) + body);
+  return f;
+}
 
 }  // namespace
 
@@ -173,7 +281,20 @@ bool GuardedListener::process_and_close_socket(socket_t sock) {
   while (count > 0 && svr_sock_ != INVALID_SOCKET) {
     if (!strm.has_buffered() && !WaitForRequest(sock, overflow ? limits_.overflow_timeout : limits_.idle_timeout)) break;
     t_request = RequestSlot{next_request_id_++, Clock::now(), false};
-    strm.set_read_deadline(Clock::now() + (overflow ? limits_.overflow_timeout : limits_.header_timeout));
+    std::chrono::milliseconds header_timeout = overflow ? limits_.overflow_timeout : limits_.header_timeout;
+    std::chrono::milliseconds body_timeout = overflow ? limits_.overflow_timeout : limits_.body_timeout;
+    strm.set_read_deadline(Clock::now() + header_timeout);
+    Framed framed = FrameRequest(strm, header_timeout, body_timeout, payload_max_length_);
+    if (framed.connection_gone) break;
+    if (framed.error.failed()) {
+      // The bytes after a refused head cannot be framed: answer and close.
+      std::string body = framing_error_body_ ? framing_error_body_(framed.error.status, framed.target, framed.error.message)
+                                             : "{\"error\":\"" + framed.error.message + "\"}";
+      strm.WriteAll("HTTP/1.1 " + std::to_string(framed.error.status) + " " + ReasonPhrase(framed.error.status) +
+                    "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                    "\r\nConnection: close\r\n\r\n" + body);
+      break;
+    }
     bool connection_closed = false;
     ret = process_request(strm, count == 1, connection_closed, [&](httplib::Request&) {
       // The headers are in: the body has its own deadline.

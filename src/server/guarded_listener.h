@@ -12,6 +12,10 @@
 //   gets its answer; every other request on it gets 503 (the route decides,
 //   through OnOverflowConnection()). max_connections stays below the
 //   worker count, so some workers are always free for these answers.
+// - Framing: each request's head is read and checked strictly here
+//   (http_framing.h) before httplib parses it; a refused head is answered
+//   with its status and the connection closed. A chunked body is decoded
+//   here and handed on with a Content-Length.
 // - Per request, the listener keeps a RequestSlot (id, start time) that
 //   routes and the request logger read on the connection's thread.
 // Thread-safety: Serve/Stop as httplib::Server; the counters are guarded.
@@ -21,6 +25,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -56,6 +61,11 @@ class GuardedListener : public httplib::Server {
   // On a connection's thread: the request in progress.
   static RequestSlot& CurrentRequest();
 
+  // Renders the JSON body of the answer to a request refused for its framing
+  // (http_framing.h): (status, target or "", message). Set before serving.
+  using FramingErrorBody = std::function<std::string(int status, const std::string& target, const std::string& message)>;
+  void set_framing_error_body(FramingErrorBody f) { framing_error_body_ = std::move(f); }
+
   int open_connections() const;
   int64_t rejected_connections() const;
 
@@ -69,6 +79,7 @@ class GuardedListener : public httplib::Server {
   bool WaitForRequest(int fd, std::chrono::milliseconds timeout) const;
 
   const ConnectionLimits limits_;
+  FramingErrorBody framing_error_body_;
   mutable std::mutex mu_;
   int open_ = 0;
   int64_t rejected_ = 0;

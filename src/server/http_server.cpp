@@ -192,6 +192,21 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
   http.set_payload_max_length(options_.max_body_bytes);
   http.set_write_timeout(600, 0);
 
+  // Requests refused for their framing never reach httplib: the listener
+  // answers them with this body, and they are logged and counted here.
+  http.set_framing_error_body([this](int status, const std::string& target, const std::string& message) {
+    metrics_.CountRequest(RouteLabel(target), status);
+    if (options_.log_requests) {
+      const RequestSlot& slot = GuardedListener::CurrentRequest();
+      char line[128];
+      std::snprintf(line, sizeof line, "req=%lld - ", static_cast<long long>(slot.id));
+      char ms[64];
+      std::snprintf(ms, sizeof ms, " total_ms=%.1f", MillisSince(slot.start));
+      WriteLog(line + LoggablePath(target.empty() ? "-" : target) + " " + std::to_string(status) + ms + " error=" +
+               json(message).dump(-1, ' ', false, json::error_handler_t::replace));
+    }
+    return MakeHttpError(FlavorOf(target), status, message).body;
+  });
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     ApiFlavor flavor = FlavorOf(req.path);
     if (GuardedListener::OnOverflowConnection() && req.path != "/health") {
@@ -200,6 +215,7 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
     }
     if (req.path != "/health" && !Authorized(req, options_.api_key)) {
       SendError(res, MakeHttpError(flavor, 401, "invalid or missing API key"));
+      res.set_header("WWW-Authenticate", "Bearer");  // RFC 9110 15.5.2: a 401 names its scheme
       GuardedListener::CurrentRequest().close_connection = true;  // the body, if any, is unread
       return httplib::Server::HandlerResponse::Handled;
     }
@@ -341,7 +357,13 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
           return *probe && (*probe)->PeerClosed();
         });
         if (driver->client_gone()) {
-          // Nobody reads the reply; 499 (client closed request) for the log and metrics.
+          // The peer closed its side, and a closed client and a half-closed
+          // one look the same: the generation is cancelled (the usual reading
+          // of an end of input), and the connection ends without a response,
+          // which every client reports as an error, never as a 200 without
+          // the reply. 499 (client closed request) for the log and metrics.
+          ::shutdown((*probe)->fd(), SHUT_WR);
+          GuardedListener::CurrentRequest().close_connection = true;
           finish(499);
           return;
         }

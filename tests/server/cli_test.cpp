@@ -49,7 +49,10 @@ TEST(Cli, UnknownFlagIsNamedBeforeAnyValue) {
 TEST(Cli, BadNumbersAreRejectedBeforeLoadingAnything) {
   for (const char* args : {"serve -m nowhere.gguf --threads -3", "serve -m nowhere.gguf --port 99999",
                            "serve -m nowhere.gguf --port -1", "serve -m nowhere.gguf -n -2",
-                           "serve -m nowhere.gguf --parallel 0"}) {
+                           "serve -m nowhere.gguf --parallel 0", "serve -m nowhere.gguf --api-key ''",
+                           "serve -m nowhere.gguf --api-key 'a b'", "generate -m nowhere.gguf --prompt x -n -5",
+                           "generate -m nowhere.gguf --prompt x -n 9223372036854775808",
+                           "generate -m nowhere.gguf --prompt x --top-p 2"}) {
     CliRun r = Lineage(args);
     EXPECT_NE(r.code, 0) << args;
     EXPECT_EQ(r.out.find("loading model"), std::string::npos) << args << ": " << r.out;

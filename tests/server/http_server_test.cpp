@@ -317,6 +317,7 @@ TEST_F(HttpServerTest, ApiKeyIsRequiredEverywhereButHealth) {
   auto c = Client();
   EXPECT_EQ(c.Get("/health")->status, 200);
   EXPECT_EQ(c.Get("/v1/models")->status, 401);
+  EXPECT_EQ(c.Get("/v1/models")->get_header_value("WWW-Authenticate"), "Bearer");
   EXPECT_EQ(c.Get("/metrics")->status, 401);
   EXPECT_EQ(c.Get("/v1/models", {{"Authorization", "Bearer wrong"}})->status, 401);
   EXPECT_EQ(c.Get("/v1/models", {{"Authorization", "Bearer sekrit"}})->status, 200);

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "fake_backend.h"
+#include "http_test_util.h"
 #include "server/http_server.h"
 
 namespace lineage::server {
@@ -23,40 +24,8 @@ namespace {
 using json = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
 using testing::FakeBackend;
+using testing::RawConnection;
 using testing::Script;
-
-// A raw loopback connection, for clients httplib cannot imitate (slow ones).
-class RawConnection {
- public:
-  explicit RawConnection(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    timeval tv{5, 0};  // no read below waits longer
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  ~RawConnection() { ::close(fd_); }
-  bool connected() const { return connected_; }
-  bool Send(const std::string& s) { return ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size()); }
-  // What the server sent until it closed (or 5 s passed).
-  std::string ReadAll() {
-    std::string out;
-    char buf[4096];
-    for (;;) {
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) break;
-      out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-};
 
 class RequestPathTest : public ::testing::Test {
  protected:
