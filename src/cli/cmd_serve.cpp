@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "core/read_file.h"
 #include "model/load_model.h"
 #include "server/engine_backend.h"
 #include "server/http_server.h"
@@ -55,13 +56,6 @@ struct ServeArgs {
   bool keep_billing_header = false;
 };
 
-Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot open " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -149,7 +143,7 @@ Status Run(const ServeArgs& a) {
 
   std::string template_source = tokenizer.chat_template();
   if (!a.chat_template_file.empty()) {
-    LINEAGE_ASSIGN_OR_RETURN(template_source, ReadWholeFile(a.chat_template_file));
+    LINEAGE_ASSIGN_OR_RETURN(template_source, ReadFileBounded(a.chat_template_file, kMaxTemplateFileBytes));
   }
   std::optional<ChatTemplate> chat_template;
   if (!template_source.empty()) {

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "core/read_file.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
@@ -64,20 +65,17 @@ struct Options {
   bool ids_only = false;
 };
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot open " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// Text to tokenize, a chat or a template: far below this in any real use.
+constexpr uint64_t kMaxInputFileBytes = uint64_t{256} << 20;
+
+Result<std::string> ReadFile(const std::string& path) { return ReadFileBounded(path, kMaxInputFileBytes); }
 
 // The chat file rendered with the template.
 Result<std::string> RenderChat(const Options& o, const text::Tokenizer& tok) {
   LINEAGE_ASSIGN_OR_RETURN(std::string chat_json, ReadFile(o.chat));
   std::string source = tok.chat_template();
   if (!o.template_file.empty()) {
-    LINEAGE_ASSIGN_OR_RETURN(source, ReadFile(o.template_file));
+    LINEAGE_ASSIGN_OR_RETURN(source, ReadFileBounded(o.template_file, kMaxTemplateFileBytes));
   }
   if (source.empty()) return NotFound("the model has no chat template; give --template");
   auto j = nlohmann::ordered_json::parse(chat_json, nullptr, /*allow_exceptions=*/false);

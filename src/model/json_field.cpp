@@ -1,5 +1,7 @@
 #include "model/json_field.h"
 
+#include "core/read_file.h"
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -133,12 +135,8 @@ Result<Json> ParseJsonText(std::string_view text, const std::string& file) {
 }
 
 Result<Json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": no such file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return IoError(path + ": read failed");
-  return ParseJsonText(ss.str(), path);
+  LINEAGE_ASSIGN_OR_RETURN(std::string text, ReadFileBounded(path, kMaxJsonFileBytes));
+  return ParseJsonText(text, path);
 }
 
 }  // namespace lineage::model

@@ -77,6 +77,9 @@ class JsonField {
 // Parses `text` as JSON without exceptions; a syntax error names the file.
 Result<nlohmann::json> ParseJsonText(std::string_view text, const std::string& file);
 // Reads and parses a whole file.
+// A configuration JSON (config.json, tokenizer_config.json, an index): real
+// ones are KB to a few MB.
+inline constexpr uint64_t kMaxJsonFileBytes = uint64_t{256} << 20;
 Result<nlohmann::json> ReadJsonFile(const std::string& path);
 
 }  // namespace lineage::model

@@ -1,5 +1,7 @@
 #include "sim/trace_io.h"
 
+#include "core/read_file.h"
+
 #include <xxhash.h>
 
 #include <algorithm>
@@ -32,7 +34,9 @@ Result<Segment> ParseSegment(const json& v, bool need_positive) {
   LINEAGE_ASSIGN_OR_RETURN(s.id, ParseId(v["id"]));
   if (!v["len"].is_number_integer()) return InvalidArgument("segment len must be an integer");
   int64_t len = v["len"].get<int64_t>();
-  if (len < (need_positive ? 1 : 0) || len > (int64_t{1} << 31)) return InvalidArgument("segment len out of range");
+  if (len < (need_positive ? 1 : 0) || len > kMaxRequestTokens)
+    return InvalidArgument("segment len " + std::to_string(len) + " out of range (" + (need_positive ? "1" : "0") + ".." +
+                           std::to_string(kMaxRequestTokens) + ")");
   s.num_tokens = static_cast<uint32_t>(len);
   if (v.contains("role")) {
     if (!v["role"].is_string() || !ParseRole(v["role"].get<std::string>(), &s.role))
@@ -55,8 +59,12 @@ Status ParseNativeRequest(const json& j, Trace& trace, std::unordered_map<std::s
   r.arrival_ms = j["t_ms"].get<int64_t>();
   std::string session = j.contains("session") && j["session"].is_string() ? j["session"].get<std::string>() : "";
   r.session = SessionIndex(trace, sessions, session);
+  int64_t prompt_tokens = 0;
   for (const json& s : j["prompt"]) {
     LINEAGE_ASSIGN_OR_RETURN(Segment seg, ParseSegment(s, true));
+    prompt_tokens += seg.num_tokens;
+    if (prompt_tokens > kMaxRequestTokens)
+      return InvalidArgument("prompt longer than " + std::to_string(kMaxRequestTokens) + " tokens");
     r.prompt.push_back(seg);
   }
   r.num_prompt_tokens = NumTokens(r.prompt);
@@ -94,6 +102,7 @@ Status ParseMooncakeRequest(const json& j, size_t line_no, Trace& trace) {
   if (!trace.requests.empty() && r.arrival_ms < trace.requests.back().arrival_ms)
     return InvalidArgument("timestamp decreases");
   int64_t input = j["input_length"].get<int64_t>();
+  if (input > kMaxRequestTokens) return InvalidArgument("input_length over " + std::to_string(kMaxRequestTokens));
   int64_t num_blocks = static_cast<int64_t>(j["hash_ids"].size());
   if (input <= kMooncakeBlockTokens * (num_blocks - 1) || input > kMooncakeBlockTokens * num_blocks)
     return InvalidArgument("input_length does not match the number of hash_ids");
@@ -108,7 +117,8 @@ Status ParseMooncakeRequest(const json& j, size_t line_no, Trace& trace) {
   }
   r.num_prompt_tokens = input;
   int64_t out = j["output_length"].get<int64_t>();
-  if (out < 0) return InvalidArgument("output_length is negative");
+  if (out < 0 || out > kMaxRequestTokens)
+    return InvalidArgument("output_length out of range (0.." + std::to_string(kMaxRequestTokens) + ")");
   r.output = {SegmentIdFromString("mooncake-output:" + std::to_string(line_no)), static_cast<uint32_t>(out),
               Role::kAssistant};
   r.session = static_cast<uint32_t>(trace.sessions.size());
@@ -175,11 +185,8 @@ Result<Trace> ParseTrace(const std::string& text, const std::string& name) {
 }
 
 Result<Trace> ReadTrace(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot open " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseTrace(ss.str(), path);
+  LINEAGE_ASSIGN_OR_RETURN(std::string text, ReadFileBounded(path, kMaxTraceFileBytes));
+  return ParseTrace(text, path);
 }
 
 std::string FormatNative(const Trace& trace) {

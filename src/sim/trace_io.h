@@ -23,6 +23,12 @@ std::string FormatMooncake(const Trace& trace);
 
 Status WriteFile(const std::string& path, const std::string& bytes);
 
+// The most a trace file may hold (a 49M-token mixed trace is a few MB), and
+// the most tokens one request may carry: it is expanded to a token list when
+// replayed, and no model has a context near it.
+inline constexpr uint64_t kMaxTraceFileBytes = uint64_t{256} << 20;
+inline constexpr int64_t kMaxRequestTokens = int64_t{1} << 24;
+
 inline constexpr int kNativeVersion = 1;
 inline constexpr const char* kNativeMagic = "lineage-trace";
 inline constexpr int64_t kMooncakeBlockTokens = 512;

@@ -18,6 +18,7 @@
 // after that the const methods may run concurrently.
 #pragma once
 
+#include <cstdint>
 #include <ctime>
 #include <optional>
 #include <string>
@@ -29,6 +30,9 @@
 #include "text/jinja/template.h"
 
 namespace lineage {
+
+// The most a chat template file may hold: real ones are tens of KB.
+inline constexpr uint64_t kMaxTemplateFileBytes = uint64_t{4} << 20;
 
 struct ChatRequest {
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();

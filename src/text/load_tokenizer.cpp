@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/read_file.h"
 #include "model/gguf_file.h"
 #include "text/tiktoken.h"
 #include "text/tokenizer.h"
@@ -10,14 +11,10 @@
 namespace lineage::text {
 namespace {
 
-Result<std::string> ReadFile(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return IoError("cannot open " + p.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return IoError("cannot read " + p.string());
-  return ss.str();
-}
+// A tokenizer.json of a 256k vocabulary is tens of MB; nothing real nears this.
+constexpr uint64_t kMaxTokenizerFileBytes = uint64_t{1} << 30;
+
+Result<std::string> ReadFile(const std::filesystem::path& p) { return ReadFileBounded(p.string(), kMaxTokenizerFileBytes); }
 
 Result<Tokenizer> FromJsonFile(const std::filesystem::path& json_path) {
   LINEAGE_ASSIGN_OR_RETURN(std::string json, ReadFile(json_path));

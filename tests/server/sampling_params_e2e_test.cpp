@@ -98,7 +98,9 @@ TEST_P(SamplingParamsEndToEnd, JsonSchemaRepliesParseAndFollowTheSchema) {
   size_t first = object.find_first_not_of(" \t\r\n");
   ASSERT_NE(first, std::string::npos) << r.dump();
   EXPECT_EQ(object[first], '{') << r.dump();
-  if (r["choices"][0]["finish_reason"] == "stop") EXPECT_TRUE(json::parse(Text(r)).is_object()) << r.dump();
+  if (r["choices"][0]["finish_reason"] == "stop") {
+    EXPECT_TRUE(json::parse(Text(r)).is_object()) << r.dump();
+  }
   // The Responses API's text.format.
   json resp = {{"input", "Report the build status."}, {"max_output_tokens", 400}, {"temperature", 1.0}, {"seed", 4},
                {"text", {{"format", {{"type", "json_schema"}, {"name", "status"}, {"schema", kSchema}}}}}};

@@ -109,6 +109,26 @@ TEST(TraceIo, StringIdsHashAndRepeatedRepliesMatch) {
   EXPECT_EQ(Lcp(PromptAndOutput(t->requests[0]), t->requests[1].prompt), 123);
 }
 
+// One request is expanded to its tokens when replayed: a few bytes of trace
+// must not ask for gigabytes.
+TEST(TraceIo, ARequestIsBoundedInTokens) {
+  std::string prompt;
+  for (int i = 0; i < 2000; ++i) prompt += std::string(i ? "," : "") + "{\"id\":" + std::to_string(i) + ",\"len\":1000000}";
+  std::string many = "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":0,\"prompt\":[" + prompt + "]}\n";
+  Result<Trace> t = ParseTrace(many, "mem");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("prompt longer than"), std::string::npos) << t.status().ToString();
+  std::string one = "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":0,\"prompt\":[{\"id\":1,\"len\":" +
+                    std::to_string(kMaxRequestTokens + 1) + "}]}\n";
+  EXPECT_FALSE(ParseTrace(one, "mem").ok());
+  std::string output = "{\"timestamp\":0,\"input_length\":5,\"output_length\":" + std::to_string(kMaxRequestTokens + 1) +
+                       ",\"hash_ids\":[1]}\n";
+  EXPECT_FALSE(ParseTrace(output, "mem").ok());
+  std::string fits = "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":0,\"prompt\":[{\"id\":1,\"len\":" +
+                     std::to_string(kMaxRequestTokens) + "}]}\n";
+  EXPECT_TRUE(ParseTrace(fits, "mem").ok());
+}
+
 TEST(TraceIo, ChecksumMismatchIsCorrupt) {
   std::string text = FormatNative(SmallTrace());
   size_t at = text.find("\"t_ms\":5000");
