@@ -1,5 +1,7 @@
 #include "server/http_server.h"
 
+#include "server/memory_trim.h"
+
 #include <httplib.h>
 #include <netdb.h>
 #include <sys/socket.h>
@@ -127,6 +129,7 @@ struct HttpServer::Impl {
   Impl(const ConnectionLimits& limits, int max_in_flight) : http(limits), admission(max_in_flight) {}
   GuardedListener http;
   Admission admission;
+  MemoryTrimmer trimmer;
   std::mutex log_mu;
 };
 
@@ -254,6 +257,7 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
   // One line and one count per request the routes do not log themselves.
   http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     const RequestSlot& slot = GuardedListener::CurrentRequest();
+    impl_->trimmer.NoteRequestEnded();
     if (slot.logged_by_route) return;
     metrics_.CountRequest(RouteLabel(req.path), res.status);
     bool probe = res.status == 200 && (req.path == "/health" || req.path == "/metrics");
@@ -343,6 +347,7 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
         if (!driver->finished() || driver->client_gone()) driver->Drain(std::chrono::milliseconds(2000));
         metrics_.CountRequest(path, status);
         metrics_.ObserveGeneration(driver->report());
+        impl_->trimmer.NoteRequestEnded();
         if (options_.log_requests)
           WriteLog(FormatRequestLog(id, method, path, status, driver->report(),
                                     driver->client_gone() ? "disconnected" : FinishReasonName(driver->backend_finish())));

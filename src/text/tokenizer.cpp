@@ -193,6 +193,7 @@ void Tokenizer::Impl::EncodeWord(std::string_view word, std::vector<TokenId>* ou
 void Tokenizer::Impl::EncodeRaw(std::string_view text, bool after_special, size_t max_tokens,
                                 std::vector<TokenId>* out) const {
   if (text.empty()) return;
+  WordCache::Scope cache_scope;
   if (kind == TokenizerKind::kSpm) {
     std::string escaped;
     escaped.reserve(text.size() * 2 + 3);

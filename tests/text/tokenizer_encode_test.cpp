@@ -7,12 +7,14 @@
 #include <utf8proc.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 #include "text/byte_level.h"
 #include "text/pretokenizer.h"
 #include "text/synthetic_vocab.h"
 #include "text/tokenizer.h"
+#include "text/word_cache.h"
 #include "tokenizer_test_util.h"
 
 namespace lineage::text {
@@ -90,6 +92,30 @@ TEST(Encode, ConcurrentEncodingMatchesSequential) {
   }
   for (auto& t : threads) t.join();
   for (int m : mismatches) EXPECT_EQ(m, 0);
+}
+
+// Many threads that encode one at a time share one word-cache table: the
+// tables number the encodes that ran at once, not the threads that ever
+// encoded (a server's HTTP workers each keeping 1 MiB held tens of MiB).
+TEST(Encode, WordCacheTablesNumberConcurrentEncodesNotThreads) {
+  auto tok = Tokenizer::FromVocabData(MakeSyntheticVocab(4000, VocabFlavour::kQwen35, 3));
+  ASSERT_TRUE(tok.ok());
+  std::mt19937 rng(5);
+  std::string text = testing::RandomText(rng, 40);
+  std::vector<TokenId> want = tok->Encode(text);
+  size_t before = WordCache::TableCount();
+  std::mutex one_at_a_time;
+  int mismatches = 0;
+  std::vector<std::thread> threads;
+  for (int th = 0; th < 24; ++th) {
+    threads.emplace_back([&] {
+      std::lock_guard<std::mutex> lock(one_at_a_time);
+      mismatches += tok->Encode(text) != want;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_LE(WordCache::TableCount(), std::max<size_t>(before, 1));
 }
 
 TEST(Encode, QwenHardStringsRoundTripThroughTheSyntheticVocab) {
