@@ -2,6 +2,7 @@
 // lineage prompt cache (DESIGN.md §6). Flags follow llama-server where the
 // concept is the same.
 #include <CLI/CLI.hpp>
+#include <sys/resource.h>
 
 #include <csignal>
 #include <chrono>
@@ -56,6 +57,15 @@ struct ServeArgs {
   bool keep_billing_header = false;
 };
 
+
+// Each connection holds a descriptor, and a soft limit of 1024 is below what
+// a burst of clients opens; any process may raise it to the hard limit.
+void RaiseDescriptorLimit() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= lim.rlim_max) return;
+  lim.rlim_cur = lim.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &lim);
+}
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -199,6 +209,7 @@ Status Run(const ServeArgs& a) {
   so.body_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.body_timeout_s * 1000));
   so.max_connections = a.max_connections;
   so.max_connections_per_client = a.max_connections_per_client;
+  RaiseDescriptorLimit();
   server::HttpServer http(backend.get(), so);
   LINEAGE_RETURN_IF_ERROR(http.Bind());
   std::fprintf(stderr,

@@ -1,6 +1,7 @@
 #include "server/guarded_listener.h"
 
 #include "server/http_framing.h"
+#include "server/waiting_room.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -257,58 +258,128 @@ void GuardedListener::Unregister(const std::string& client) {
   if (--per_client_[client] <= 0) per_client_.erase(client);
 }
 
-bool GuardedListener::WaitForRequest(int fd, std::chrono::milliseconds timeout) const {
-  // In slices, so that Stop() does not wait for idle keep-alive connections.
-  Clock::time_point end = Clock::now() + timeout;
-  while (svr_sock_ != INVALID_SOCKET) {
-    Clock::time_point slice = std::min(end, Clock::now() + std::chrono::milliseconds(100));
-    if (PollUntil(fd, POLLIN, slice)) {
-      char c;
-      return ::recv(fd, &c, 1, MSG_PEEK) > 0;  // 0: the peer closed
-    }
-    if (Clock::now() >= end) return false;
+// The worker pool httplib hands accepted sockets to, with the waiting room
+// its connections park in; httplib makes it when serving starts and shuts it
+// down when serving ends.
+class GuardedListener::Workers final : public httplib::TaskQueue {
+ public:
+  Workers(size_t threads, size_t idle_capacity) : room(idle_capacity), pool_(threads) {}
+  void enqueue(std::function<void()> fn) override { pool_.enqueue(std::move(fn)); }
+  void shutdown() override {
+    room.Stop();  // closes the parked connections; nothing is handed back after
+    pool_.shutdown();
   }
-  return false;
+
+  WaitingRoom room;
+
+ private:
+  httplib::ThreadPool pool_;
+};
+
+struct GuardedListener::Connection {
+  Connection(int fd, std::chrono::milliseconds write_timeout, size_t requests)
+      : fd(fd), client(PeerAddress(fd)), strm(fd, write_timeout), requests_left(requests) {}
+  int fd;
+  std::string client;
+  DeadlineStream strm;
+  size_t requests_left;
+};
+
+GuardedListener::GuardedListener(ConnectionLimits limits) : limits_(limits) {
+  new_task_queue = [this] {
+    auto* w = new Workers(static_cast<size_t>(std::max(1, limits_.workers)),
+                          static_cast<size_t>(std::max(1, limits_.max_idle_connections)));
+    workers_.store(w);
+    return w;
+  };
+}
+
+GuardedListener::~GuardedListener() = default;
+
+void GuardedListener::WidenBacklog() {
+  socket_t s = svr_sock_;
+  if (s != INVALID_SOCKET) ::listen(s, SOMAXCONN);
+}
+
+size_t GuardedListener::idle_connections() const {
+  Workers* w = workers_.load();
+  return w ? w->room.parked() : 0;
 }
 
 bool GuardedListener::process_and_close_socket(socket_t sock) {
-  std::string client = PeerAddress(sock);
-  bool overflow = !Register(client);
-  t_overflow = overflow;
-  DeadlineStream strm(sock, limits_.write_timeout);
-  size_t count = overflow ? 1 : std::max<size_t>(1, keep_alive_max_count_);
-  bool ret = false;
-  while (count > 0 && svr_sock_ != INVALID_SOCKET) {
-    if (!strm.has_buffered() && !WaitForRequest(sock, overflow ? limits_.overflow_timeout : limits_.idle_timeout)) break;
-    t_request = RequestSlot{next_request_id_++, Clock::now(), false};
-    std::chrono::milliseconds header_timeout = overflow ? limits_.overflow_timeout : limits_.header_timeout;
-    std::chrono::milliseconds body_timeout = overflow ? limits_.overflow_timeout : limits_.body_timeout;
-    strm.set_read_deadline(Clock::now() + header_timeout);
-    Framed framed = FrameRequest(strm, header_timeout, body_timeout, payload_max_length_);
-    if (framed.connection_gone) break;
-    if (framed.error.failed()) {
-      // The bytes after a refused head cannot be framed: answer and close.
-      std::string body = framing_error_body_ ? framing_error_body_(framed.error.status, framed.target, framed.error.message)
-                                             : "{\"error\":\"" + framed.error.message + "\"}";
-      strm.WriteAll("HTTP/1.1 " + std::to_string(framed.error.status) + " " + ReasonPhrase(framed.error.status) +
-                    "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                    "\r\nConnection: close\r\n\r\n" + body);
-      break;
+  Serve(std::make_shared<Connection>(sock, limits_.write_timeout, std::max<size_t>(1, keep_alive_max_count_)));
+  return true;
+}
+
+void GuardedListener::Serve(std::shared_ptr<Connection> c) {
+  for (;;) {
+    if (svr_sock_ == INVALID_SOCKET) break;
+    if (!c->strm.has_buffered()) {
+      char byte;
+      ssize_t n = ::recv(c->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n == 0) break;  // the peer closed
+      if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) break;
+        Park(std::move(c));
+        return;
+      }
     }
+    if (!ServeRequest(*c) || --c->requests_left == 0) break;
+  }
+  Close(*c);
+}
+
+void GuardedListener::Park(std::shared_ptr<Connection> c) {
+  Workers* w = workers_.load();
+  if (!w) {
+    Close(*c);
+    return;
+  }
+  int fd = c->fd;
+  w->room.Park(fd, Clock::now() + limits_.idle_timeout, [this, w, c = std::move(c)](bool readable) mutable {
+    if (readable) {
+      w->enqueue([this, c = std::move(c)]() mutable { Serve(std::move(c)); });
+    } else {
+      Close(*c);
+    }
+  });
+}
+
+void GuardedListener::Close(Connection& c) {
+  ::shutdown(c.fd, SHUT_RDWR);
+  ::close(c.fd);
+}
+
+bool GuardedListener::ServeRequest(Connection& c) {
+  bool overflow = !Register(c.client);
+  t_overflow = overflow;
+  DeadlineStream& strm = c.strm;
+  t_request = RequestSlot{next_request_id_++, Clock::now(), false};
+  std::chrono::milliseconds header_timeout = overflow ? limits_.overflow_timeout : limits_.header_timeout;
+  std::chrono::milliseconds body_timeout = overflow ? limits_.overflow_timeout : limits_.body_timeout;
+  strm.set_read_deadline(Clock::now() + header_timeout);
+  Framed framed = FrameRequest(strm, header_timeout, body_timeout, payload_max_length_);
+  bool keep = false;
+  if (framed.error.failed()) {
+    // The bytes after a refused head cannot be framed: answer and close.
+    std::string body = framing_error_body_ ? framing_error_body_(framed.error.status, framed.target, framed.error.message)
+                                           : "{\"error\":\"" + framed.error.message + "\"}";
+    strm.WriteAll("HTTP/1.1 " + std::to_string(framed.error.status) + " " + ReasonPhrase(framed.error.status) +
+                  "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                  "\r\nConnection: close\r\n\r\n" + body);
+  } else if (!framed.connection_gone) {
     bool connection_closed = false;
-    ret = process_request(strm, count == 1, connection_closed, [&](httplib::Request&) {
+    bool ok = process_request(strm, overflow || c.requests_left == 1, connection_closed, [&](httplib::Request&) {
       // The headers are in: the body has its own deadline.
-      strm.set_read_deadline(Clock::now() + (overflow ? limits_.overflow_timeout : limits_.body_timeout));
+      strm.set_read_deadline(Clock::now() + body_timeout);
     });
-    // A request cut off by its deadline leaves the stream mid-request.
-    if (!ret || connection_closed || t_request.close_connection || t_request.read_timed_out) break;
-    --count;
+    // A request cut off by its deadline leaves the stream mid-request; a
+    // connection past a cap ends after its one answer.
+    keep = ok && !connection_closed && !overflow && !t_request.close_connection && !t_request.read_timed_out;
   }
   t_overflow = false;
-  if (!overflow) Unregister(client);
-  ::shutdown(sock, SHUT_RDWR);
-  ::close(sock);
-  return ret;
+  if (!overflow) Unregister(c.client);
+  return keep;
 }
 
 }  // namespace lineage::server

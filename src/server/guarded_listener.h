@@ -6,12 +6,18 @@
 //   within header_timeout of its first byte, and its body within
 //   body_timeout of the end of its headers, however the bytes trickle in
 //   (a client sending one byte a second cannot hold a worker for long).
-// - Caps: at most max_connections connections are served at once, and at
-//   most max_connections_per_client from one peer address. A connection
-//   past a cap is still read (with a short deadline) so that GET /health
-//   gets its answer; every other request on it gets 503 (the route decides,
-//   through OnOverflowConnection()). max_connections stays below the
-//   worker count, so some workers are always free for these answers.
+// - Caps: at most max_connections connections have a request in progress
+//   at once, and at most max_connections_per_client from one peer address.
+//   A request past a cap is still read (with a short deadline) so that GET
+//   /health gets its answer; every other request gets 503 (the route
+//   decides, through OnOverflowConnection()) and its connection is closed.
+//   max_connections stays below the worker count, so some workers are always
+//   free for these answers.
+// - Idle connections hold no worker: a connection with nothing to read (just
+//   accepted, or between keep-alive requests) waits in a WaitingRoom, up to
+//   idle_timeout and max_idle_connections of them, and goes back to a worker
+//   when its next request's first byte arrives. Idle connections do not
+//   count against the caps.
 // - Framing: each request's head is read and checked strictly here
 //   (http_framing.h) before httplib parses it; a refused head is answered
 //   with its status and the connection closed. A chunked body is decoded
@@ -27,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -37,7 +44,9 @@ struct ConnectionLimits {
   int max_connections_per_client = 60;
   std::chrono::milliseconds header_timeout{30000};
   std::chrono::milliseconds body_timeout{120000};
-  std::chrono::milliseconds idle_timeout{5000};    // between two requests of a keep-alive connection
+  std::chrono::milliseconds idle_timeout{5000};    // before a connection's first request, and between two
+  int workers = 64;                  // HTTP worker threads
+  int max_idle_connections = 1024;   // waiting for a request; past it the longest waiting is closed
   std::chrono::milliseconds write_timeout{600000}; // one blocked send
   // Over a cap: how long the one request answered on the connection may take to arrive.
   std::chrono::milliseconds overflow_timeout{2000};
@@ -54,7 +63,12 @@ struct RequestSlot {
 
 class GuardedListener : public httplib::Server {
  public:
-  explicit GuardedListener(ConnectionLimits limits) : limits_(limits) {}
+  explicit GuardedListener(ConnectionLimits limits);
+  ~GuardedListener() override;
+
+  // Raises the bound socket's accept backlog to the system's maximum (the
+  // library's 5 dropped the SYNs of a burst). After binding, before Serve.
+  void WidenBacklog();
 
   // On a connection's thread: whether it was accepted past a cap.
   static bool OnOverflowConnection();
@@ -67,16 +81,24 @@ class GuardedListener : public httplib::Server {
   void set_framing_error_body(FramingErrorBody f) { framing_error_body_ = std::move(f); }
 
   int open_connections() const;
+  size_t idle_connections() const;
   int64_t rejected_connections() const;
 
  private:
+  struct Connection;
+  class Workers;
+
   bool process_and_close_socket(socket_t sock) override;
+  // On a worker: serves the connection's requests while their bytes are
+  // there, then parks or closes it.
+  void Serve(std::shared_ptr<Connection> c);
+  // One request; false when the connection is to end after it.
+  bool ServeRequest(Connection& c);
+  void Park(std::shared_ptr<Connection> c);
+  void Close(Connection& c);
   // Takes a place for `client`; false when a cap is reached.
   bool Register(const std::string& client);
   void Unregister(const std::string& client);
-  // Waits up to `timeout` for the first byte of a next request; false on
-  // timeout, on a closed peer, or when the server stops.
-  bool WaitForRequest(int fd, std::chrono::milliseconds timeout) const;
 
   const ConnectionLimits limits_;
   FramingErrorBody framing_error_body_;
@@ -85,6 +107,7 @@ class GuardedListener : public httplib::Server {
   int64_t rejected_ = 0;
   std::map<std::string, int> per_client_;
   std::atomic<int64_t> next_request_id_{1};
+  std::atomic<Workers*> workers_{nullptr};  // while serving
 };
 
 }  // namespace lineage::server

@@ -4,6 +4,7 @@
 
 #include <httplib.h>
 #include <netdb.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,6 +27,14 @@
 
 namespace lineage::server {
 namespace {
+
+// Idle connections each hold a descriptor: a quarter of what the process may
+// open leaves the rest to the model, the cache and the connections served.
+int IdleCapacity() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return 4096;
+  return static_cast<int>(std::clamp<rlim_t>(lim.rlim_cur / 4, 64, 4096));
+}
 
 using json = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
@@ -188,9 +197,11 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
   limits.header_timeout = options_.header_timeout;
   limits.body_timeout = options_.body_timeout;
   limits.overflow_timeout = std::min(limits.overflow_timeout, options_.header_timeout);
+  limits.idle_timeout = options_.idle_timeout;
+  limits.workers = threads;
+  limits.max_idle_connections = options_.max_idle_connections > 0 ? options_.max_idle_connections : IdleCapacity();
   impl_ = std::make_unique<Impl>(limits, options_.max_in_flight);
   GuardedListener& http = impl_->http;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_socket_options(ExclusiveSocketOptions);
   http.set_payload_max_length(options_.max_body_bytes);
   http.set_write_timeout(600, 0);
@@ -305,6 +316,7 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
     g.in_flight = impl_->admission.in_flight();
     g.max_in_flight = impl_->admission.capacity();
     g.open_connections = impl_->http.open_connections();
+    g.idle_connections = static_cast<int64_t>(impl_->http.idle_connections());
     g.rejected_connections = impl_->http.rejected_connections();
     res.set_content(metrics_.RenderPrometheus(backend_->Stats(), g), "text/plain; version=0.0.4");
   });
@@ -429,6 +441,7 @@ Status HttpServer::Bind() {
                      BindError(options_.host, options_.port));
     port_ = options_.port;
   }
+  impl_->http.WidenBacklog();
   return Status::Ok();
 }
 

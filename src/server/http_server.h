@@ -57,6 +57,9 @@ struct ServerOptions {
   int http_threads = 0;                  // 0: max_in_flight + 8
   int max_connections = 0;               // served at once; 0: http_threads - 4 (the rest answer past the caps)
   int max_connections_per_client = 0;    // from one peer address; 0: max_connections
+  int max_idle_connections = 0;          // waiting for a request, holding no worker; 0: a quarter of the
+                                         // descriptors the process may open, 64..4096
+  std::chrono::milliseconds idle_timeout{5000};  // before a connection's first request and between two
   std::chrono::milliseconds header_timeout{30000};  // request line and headers, from their first byte
   std::chrono::milliseconds body_timeout{120000};   // the whole body, from the end of the headers
   int retry_after_s = 1;

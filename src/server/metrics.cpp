@@ -81,10 +81,12 @@ std::string Metrics::RenderPrometheus(const CacheStats& c, const ServerGauges& g
   Sample(&out, "lineage_requests_in_flight", g.in_flight);
   Header(&out, "lineage_requests_in_flight_max", "gauge", "Generations admitted at most (running or queued).");
   Sample(&out, "lineage_requests_in_flight_max", g.max_in_flight);
-  Header(&out, "lineage_connections_open", "gauge", "HTTP connections being served.");
+  Header(&out, "lineage_connections_open", "gauge", "HTTP connections with a request in progress.");
   Sample(&out, "lineage_connections_open", g.open_connections);
+  Header(&out, "lineage_connections_idle", "gauge", "HTTP connections waiting for a request (holding no worker).");
+  Sample(&out, "lineage_connections_idle", g.idle_connections);
   Header(&out, "lineage_connections_rejected_total", "counter",
-         "Connections accepted past a connection cap (answered /health or 503).");
+         "Requests received past a connection cap (answered /health or 503).");
   Sample(&out, "lineage_connections_rejected_total", g.rejected_connections);
   Header(&out, "lineage_prompt_tokens_total", "counter", "Prompt tokens of finished generations.");
   Sample(&out, "lineage_prompt_tokens_total", prompt_tokens_);

@@ -39,8 +39,9 @@ class Histogram {
 struct ServerGauges {
   int64_t in_flight = 0;        // generations holding an admission ticket
   int64_t max_in_flight = 0;
-  int64_t open_connections = 0;
-  int64_t rejected_connections = 0;  // accepted past a connection cap, since start
+  int64_t open_connections = 0;     // with a request in progress
+  int64_t idle_connections = 0;     // waiting for a request, holding no worker
+  int64_t rejected_connections = 0;  // requests received past a connection cap, since start
 };
 
 class Metrics {

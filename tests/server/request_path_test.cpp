@@ -306,5 +306,64 @@ TEST_F(RequestPathTest, ConnectionsPerClientAreCapped) {
   EXPECT_EQ(Client().Get("/health")->status, 200);
 }
 
+// 34.7: idle connections hold no worker. A burst of connections that send
+// nothing (and keep-alive connections gone quiet) waits in the waiting room:
+// /health and a chat request on a new connection are answered at once, not
+// after the idle ones time out, and idle connections do not count against
+// the caps.
+TEST_F(RequestPathTest, IdleConnectionsHoldNoWorkerAndCountAgainstNoCap) {
+  ServerOptions o;
+  o.http_threads = 10;
+  o.max_connections = 2;
+  o.max_idle_connections = 400;
+  StartServer(o);
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 200; ++i) {
+    idle.push_back(std::make_unique<RawConnection>(server_->port()));
+    ASSERT_TRUE(idle.back()->connected()) << i;
+  }
+  // Two keep-alive connections that served a request and went quiet.
+  httplib::Client a = Client(), b = Client();
+  a.set_keep_alive(true);
+  b.set_keep_alive(true);
+  ASSERT_EQ(a.Get("/v1/models")->status, 200);
+  ASSERT_EQ(b.Get("/v1/models")->status, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Clock::time_point t0 = Clock::now();
+  auto h = Client().Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  auto res = Post("/v1/chat/completions", Chat());
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(2)) << "a worker waited on an idle connection";
+  std::string metrics = Metrics();
+  EXPECT_NE(metrics.find("lineage_connections_idle 20"), std::string::npos) << "about 202 idle: " << metrics;
+  // An idle connection is served when it speaks, and so are the quiet keep-alive ones.
+  ASSERT_TRUE(idle[0]->Send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  EXPECT_NE(idle[0]->ReadAll().find("HTTP/1.1 200"), std::string::npos);
+  EXPECT_EQ(a.Get("/v1/models")->status, 200);
+  EXPECT_EQ(b.Get("/v1/models")->status, 200);
+}
+
+// Past max_idle_connections the connection that waited longest is closed.
+TEST_F(RequestPathTest, APastCapacityIdleConnectionIsClosedOldestFirst) {
+  ServerOptions o;
+  o.http_threads = 6;
+  o.max_idle_connections = 4;
+  StartServer(o);
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 8; ++i) {
+    idle.push_back(std::make_unique<RawConnection>(server_->port()));
+    ASSERT_TRUE(idle.back()->connected());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // in order of arrival
+  }
+  Clock::time_point t0 = Clock::now();
+  EXPECT_EQ(idle[0]->ReadAll(), "") << "closed without a byte";
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(2)) << "closed for the room, not the idle timeout";
+  ASSERT_TRUE(idle[7]->Send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  EXPECT_NE(idle[7]->ReadAll().find("HTTP/1.1 200"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace lineage::server
