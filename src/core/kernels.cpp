@@ -3,6 +3,7 @@
 
 #include "core/delta_rule_internal.h"
 #include "core/gemm_internal.h"
+#include "core/kda_rule.h"
 #include "core/vector_ops.h"
 
 namespace lineage::kernels {
@@ -28,6 +29,18 @@ void DeltaRuleChunked(const float* q, const float* k, int64_t ldqk, const float*
                       const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,
                       int64_t dv, float* S, float* o, int64_t ldo, int64_t chunk) {
   LINEAGE_DISPATCH(DeltaRuleChunked, q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo, chunk);
+}
+
+void KdaRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv, const float* g,
+                  int64_t ldg, const float* beta, int64_t ldb, int64_t T, int64_t dk, int64_t dv, float* S, float* o,
+                  int64_t ldo) {
+  LINEAGE_DISPATCH(KdaRecurrent, q, k, ldqk, v, ldv, g, ldg, beta, ldb, T, dk, dv, S, o, ldo);
+}
+
+void KdaChunked(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv, const float* g,
+                int64_t ldg, const float* beta, int64_t ldb, int64_t T, int64_t dk, int64_t dv, float* S, float* o,
+                int64_t ldo, int64_t chunk) {
+  LINEAGE_DISPATCH(KdaChunked, q, k, ldqk, v, ldv, g, ldg, beta, ldb, T, dk, dv, S, o, ldo, chunk);
 }
 
 float Dot(const float* a, const float* b, int64_t n) { return LINEAGE_DISPATCH(Dot, a, b, n); }

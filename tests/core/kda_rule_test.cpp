@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "core/isa.h"
 #include "core/kda_rule.h"
 
 namespace lineage::kernels {
@@ -112,27 +113,45 @@ void Check(int64_t T, int64_t dk, int64_t dv, uint32_t seed, int mode, int64_t c
   EXPECT_LT(MaxAbsDiff(Sc, S_ref), 2e-4) << "chunked S, T=" << T << " mode " << mode << " chunk " << chunk;
 }
 
-TEST(KdaRule, MixedDecaysOverALongSequence) {
+class KdaRule : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (!ForceIsa(GetParam())) GTEST_SKIP() << "CPU lacks this ISA";
+  }
+  void TearDown() override { ResetIsa(); }
+};
+
+TEST_P(KdaRule, MixedDecaysOverALongSequence) {
   Check(700, 32, 32, 1, 0, 16);
   Check(300, 128, 128, 2, 0, 16);
   Check(257, 64, 32, 3, 0, 64);
 }
 
-TEST(KdaRule, DecaysNearOne) {
+TEST_P(KdaRule, DecaysNearOne) {
   Check(600, 32, 32, 4, 1, 16);
   Check(200, 128, 128, 5, 1, 16);
 }
 
-TEST(KdaRule, DecaysNearZeroNeverOverflow) {
+TEST_P(KdaRule, DecaysNearZeroNeverOverflow) {
   // Every channel loses e^20..e^80 per token: a 16-token chunk accumulates
   // far past e^-88 per channel.
   Check(500, 32, 32, 6, 2, 16);
   Check(130, 128, 128, 7, 2, 64);
 }
 
-TEST(KdaRule, AnyChunkSize) {
+TEST_P(KdaRule, AnyChunkSize) {
   for (int64_t chunk : {1, 3, 16, 33}) Check(150, 32, 16, 8, 0, chunk);
 }
+
+// Widths that are not whole vectors or strips: partial loads and stores, and
+// rows the 4-row tiles leave over.
+TEST_P(KdaRule, WidthsThatAreNotWholeVectors) {
+  Check(90, 20, 150, 9, 0, 16);
+  Check(70, 130, 24, 10, 0, 32);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothIsas, KdaRule, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                         [](const ::testing::TestParamInfo<Isa>& info) { return std::string(IsaName(info.param)); });
 
 }  // namespace
 }  // namespace lineage::kernels
