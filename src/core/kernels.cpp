@@ -52,6 +52,7 @@ void SiluMul(const float* a, const float* b, float* out, int64_t n) {
 }
 void Silu(const float* x, float* out, int64_t n) { LINEAGE_DISPATCH(Silu, x, out, n); }
 void Sigmoid(const float* x, float* out, int64_t n) { LINEAGE_DISPATCH(Sigmoid, x, out, n); }
+void Softplus(const float* x, float* out, int64_t n) { LINEAGE_DISPATCH(Softplus, x, out, n); }
 void Softmax(float* x, int64_t n) { LINEAGE_DISPATCH(Softmax, x, n); }
 void L2Normalize(float* x, int64_t rows, int64_t n, float eps) {
   LINEAGE_DISPATCH(L2Normalize, x, rows, n, eps);

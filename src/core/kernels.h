@@ -75,6 +75,7 @@ void Add(const float* a, const float* b, float* out, int64_t n);    // out = a +
 void SiluMul(const float* a, const float* b, float* out, int64_t n);  // out = silu(a) * b
 void Silu(const float* x, float* out, int64_t n);                   // out = x * sigmoid(x)
 void Sigmoid(const float* x, float* out, int64_t n);                // out = 1 / (1 + exp(-x))
+void Softplus(const float* x, float* out, int64_t n);               // out = log(1 + exp(x))
 void Softmax(float* x, int64_t n);                                  // in place, max-subtracted
 // x *= rsqrt(sum(x^2) + eps), per row of n (the GDN q/k normalisation).
 void L2Normalize(float* x, int64_t rows, int64_t n, float eps);

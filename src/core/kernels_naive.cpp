@@ -151,6 +151,10 @@ void Sigmoid(const float* x, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x[i]))));
 }
 
+void Softplus(const float* x, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(std::log1p(std::exp(static_cast<double>(x[i]))));
+}
+
 void Softmax(float* x, int64_t n) {
   if (n <= 0) return;
   double mx = *std::max_element(x, x + n), sum = 0;

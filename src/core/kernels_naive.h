@@ -31,6 +31,7 @@ void Add(const float* a, const float* b, float* out, int64_t n);
 void SiluMul(const float* a, const float* b, float* out, int64_t n);
 void Silu(const float* x, float* out, int64_t n);
 void Sigmoid(const float* x, float* out, int64_t n);
+void Softplus(const float* x, float* out, int64_t n);
 void Softmax(float* x, int64_t n);
 void L2Normalize(float* x, int64_t rows, int64_t n, float eps);
 

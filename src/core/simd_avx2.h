@@ -131,4 +131,31 @@ LINEAGE_SIMD256_FN VecF Exp(VecF x) {
   return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
 }
 
+// log(x) for x > 0, as simd512::Log.
+LINEAGE_SIMD256_FN VecF Log(VecF x) {
+  x = _mm256_max_ps(x, _mm256_set1_ps(1.17549435e-38f));
+  const __m256i bits = _mm256_castps_si256(x);
+  VecF e = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127)));
+  VecF m = _mm256_castsi256_ps(
+      _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x3f800000)));
+  const VecF big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356f), _CMP_GT_OQ);
+  m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
+  e = _mm256_add_ps(e, _mm256_and_ps(big, _mm256_set1_ps(1.0f)));
+  const VecF r = _mm256_sub_ps(m, _mm256_set1_ps(1.0f));
+  const VecF z = _mm256_mul_ps(r, r);
+  VecF y = _mm256_set1_ps(7.0376836292e-2f);
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(-1.1514610310e-1f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.1676998740e-1f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(-1.2420140846e-1f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.4249322787e-1f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(-1.6668057665e-1f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(2.0000714765e-1f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(-2.4999993993e-1f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(3.3333331174e-1f));
+  y = _mm256_mul_ps(_mm256_mul_ps(y, r), z);
+  y = _mm256_fmadd_ps(e, _mm256_set1_ps(-2.12194440e-4f), y);
+  y = _mm256_fnmadd_ps(z, _mm256_set1_ps(0.5f), y);
+  return _mm256_fmadd_ps(e, _mm256_set1_ps(0.693359375f), _mm256_add_ps(r, y));
+}
+
 }  // namespace lineage::kernels::simd256

@@ -16,6 +16,7 @@ namespace lineage::kernels {
   A void SiluMul(const float* a, const float* b, float* out, int64_t n);               \
   A void Silu(const float* x, float* out, int64_t n);                                  \
   A void Sigmoid(const float* x, float* out, int64_t n);                               \
+  A void Softplus(const float* x, float* out, int64_t n);                              \
   A void Softmax(float* x, int64_t n);                                                 \
   A void RmsNorm(const float* x, const float* w, float eps, int64_t rows, int64_t n, float* y); \
   A void L2Normalize(float* x, int64_t rows, int64_t n, float eps);

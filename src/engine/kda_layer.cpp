@@ -64,18 +64,23 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
 
   NormalizeQk(conv, R, conv_dim, nh, d);
   const float lower_bound = static_cast<float>(c.kda_gate_lower_bound);
-  for (int64_t r = 0; r < R; ++r) {
-    for (int64_t h = 0; h < nh; ++h) {
-      beta[r * nh + h] = 1.0f / (1.0f + std::exp(-beta[r * nh + h]));
-      float* gh = decay + r * inner + h * d;
+  // β = sigmoid, and the per-channel log-decays g from f + dt_bias, a row
+  // at a time on every thread (a prefill's rows hold millions of channels).
+  ctx.pool->parallel_for(R, [&](int64_t r0, int64_t r1, int) {
+    for (int64_t r = r0; r < r1; ++r) {
+      kernels::Sigmoid(beta + r * nh, beta + r * nh, nh);
+      float* g = decay + r * inner;
+      kernels::Add(g, w.dt_bias.data(), g, inner);
       if (lower_bound < 0) {  // K3: lb sigmoid(exp(A_log) (f + dt_bias)), exp(A_log) = -ssm_a
-        for (int64_t i = 0; i < d; ++i)
-          gh[i] = lower_bound / (1.0f + std::exp(w.ssm_a[h] * (gh[i] + w.dt_bias[h * d + i])));
-      } else {
-        for (int64_t i = 0; i < d; ++i) gh[i] = w.ssm_a[h] * Softplus(gh[i] + w.dt_bias[h * d + i]);
+        for (int64_t h = 0; h < nh; ++h) kernels::Scale(g + h * d, -w.ssm_a[h], d);
+        kernels::Sigmoid(g, g, inner);
+        kernels::Scale(g, lower_bound, inner);
+      } else {  // ssm_a softplus(f + dt_bias)
+        kernels::Softplus(g, g, inner);
+        for (int64_t h = 0; h < nh; ++h) kernels::Scale(g + h * d, w.ssm_a[h], d);
       }
     }
-  }
+  });
 
   ctx.pool->parallel_for(static_cast<int64_t>(segs.size()) * nh, [&](int64_t i0, int64_t i1, int) {
     for (int64_t i = i0; i < i1; ++i) {

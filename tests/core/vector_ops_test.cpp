@@ -84,6 +84,20 @@ TEST_P(VectorOpsTest, SiluSigmoidSiluMul) {
   }
 }
 
+// Softplus over the gates' range and past it: both saturated ends (x and
+// exp(x)), the crossover, and values whose exp overflows.
+TEST_P(VectorOpsTest, Softplus) {
+  for (int64_t n : kLengths) {
+    auto x = RandomActivations(n, 9, 12.0f);
+    if (n > 6) x[1] = -100.0f, x[2] = 100.0f, x[3] = -20.0f, x[4] = 30.0f, x[5] = 0.0f, x[6] = -12.0f;
+    std::vector<float> out(n), ref(n);
+    Softplus(x.data(), out.data(), n);
+    naive::Softplus(x.data(), ref.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_NEAR(out[i], ref[i], 6e-8f + 3e-7f * std::fabs(ref[i])) << "x = " << x[i] << " n = " << n;
+  }
+}
+
 TEST_P(VectorOpsTest, Softmax) {
   for (int64_t n : kLengths) {
     auto x = RandomActivations(n, 5, 3.0f);
