@@ -221,8 +221,10 @@ struct PackedQ8Activations {
   int64_t num_tokens = 0, num_blocks = 0, tile_tokens = 0;
   std::vector<uint8_t> q;
   std::vector<float> scale;
+  std::vector<float> sum;  // per block and token: scale * sum of the block's codes (for weights with a bias)
   const uint8_t* tile(int64_t j) const { return q.data() + j * num_blocks * 32 * tile_tokens; }
   const float* tile_scale(int64_t j) const { return scale.data() + j * num_blocks * tile_tokens; }
+  const float* tile_sum(int64_t j) const { return sum.data() + j * num_blocks * tile_tokens; }
 };
 
 #define LINEAGE_DECLARE_GEMM_KERNELS(A)                                                        \
@@ -257,9 +259,13 @@ LINEAGE_DECLARE_GEMM_KERNELS()
 }
 namespace avx512 {
 LINEAGE_DECLARE_GEMM_KERNELS(LINEAGE_AVX512)
-// Q8_0 weights against PackedQ8Activations, integer dot products (VNNI).
-// Panels of kQ8TileRows rows; px.tile_tokens must be kQ8TileTokens.
+// Weights of an IntTileType against PackedQ8Activations, integer dot
+// products (VNNI; gemm_q8_tiles_avx512.cpp). Panels of kQ8TileRows rows;
+// px.tile_tokens must be kQ8TileTokens.
 constexpr int64_t kQ8TileRows = 16, kQ8TileTokens = 12;
+// The block types whose sub-blocks are 32 elements: Q8_0, Q4_0, Q4_1, Q5_0,
+// Q5_1, IQ4_NL, Q4_K, Q5_K, IQ4_XS.
+bool IntTileType(DType t);
 LINEAGE_AVX512 void GemmTilesQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
                                 const PackedQ8Activations& px, float* Y, int64_t ldy);
 }

@@ -1,19 +1,27 @@
-// Q8_0 x int8-activation tile kernel with AVX-512 VNNI (vpdpbusd).
+// Integer tile kernel with AVX-512 VNNI (vpdpbusd) for every block type
+// whose sub-blocks are 32 elements (IntTileType: Q8_0, Q4_0, Q4_1, Q5_0,
+// Q5_1, IQ4_NL, Q4_K, Q5_K, IQ4_XS), against int8 activations quantised per
+// 32 elements.
 //
-// A panel of 16 weight rows is repacked per 32-element block as
-// [8 groups of 4][16 rows][4 bytes], so one 512-bit load holds 4 weights of
-// each of the 16 rows and one vpdpbusd against a broadcast 4-byte group of a
-// token's activations adds 4 products into each row's lane. Activations are
-// unsigned (q + 128); the extra 128 * sum(w) per block and row is subtracted
-// by starting each block's integer accumulator at -128 * sum(w). After 8
-// vpdpbusd a lane holds the block's exact integer dot product, which is
-// scaled by d_w (per row) * d_x (per token) into fp32 accumulators.
-// Per block and token: 8 vpdpbusd + 3 float ops for 512 multiply-adds,
-// against 32 FMAs on the fp32 path.
+// Each block is unpacked (quant_unpack.h) to int8 codes with one scale and
+// bias per 32 elements: w_i = q_i * scale + bias. A panel of 16 weight rows
+// is repacked per 32-element block as [8 groups of 4][16 rows][4 bytes], so
+// one 512-bit load holds 4 codes of each of the 16 rows and one vpdpbusd
+// against a broadcast 4-byte group of a token's activations adds 4 products
+// into each row's lane. Activations are unsigned (x_q + 128); the extra
+// 128 * sum(q) per block and row is subtracted by starting each block's
+// integer accumulator at -128 * sum(q). After 8 vpdpbusd a lane holds the
+// block's exact integer dot product sum q_i x_q,i, which is scaled by
+// scale (per row) * d_x (per token) into fp32 accumulators; a type with a
+// bias (Q4_1, Q5_1, Q4_K, Q5_K) adds bias * d_x * sum(x_q), the sum kept
+// with the activations.
+// Per block and token: 8 vpdpbusd + 3 (or 4) float ops for 512
+// multiply-adds, against 32 FMAs on the fp32 path.
 #include <cstring>
 #include <vector>
 
 #include "core/gemm_internal.h"
+#include "core/quant_unpack.h"
 #include "core/simd_avx512.h"
 
 namespace lineage::kernels::avx512 {
@@ -21,45 +29,72 @@ namespace {
 
 constexpr int64_t kRows = kQ8TileRows, kTokens = kQ8TileTokens;
 
-struct PackedQ8Panel {
+struct PackedIntPanel {
   std::vector<uint8_t> q;     // [block][group][row][4]
   std::vector<float> scale;   // [block][row]
-  std::vector<int32_t> bias;  // [block][row]: -128 * sum of the row's block
+  std::vector<float> bias;    // [block][row]: w = q * scale + bias (types with a bias)
+  std::vector<int32_t> zero;  // [block][row]: -128 * sum of the row's codes in the block
 };
 
-LINEAGE_AVX512 void PackQ8Panel(const TensorView& W, int64_t r0, int64_t nr, PackedQ8Panel* p) {
-  const int64_t num_blocks = W.cols() / 32;
+template <DType t>
+LINEAGE_AVX512 void PackIntPanelOf(const TensorView& W, int64_t r0, int64_t nr, PackedIntPanel* p) {
+  const int64_t num_blocks = W.cols() / 32, per_block = Info(t).block_elements / 32;
+  const int64_t block_bytes = Info(t).block_bytes;
   p->q.assign(static_cast<size_t>(num_blocks * 32 * kRows), 0);
   p->scale.assign(static_cast<size_t>(num_blocks * kRows), 0.0f);
-  p->bias.assign(static_cast<size_t>(num_blocks * kRows), 0);
+  p->bias.assign(static_cast<size_t>(num_blocks * kRows), 0.0f);
+  p->zero.assign(static_cast<size_t>(num_blocks * kRows), 0);
+  quant::Unpacked u;
   for (int64_t k = 0; k < nr; ++k) {
     const uint8_t* row = W.row_ptr(r0 + k);
-    for (int64_t b = 0; b < num_blocks; ++b) {
-      const uint8_t* blk = row + b * 34;
-      uint16_t h;
-      std::memcpy(&h, blk, 2);
-      p->scale[b * kRows + k] = _cvtsh_ss(h);
-      int32_t sum = 0;
-      for (int i = 0; i < 32; ++i) sum += static_cast<int8_t>(blk[2 + i]);
-      p->bias[b * kRows + k] = -128 * sum;
-      uint8_t* dst = p->q.data() + b * 32 * kRows + k * 4;
-      for (int g = 0; g < 8; ++g) std::memcpy(dst + g * kRows * 4, blk + 2 + g * 4, 4);
+    for (int64_t B = 0; B < num_blocks / per_block; ++B) {
+      quant::UnpackBlock<t>(row + B * block_bytes, &u);
+      for (int64_t s = 0; s < per_block; ++s) {
+        const int64_t b = B * per_block + s;
+        const int8_t* codes = u.q + 32 * s;
+        p->scale[b * kRows + k] = u.scale[s];
+        if (u.has_bias) p->bias[b * kRows + k] = u.bias[s];
+        int32_t sum = 0;
+        for (int i = 0; i < 32; ++i) sum += codes[i];
+        p->zero[b * kRows + k] = -128 * sum;
+        uint8_t* dst = p->q.data() + b * 32 * kRows + k * 4;
+        for (int g = 0; g < 8; ++g) std::memcpy(dst + g * kRows * 4, codes + g * 4, 4);
+      }
     }
   }
 }
 
-LINEAGE_AVX512 void Q8TileKernel(const PackedQ8Panel& p, int64_t num_blocks, const uint8_t* xq,
-                                 const float* xs, float* Y, int64_t ldy, int64_t nr, int64_t nt) {
+LINEAGE_AVX512 void PackIntPanel(const TensorView& W, int64_t r0, int64_t nr, PackedIntPanel* p) {
+  switch (W.dtype) {
+#define LINEAGE_PACK_CASE(T) \
+  case DType::T: return PackIntPanelOf<DType::T>(W, r0, nr, p);
+    LINEAGE_PACK_CASE(kQ8_0)
+    LINEAGE_PACK_CASE(kQ4_0)
+    LINEAGE_PACK_CASE(kQ4_1)
+    LINEAGE_PACK_CASE(kQ5_0)
+    LINEAGE_PACK_CASE(kQ5_1)
+    LINEAGE_PACK_CASE(kIQ4_NL)
+    LINEAGE_PACK_CASE(kQ4_K)
+    LINEAGE_PACK_CASE(kQ5_K)
+    LINEAGE_PACK_CASE(kIQ4_XS)
+#undef LINEAGE_PACK_CASE
+    default: return;
+  }
+}
+
+template <bool kBias>
+LINEAGE_AVX512 void IntTileKernel(const PackedIntPanel& p, int64_t num_blocks, const uint8_t* xq, const float* xs,
+                                  const float* xsum, float* Y, int64_t ldy, int64_t nr, int64_t nt) {
   __m512 acc[kTokens];
 #pragma GCC unroll 16
   for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < num_blocks; ++b) {
     const uint8_t* wb = p.q.data() + b * 32 * kRows;
     const uint8_t* xb = xq + b * 32 * kTokens;
-    const __m512i bias = _mm512_loadu_si512(p.bias.data() + b * kRows);
+    const __m512i zero = _mm512_loadu_si512(p.zero.data() + b * kRows);
     __m512i dot[kTokens];
 #pragma GCC unroll 16
-    for (int t = 0; t < kTokens; ++t) dot[t] = bias;
+    for (int t = 0; t < kTokens; ++t) dot[t] = zero;
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
       const __m512i w = _mm512_loadu_si512(wb + g * kRows * 4);
@@ -75,6 +110,12 @@ LINEAGE_AVX512 void Q8TileKernel(const PackedQ8Panel& p, int64_t num_blocks, con
 #pragma GCC unroll 16
     for (int t = 0; t < kTokens; ++t)
       acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot[t]), dw), _mm512_set1_ps(xsb[t]), acc[t]);
+    if constexpr (kBias) {
+      const __m512 bw = _mm512_loadu_ps(p.bias.data() + b * kRows);
+      const float* sb = xsum + b * kTokens;
+#pragma GCC unroll 16
+      for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_fmadd_ps(bw, _mm512_set1_ps(sb[t]), acc[t]);
+    }
   }
   const __mmask16 mask = nr >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << nr) - 1);
   for (int64_t t = 0; t < nt; ++t) _mm512_mask_storeu_ps(Y + t * ldy, mask, acc[t]);
@@ -82,17 +123,34 @@ LINEAGE_AVX512 void Q8TileKernel(const PackedQ8Panel& p, int64_t num_blocks, con
 
 }  // namespace
 
+bool IntTileType(DType t) {
+  switch (t) {
+    case DType::kQ8_0: case DType::kQ4_0: case DType::kQ4_1: case DType::kQ5_0: case DType::kQ5_1:
+    case DType::kIQ4_NL: case DType::kQ4_K: case DType::kQ5_K: case DType::kIQ4_XS:
+      return true;
+    default:
+      return false;
+  }
+}
+
 LINEAGE_AVX512 void GemmTilesQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
                                 const PackedQ8Activations& px, float* Y, int64_t ldy) {
-  thread_local PackedQ8Panel panel;
+  thread_local PackedIntPanel panel;
+  const bool has_bias = W.dtype == DType::kQ4_1 || W.dtype == DType::kQ5_1 || W.dtype == DType::kQ4_K ||
+                        W.dtype == DType::kQ5_K;
   const int64_t num_tiles = (px.num_tokens + kTokens - 1) / kTokens;
   for (int64_t r0 = row_begin; r0 < row_end; r0 += kRows) {
     const int64_t nr = row_end - r0 < kRows ? row_end - r0 : kRows;
-    PackQ8Panel(W, r0, nr, &panel);
+    PackIntPanel(W, r0, nr, &panel);
     for (int64_t j = 0; j < num_tiles; ++j) {
       const int64_t t0 = j * kTokens;
       const int64_t nt = px.num_tokens - t0 < kTokens ? px.num_tokens - t0 : kTokens;
-      Q8TileKernel(panel, px.num_blocks, px.tile(j), px.tile_scale(j), Y + t0 * ldy + r0, ldy, nr, nt);
+      float* y = Y + t0 * ldy + r0;
+      if (has_bias) {
+        IntTileKernel<true>(panel, px.num_blocks, px.tile(j), px.tile_scale(j), px.tile_sum(j), y, ldy, nr, nt);
+      } else {
+        IntTileKernel<false>(panel, px.num_blocks, px.tile(j), px.tile_scale(j), px.tile_sum(j), y, ldy, nr, nt);
+      }
     }
   }
 }

@@ -263,17 +263,20 @@ void GuardedListener::Unregister(const std::string& client) {
 // down when serving ends.
 class GuardedListener::Workers final : public httplib::TaskQueue {
  public:
-  Workers(size_t threads, size_t idle_capacity) : room(idle_capacity), pool_(threads) {}
+  Workers(size_t threads, size_t idle_capacity, std::atomic<Workers*>* published)
+      : room(idle_capacity), pool_(threads), published_(published) {}
   void enqueue(std::function<void()> fn) override { pool_.enqueue(std::move(fn)); }
   void shutdown() override {
     room.Stop();  // closes the parked connections; nothing is handed back after
     pool_.shutdown();
+    published_->store(nullptr);  // httplib deletes this next
   }
 
   WaitingRoom room;
 
  private:
   httplib::ThreadPool pool_;
+  std::atomic<Workers*>* published_;
 };
 
 struct GuardedListener::Connection {
@@ -288,7 +291,7 @@ struct GuardedListener::Connection {
 GuardedListener::GuardedListener(ConnectionLimits limits) : limits_(limits) {
   new_task_queue = [this] {
     auto* w = new Workers(static_cast<size_t>(std::max(1, limits_.workers)),
-                          static_cast<size_t>(std::max(1, limits_.max_idle_connections)));
+                          static_cast<size_t>(std::max(1, limits_.max_idle_connections)), &workers_);
     workers_.store(w);
     return w;
   };

@@ -98,6 +98,75 @@ TEST_P(GemmInt8Test, ExactWhenActivationsAreInt8) {
   }
 }
 
+// The tile regime (T >= 24, prefill): on AVX-512 the block types whose
+// sub-blocks are 32 elements run VNNI tiles against activations quantised
+// per 32 (a finer scale than the rows' 256 for the super-block types), within
+// the same tolerance of the exact path; Q2_K, Q3_K, Q6_K and every AVX2
+// tile decode to fp32 and equal the exact path.
+TEST_P(GemmInt8Test, TilesNearExactPath) {
+  const DType dt = std::get<1>(GetParam());
+  const bool int_tiles = std::get<0>(GetParam()) == Isa::kAvx512 && dt != DType::kQ2_K && dt != DType::kQ3_K &&
+                         dt != DType::kQ6_K;
+  ThreadPool pool(2);
+  const int64_t rows = 37, cols = 1024;
+  auto w = RandomWeights(dt, rows, cols, 13);
+  std::vector<float> wrow(static_cast<size_t>(rows * cols));
+  DecodeToFloat(w.view, 0, rows * cols, wrow.data());
+  double worst = 0;
+  for (int64_t T : {24, 37, 64}) {
+    const int64_t ldx = cols + 5, ldy = rows + 2;
+    std::vector<float> x = RandomActivations(T * ldx, 200 + static_cast<uint32_t>(T));
+    std::vector<float> fast(static_cast<size_t>(T * ldy), -7.0f), exact(fast.size(), -7.0f);
+    SetExactQ8(true);
+    Gemm(w.view, x.data(), ldx, exact.data(), ldy, T, &pool);
+    SetExactQ8(false);
+    Gemm(w.view, x.data(), ldx, fast.data(), ldy, T, &pool);
+    if (int_tiles) {
+      EXPECT_NE(fast, exact) << "T=" << T << ": the integer tiles did not run";
+    } else {
+      EXPECT_EQ(fast, exact) << "T=" << T << ": fp32 tiles in both modes";
+    }
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t o = 0; o < rows; ++o) {
+        double abs_sum = 0;
+        for (int64_t i = 0; i < cols; ++i) abs_sum += std::fabs(static_cast<double>(wrow[o * cols + i]) * x[t * ldx + i]);
+        worst = std::max(worst, std::fabs(static_cast<double>(fast[t * ldy + o]) - exact[t * ldy + o]) / abs_sum);
+      }
+      for (int64_t o = rows; o < ldy; ++o) ASSERT_EQ(fast[t * ldy + o], -7.0f) << "padding written";
+    }
+  }
+  EXPECT_LE(worst, kRelTolerance);
+  std::printf("  %s %s tiles: |fast - exact| / sum|w x| max %.2g\n", IsaName(std::get<0>(GetParam())),
+              std::string(Info(dt).name).c_str(), worst);
+}
+
+// Tiles with activations that int8 holds exactly per 32 (each block reaching
+// +-1.27 in steps of 0.01): equal to the exact path up to fp32 rounding,
+// biases (Q4_1, Q5_1, Q4_K and Q5_K minimums) and signed codes included.
+TEST_P(GemmInt8Test, TilesExactWhenActivationsAreInt8) {
+  const DType dt = std::get<1>(GetParam());
+  const int64_t rows = 21, cols = 768, T = 30;
+  auto w = RandomWeights(dt, rows, cols, 7);
+  std::vector<float> wrow(static_cast<size_t>(rows * cols));
+  DecodeToFloat(w.view, 0, rows * cols, wrow.data());
+  std::vector<float> x(static_cast<size_t>(T * cols), 0.0f);
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t i = 0; i < cols; ++i) x[t * cols + i] = static_cast<float>((i * 37 + t * 11) % 255 - 127) * 0.01f;
+    for (int64_t b = 0; b < cols; b += 32) x[t * cols + b] = (b / 32 + t) % 2 ? 1.27f : -1.27f;
+  }
+  std::vector<float> exact(static_cast<size_t>(T * rows)), y(exact.size());
+  SetExactQ8(true);
+  Gemm(w.view, x.data(), cols, exact.data(), rows, T, nullptr);
+  SetExactQ8(false);
+  Gemm(w.view, x.data(), cols, y.data(), rows, T, nullptr);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t o = 0; o < rows; ++o) {
+      double abs_sum = 0;
+      for (int64_t i = 0; i < cols; ++i) abs_sum += std::fabs(static_cast<double>(wrow[o * cols + i]) * x[t * cols + i]);
+      EXPECT_NEAR(y[t * rows + o], exact[t * rows + o], 1e-5 * abs_sum) << "token " << t << " row " << o;
+    }
+}
+
 // A row's result does not depend on the rows of its call nor on the tokens
 // (gemm_check.h).
 TEST_P(GemmInt8Test, RowResultIndependentOfRangeAndTokens) {

@@ -58,9 +58,9 @@ struct Outcomes {
 };
 
 TEST(WaitingRoom, AReadableSocketComesBackReadableAndAQuietOneAtItsDeadline) {
-  WaitingRoom room(16);
   SocketPair talks, quiet;
   Outcomes out(2);
+  WaitingRoom room(16);  // last: it returns its guests when destroyed
   Clock::time_point t0 = Clock::now();
   room.Park(talks.parked(), t0 + 10s, out.For(0));
   room.Park(quiet.parked(), t0 + 150ms, out.For(1));
@@ -78,9 +78,9 @@ TEST(WaitingRoom, AReadableSocketComesBackReadableAndAQuietOneAtItsDeadline) {
 }
 
 TEST(WaitingRoom, APeerThatClosesComesBackReadable) {
-  WaitingRoom room(4);
   SocketPair pair;
   Outcomes out(1);
+  WaitingRoom room(4);
   room.Park(pair.parked(), Clock::now() + 10s, out.For(0));
   ::shutdown(pair.peer(), SHUT_WR);
   ASSERT_TRUE(out.WaitAll(3s));
@@ -88,9 +88,9 @@ TEST(WaitingRoom, APeerThatClosesComesBackReadable) {
 }
 
 TEST(WaitingRoom, AFullRoomTurnsAwayTheLongestWaiting) {
-  WaitingRoom room(3);
   std::vector<std::unique_ptr<SocketPair>> pairs;
   Outcomes out(5);
+  WaitingRoom room(3);
   for (size_t i = 0; i < 5; ++i) {
     pairs.push_back(std::make_unique<SocketPair>());
     room.Park(pairs[i]->parked(), Clock::now() + 10s, out.For(i));
@@ -129,10 +129,10 @@ TEST(WaitingRoom, StopReturnsEveryoneAndLaterParksAtOnce) {
 // Many threads park and the peers speak at random: each socket comes back once.
 TEST(WaitingRoom, ConcurrentParksComeBackExactlyOnce) {
   constexpr size_t kSockets = 200;
-  WaitingRoom room(kSockets);
   std::vector<std::unique_ptr<SocketPair>> pairs;
   for (size_t i = 0; i < kSockets; ++i) pairs.push_back(std::make_unique<SocketPair>());
   Outcomes out(kSockets);
+  WaitingRoom room(kSockets);
   std::vector<std::thread> threads;
   for (size_t t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
