@@ -263,8 +263,9 @@ LINEAGE_DECLARE_GEMM_KERNELS(LINEAGE_AVX512)
 // products (VNNI; gemm_q8_tiles_avx512.cpp). Panels of kQ8TileRows rows;
 // px.tile_tokens must be kQ8TileTokens.
 constexpr int64_t kQ8TileRows = 16, kQ8TileTokens = 12;
-// The block types whose sub-blocks are 32 elements: Q8_0, Q4_0, Q4_1, Q5_0,
-// Q5_1, IQ4_NL, Q4_K, Q5_K, IQ4_XS.
+// The block types whose sub-blocks are 32 elements (Q8_0, Q4_0, Q4_1,
+// Q5_0, Q5_1, IQ4_NL, Q4_K, Q5_K, IQ4_XS) or 16 without a bias (Q3_K,
+// Q6_K): all but Q2_K.
 bool IntTileType(DType t);
 LINEAGE_AVX512 void GemmTilesQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
                                 const PackedQ8Activations& px, float* Y, int64_t ldy);

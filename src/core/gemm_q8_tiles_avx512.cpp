@@ -1,7 +1,8 @@
 // Integer tile kernel with AVX-512 VNNI (vpdpbusd) for every block type
 // whose sub-blocks are 32 elements (IntTileType: Q8_0, Q4_0, Q4_1, Q5_0,
-// Q5_1, IQ4_NL, Q4_K, Q5_K, IQ4_XS), against int8 activations quantised per
-// 32 elements.
+// Q5_1, IQ4_NL, Q4_K, Q5_K, IQ4_XS) or 16 elements without a bias (Q3_K,
+// Q6_K: each half of a 32-element block has its own scale and integer sum),
+// against int8 activations quantised per 32 elements.
 //
 // Each block is unpacked (quant_unpack.h) to int8 codes with one scale and
 // bias per 32 elements: w_i = q_i * scale + bias. A panel of 16 weight rows
@@ -31,9 +32,9 @@ constexpr int64_t kRows = kQ8TileRows, kTokens = kQ8TileTokens;
 
 struct PackedIntPanel {
   std::vector<uint8_t> q;     // [block][group][row][4]
-  std::vector<float> scale;   // [block][row]
+  std::vector<float> scale;   // [block][half][row]: both halves the same for 32-element sub-blocks
   std::vector<float> bias;    // [block][row]: w = q * scale + bias (types with a bias)
-  std::vector<int32_t> zero;  // [block][row]: -128 * sum of the row's codes in the block
+  std::vector<int32_t> zero;  // [block][half][row]: -128 * sum of the row's codes in the half block
 };
 
 template <DType t>
@@ -41,9 +42,9 @@ LINEAGE_AVX512 void PackIntPanelOf(const TensorView& W, int64_t r0, int64_t nr, 
   const int64_t num_blocks = W.cols() / 32, per_block = Info(t).block_elements / 32;
   const int64_t block_bytes = Info(t).block_bytes;
   p->q.assign(static_cast<size_t>(num_blocks * 32 * kRows), 0);
-  p->scale.assign(static_cast<size_t>(num_blocks * kRows), 0.0f);
+  p->scale.assign(static_cast<size_t>(num_blocks * 2 * kRows), 0.0f);
   p->bias.assign(static_cast<size_t>(num_blocks * kRows), 0.0f);
-  p->zero.assign(static_cast<size_t>(num_blocks * kRows), 0);
+  p->zero.assign(static_cast<size_t>(num_blocks * 2 * kRows), 0);
   quant::Unpacked u;
   for (int64_t k = 0; k < nr; ++k) {
     const uint8_t* row = W.row_ptr(r0 + k);
@@ -52,11 +53,14 @@ LINEAGE_AVX512 void PackIntPanelOf(const TensorView& W, int64_t r0, int64_t nr, 
       for (int64_t s = 0; s < per_block; ++s) {
         const int64_t b = B * per_block + s;
         const int8_t* codes = u.q + 32 * s;
-        p->scale[b * kRows + k] = u.scale[s];
+        for (int h = 0; h < 2; ++h) {
+          // A 16-element sub-block per half (Q3_K, Q6_K), or one 32-element one.
+          p->scale[(b * 2 + h) * kRows + k] = u.sub == 16 ? u.scale[2 * s + h] : u.scale[s];
+          int32_t sum = 0;
+          for (int i = 0; i < 16; ++i) sum += codes[16 * h + i];
+          p->zero[(b * 2 + h) * kRows + k] = -128 * sum;
+        }
         if (u.has_bias) p->bias[b * kRows + k] = u.bias[s];
-        int32_t sum = 0;
-        for (int i = 0; i < 32; ++i) sum += codes[i];
-        p->zero[b * kRows + k] = -128 * sum;
         uint8_t* dst = p->q.data() + b * 32 * kRows + k * 4;
         for (int g = 0; g < 8; ++g) std::memcpy(dst + g * kRows * 4, codes + g * 4, 4);
       }
@@ -77,12 +81,16 @@ LINEAGE_AVX512 void PackIntPanel(const TensorView& W, int64_t r0, int64_t nr, Pa
     LINEAGE_PACK_CASE(kQ4_K)
     LINEAGE_PACK_CASE(kQ5_K)
     LINEAGE_PACK_CASE(kIQ4_XS)
+    LINEAGE_PACK_CASE(kQ3_K)
+    LINEAGE_PACK_CASE(kQ6_K)
 #undef LINEAGE_PACK_CASE
     default: return;
   }
 }
 
-template <bool kBias>
+// kHalves: the 32 elements carry one scale (false) or one per 16 (true:
+// each half's integer sum is scaled on its own).
+template <bool kBias, bool kHalves>
 LINEAGE_AVX512 void IntTileKernel(const PackedIntPanel& p, int64_t num_blocks, const uint8_t* xq, const float* xs,
                                   const float* xsum, float* Y, int64_t ldy, int64_t nr, int64_t nt) {
   __m512 acc[kTokens];
@@ -91,25 +99,33 @@ LINEAGE_AVX512 void IntTileKernel(const PackedIntPanel& p, int64_t num_blocks, c
   for (int64_t b = 0; b < num_blocks; ++b) {
     const uint8_t* wb = p.q.data() + b * 32 * kRows;
     const uint8_t* xb = xq + b * 32 * kTokens;
-    const __m512i zero = _mm512_loadu_si512(p.zero.data() + b * kRows);
-    __m512i dot[kTokens];
-#pragma GCC unroll 16
-    for (int t = 0; t < kTokens; ++t) dot[t] = zero;
-#pragma GCC unroll 8
-    for (int g = 0; g < 8; ++g) {
-      const __m512i w = _mm512_loadu_si512(wb + g * kRows * 4);
-#pragma GCC unroll 16
-      for (int t = 0; t < kTokens; ++t) {
-        int32_t x4;
-        std::memcpy(&x4, xb + (g * kTokens + t) * 4, 4);
-        dot[t] = _mm512_dpbusd_epi32(dot[t], _mm512_set1_epi32(x4), w);
-      }
-    }
-    const __m512 dw = _mm512_loadu_ps(p.scale.data() + b * kRows);
     const float* xsb = xs + b * kTokens;
+    __m512i dot[kTokens];
+    for (int h = 0; h < (kHalves ? 2 : 1); ++h) {
+      __m512i zero = _mm512_loadu_si512(p.zero.data() + (b * 2) * kRows);
+      if (kHalves) {
+        zero = _mm512_loadu_si512(p.zero.data() + (b * 2 + h) * kRows);
+      } else {  // both halves' sums
+        zero = _mm512_add_epi32(zero, _mm512_loadu_si512(p.zero.data() + (b * 2 + 1) * kRows));
+      }
 #pragma GCC unroll 16
-    for (int t = 0; t < kTokens; ++t)
-      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot[t]), dw), _mm512_set1_ps(xsb[t]), acc[t]);
+      for (int t = 0; t < kTokens; ++t) dot[t] = zero;
+      const int g0 = kHalves ? 4 * h : 0, g1 = kHalves ? 4 * h + 4 : 8;
+#pragma GCC unroll 8
+      for (int g = g0; g < g1; ++g) {
+        const __m512i w = _mm512_loadu_si512(wb + g * kRows * 4);
+#pragma GCC unroll 16
+        for (int t = 0; t < kTokens; ++t) {
+          int32_t x4;
+          std::memcpy(&x4, xb + (g * kTokens + t) * 4, 4);
+          dot[t] = _mm512_dpbusd_epi32(dot[t], _mm512_set1_epi32(x4), w);
+        }
+      }
+      const __m512 dw = _mm512_loadu_ps(p.scale.data() + (b * 2 + h) * kRows);
+#pragma GCC unroll 16
+      for (int t = 0; t < kTokens; ++t)
+        acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot[t]), dw), _mm512_set1_ps(xsb[t]), acc[t]);
+    }
     if constexpr (kBias) {
       const __m512 bw = _mm512_loadu_ps(p.bias.data() + b * kRows);
       const float* sb = xsum + b * kTokens;
@@ -126,7 +142,8 @@ LINEAGE_AVX512 void IntTileKernel(const PackedIntPanel& p, int64_t num_blocks, c
 bool IntTileType(DType t) {
   switch (t) {
     case DType::kQ8_0: case DType::kQ4_0: case DType::kQ4_1: case DType::kQ5_0: case DType::kQ5_1:
-    case DType::kIQ4_NL: case DType::kQ4_K: case DType::kQ5_K: case DType::kIQ4_XS:
+    case DType::kIQ4_NL: case DType::kQ4_K: case DType::kQ5_K: case DType::kIQ4_XS: case DType::kQ3_K:
+    case DType::kQ6_K:
       return true;
     default:
       return false;
@@ -138,6 +155,7 @@ LINEAGE_AVX512 void GemmTilesQ8(const TensorView& W, int64_t row_begin, int64_t 
   thread_local PackedIntPanel panel;
   const bool has_bias = W.dtype == DType::kQ4_1 || W.dtype == DType::kQ5_1 || W.dtype == DType::kQ4_K ||
                         W.dtype == DType::kQ5_K;
+  const bool halves = W.dtype == DType::kQ3_K || W.dtype == DType::kQ6_K;  // scales per 16
   const int64_t num_tiles = (px.num_tokens + kTokens - 1) / kTokens;
   for (int64_t r0 = row_begin; r0 < row_end; r0 += kRows) {
     const int64_t nr = row_end - r0 < kRows ? row_end - r0 : kRows;
@@ -146,10 +164,14 @@ LINEAGE_AVX512 void GemmTilesQ8(const TensorView& W, int64_t row_begin, int64_t 
       const int64_t t0 = j * kTokens;
       const int64_t nt = px.num_tokens - t0 < kTokens ? px.num_tokens - t0 : kTokens;
       float* y = Y + t0 * ldy + r0;
-      if (has_bias) {
-        IntTileKernel<true>(panel, px.num_blocks, px.tile(j), px.tile_scale(j), px.tile_sum(j), y, ldy, nr, nt);
+      const uint8_t* xq = px.tile(j);
+      const float *xs = px.tile_scale(j), *xsum = px.tile_sum(j);
+      if (halves) {
+        IntTileKernel<false, true>(panel, px.num_blocks, xq, xs, xsum, y, ldy, nr, nt);
+      } else if (has_bias) {
+        IntTileKernel<true, false>(panel, px.num_blocks, xq, xs, xsum, y, ldy, nr, nt);
       } else {
-        IntTileKernel<false>(panel, px.num_blocks, px.tile(j), px.tile_scale(j), px.tile_sum(j), y, ldy, nr, nt);
+        IntTileKernel<false, false>(panel, px.num_blocks, xq, xs, xsum, y, ldy, nr, nt);
       }
     }
   }
