@@ -42,6 +42,9 @@ Register reg{{"bench", "Measure prefill and decode speed against the machine's r
                 AddModelOptions(sub, a->source);
                 sub.add_option("--prompt", a->options.prompt_tokens, "prompt tokens")->capture_default_str();
                 sub.add_option("--gen", a->options.gen_tokens, "decoded tokens")->capture_default_str();
+                sub.add_option("--depth", a->options.depth_tokens,
+                               "context tokens laid down (untimed) before the timed prompt, as llama-bench -d")
+                    ->capture_default_str();
                 AddEngineOptions(sub, a->engine_args);
                 sub.add_option("--delta-chunked-min", a->delta_chunked_min_tokens,
                                "GDN runs of at least this many tokens use the chunked delta rule")

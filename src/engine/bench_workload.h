@@ -31,6 +31,9 @@ namespace lineage::engine {
 struct BenchOptions {
   int64_t prompt_tokens = 512;
   int64_t gen_tokens = 64;
+  // Context laid down (untimed) before the timed prompt, as llama-bench -d:
+  // the prompt is then a chunk after this many tokens, and decode follows it.
+  int64_t depth_tokens = 0;
   // Mid-page lengths, so admission includes the one copy-on-write page.
   std::vector<int64_t> admission_contexts = {1030, 32030};
   // Also decode gen_tokens more with kernels::SetExactQ8(true) (every block
@@ -60,7 +63,7 @@ struct BenchReport {
   std::string build;  // release / debug
   std::string isa;
   int threads = 0;
-  int64_t prompt_tokens = 0, gen_tokens = 0;
+  int64_t prompt_tokens = 0, gen_tokens = 0, depth_tokens = 0;
   double prefill_s = 0, prefill_tok_s = 0;
   double decode_s = 0, decode_tok_s = 0;
   // CPU seconds used / (wall seconds x threads): below 1 when other processes

@@ -57,5 +57,28 @@ TEST(RunBench, PairsEachDecodeStepWithAReadOfItsBytes) {
   EXPECT_NE(r->ToTable().find("compute bound"), std::string::npos);
 }
 
+// --depth lays down context before the timed prompt (llama-bench -d): the
+// report says how much, in the table and the JSON; a negative depth is
+// refused.
+TEST(RunBench, DepthPrefillsContextBeforeTheTimedPrompt) {
+  auto spec = model::LookupShape(model::Arch::kQwen3_5, "tiny");
+  ASSERT_TRUE(spec.ok());
+  const std::string path =
+      model::testing_util::Write(*spec, model::FileFormat::kGguf, DType::kF32, 3, "bench_workload_depth.gguf");
+  auto m = model::LoadModel(path);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto engine = testing::MakeEngine(*m);
+  BenchOptions o = Small();
+  o.depth_tokens = 40;
+  auto r = RunBench(*engine, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->depth_tokens, 40);
+  EXPECT_EQ(r->prompt_tokens, 8);
+  EXPECT_NE(r->ToTable().find("8 tokens after 40 of context"), std::string::npos) << r->ToTable();
+  EXPECT_EQ(r->ToJson()["depth_tokens"].get<int64_t>(), 40);
+  o.depth_tokens = -1;
+  EXPECT_FALSE(RunBench(*engine, o).ok());
+}
+
 }  // namespace
 }  // namespace lineage::engine
