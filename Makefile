@@ -5,12 +5,13 @@ JOBS  ?= $(shell nproc)
 .PHONY: all setup build test demo bench clean sanitize fuzz
 
 # ccache when installed, keyed on paths relative to the repository so that
-# worktrees and CI checkouts share hits.
-ifneq ($(shell command -v ccache 2>/dev/null),)
-  CCACHE_FLAGS := -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
-  export CCACHE_BASEDIR ?= $(CURDIR)
-  export CCACHE_NOHASHDIR ?= 1
-endif
+# worktrees and CI checkouts share hits. Decided when a recipe configures,
+# after `setup` has installed it: decided when make reads this file, a fresh
+# machine's `make demo` configured without it and the `make test` after it
+# with it, and the changed launcher rebuilt everything.
+CCACHE_FLAGS = $$(command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
 
 # The sanitizer run (docs/fuzzing.md): the HTTP and request tests of
 # test_server without the model-driven end-to-end suites (they run in `make

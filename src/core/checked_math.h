@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 
 namespace lineage {
@@ -15,15 +14,6 @@ namespace lineage {
 inline std::optional<int64_t> CheckedMul(int64_t a, int64_t b) {
   int64_t out;
   if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
-  return out;
-}
-
-// The product of all factors, or nullopt when any step overflows.
-inline std::optional<int64_t> CheckedProduct(std::initializer_list<int64_t> factors) {
-  int64_t out = 1;
-  for (int64_t f : factors) {
-    if (__builtin_mul_overflow(out, f, &out)) return std::nullopt;
-  }
   return out;
 }
 

@@ -52,12 +52,11 @@ Result<Tokenizer> LoadModelTokenizer(const std::string& model_path) {
     return NotFound("no tokenizer.json or tiktoken.model in " + model_path);
   }
   if (!std::filesystem::exists(p, ec)) return NotFound("no such model path: " + model_path);
-  if (p.extension() == ".gguf") {
-    LINEAGE_ASSIGN_OR_RETURN(model::GgufFile gguf, model::GgufFile::Open(model_path));
-    return Tokenizer::FromGguf(gguf);
-  }
   if (p.extension() == ".json") return FromJsonFile(p);
-  return InvalidArgument("not a model directory, .gguf or tokenizer.json: " + model_path);
+  // Any other file is read as GGUF whatever its name, as the model loader
+  // does: a file that is not one fails on its magic with a clear message.
+  LINEAGE_ASSIGN_OR_RETURN(model::GgufFile gguf, model::GgufFile::Open(model_path));
+  return Tokenizer::FromGguf(gguf);
 }
 
 }  // namespace

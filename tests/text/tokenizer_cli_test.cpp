@@ -4,7 +4,9 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "text/synthetic_vocab.h"
@@ -96,6 +98,28 @@ TEST(TokenizeCli, BadModelPathFails) {
   Output o = RunCli("--model /no/such/model --text hi");
   EXPECT_NE(o.status, 0);
   EXPECT_NE(o.text.find("no such model path"), std::string::npos) << o.text;
+}
+
+// A GGUF file is one whatever its name: the tokenizer and the model load
+// from a path without the .gguf suffix (the model loader always did; the
+// tokenizer went by the suffix), and a file of another kind without a
+// suffix fails at once on its magic.
+TEST(TokenizeCli, AGgufWithoutItsSuffixLoads) {
+  auto dir = std::filesystem::temp_directory_path() / ("lineage_nosuffix_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "model").string();
+  const std::string mk = std::string(LINEAGE_BINARY) + " mkmodel --shape tiny --format gguf --dtype f32 --out " + model +
+                         " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(mk.c_str()), 0);
+  ASSERT_TRUE(std::filesystem::is_regular_file(model)) << "mkmodel wrote elsewhere";
+  Output o = RunCli("--model " + model + " --text 'hello world' --ids-only");
+  EXPECT_EQ(o.status, 0) << o.text;
+  EXPECT_FALSE(o.text.empty());
+  std::ofstream(dir / "notes") << "not a model at all";
+  Output bad = RunCli("--model " + (dir / "notes").string() + " --text hi");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.text.find("not a GGUF file"), std::string::npos) << bad.text;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
