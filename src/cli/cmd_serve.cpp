@@ -8,10 +8,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -56,7 +54,6 @@ struct ServeArgs {
   int64_t n_predict = -1;
   bool keep_billing_header = false;
 };
-
 
 // Each connection holds a descriptor, and a soft limit of 1024 is below what
 // a burst of clients opens; any process may raise it to the hard limit.

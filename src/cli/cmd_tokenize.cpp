@@ -11,8 +11,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "cli/command.h"

@@ -32,9 +32,14 @@ constexpr int64_t kRows = kQ8TileRows, kTokens = kQ8TileTokens;
 
 struct PackedIntPanel {
   std::vector<uint8_t> q;     // [block][group][row][4]
-  std::vector<float> scale;   // [block][half][row]: both halves the same for 32-element sub-blocks
+  // [block][half][row]. Halves: a scale per 16 elements (Q3_K, Q6_K), each
+  // half's -128 * sum of codes beside it; otherwise half 0 holds the
+  // block's scale and whole sum.
+  std::vector<float> scale;
+  std::vector<int32_t> zero;
   std::vector<float> bias;    // [block][row]: w = q * scale + bias (types with a bias)
-  std::vector<int32_t> zero;  // [block][half][row]: -128 * sum of the row's codes in the half block
+  bool halves = false;        // as the unpacked blocks say (quant::Unpacked)
+  bool has_bias = false;
 };
 
 template <DType t>
@@ -46,6 +51,10 @@ LINEAGE_AVX512 void PackIntPanelOf(const TensorView& W, int64_t r0, int64_t nr, 
   p->bias.assign(static_cast<size_t>(num_blocks * kRows), 0.0f);
   p->zero.assign(static_cast<size_t>(num_blocks * 2 * kRows), 0);
   quant::Unpacked u;
+  // The type's layout: one block unpacked says it for every block.
+  quant::UnpackBlock<t>(W.row_ptr(r0), &u);
+  p->halves = u.sub == 16;
+  p->has_bias = u.has_bias;
   for (int64_t k = 0; k < nr; ++k) {
     const uint8_t* row = W.row_ptr(r0 + k);
     for (int64_t B = 0; B < num_blocks / per_block; ++B) {
@@ -53,14 +62,14 @@ LINEAGE_AVX512 void PackIntPanelOf(const TensorView& W, int64_t r0, int64_t nr, 
       for (int64_t s = 0; s < per_block; ++s) {
         const int64_t b = B * per_block + s;
         const int8_t* codes = u.q + 32 * s;
-        for (int h = 0; h < 2; ++h) {
-          // A 16-element sub-block per half (Q3_K, Q6_K), or one 32-element one.
-          p->scale[(b * 2 + h) * kRows + k] = u.sub == 16 ? u.scale[2 * s + h] : u.scale[s];
+        for (int h = 0; h < (p->halves ? 2 : 1); ++h) {
+          const int len = p->halves ? 16 : 32;
+          p->scale[(b * 2 + h) * kRows + k] = u.scale[p->halves ? 2 * s + h : s];
           int32_t sum = 0;
-          for (int i = 0; i < 16; ++i) sum += codes[16 * h + i];
+          for (int i = 0; i < len; ++i) sum += codes[len * h + i];
           p->zero[(b * 2 + h) * kRows + k] = -128 * sum;
         }
-        if (u.has_bias) p->bias[b * kRows + k] = u.bias[s];
+        if (p->has_bias) p->bias[b * kRows + k] = u.bias[s];
         uint8_t* dst = p->q.data() + b * 32 * kRows + k * 4;
         for (int g = 0; g < 8; ++g) std::memcpy(dst + g * kRows * 4, codes + g * 4, 4);
       }
@@ -102,12 +111,7 @@ LINEAGE_AVX512 void IntTileKernel(const PackedIntPanel& p, int64_t num_blocks, c
     const float* xsb = xs + b * kTokens;
     __m512i dot[kTokens];
     for (int h = 0; h < (kHalves ? 2 : 1); ++h) {
-      __m512i zero = _mm512_loadu_si512(p.zero.data() + (b * 2) * kRows);
-      if (kHalves) {
-        zero = _mm512_loadu_si512(p.zero.data() + (b * 2 + h) * kRows);
-      } else {  // both halves' sums
-        zero = _mm512_add_epi32(zero, _mm512_loadu_si512(p.zero.data() + (b * 2 + 1) * kRows));
-      }
+      const __m512i zero = _mm512_loadu_si512(p.zero.data() + (b * 2 + h) * kRows);
 #pragma GCC unroll 16
       for (int t = 0; t < kTokens; ++t) dot[t] = zero;
       const int g0 = kHalves ? 4 * h : 0, g1 = kHalves ? 4 * h + 4 : 8;
@@ -139,23 +143,13 @@ LINEAGE_AVX512 void IntTileKernel(const PackedIntPanel& p, int64_t num_blocks, c
 
 }  // namespace
 
-bool IntTileType(DType t) {
-  switch (t) {
-    case DType::kQ8_0: case DType::kQ4_0: case DType::kQ4_1: case DType::kQ5_0: case DType::kQ5_1:
-    case DType::kIQ4_NL: case DType::kQ4_K: case DType::kQ5_K: case DType::kIQ4_XS: case DType::kQ3_K:
-    case DType::kQ6_K:
-      return true;
-    default:
-      return false;
-  }
-}
+// Q2_K alone has both a scale and a bias per 16 elements: the activations'
+// code sums are kept per 32.
+bool IntTileType(DType t) { return IsQuantized(t) && t != DType::kQ2_K; }
 
 LINEAGE_AVX512 void GemmTilesQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
                                 const PackedQ8Activations& px, float* Y, int64_t ldy) {
   thread_local PackedIntPanel panel;
-  const bool has_bias = W.dtype == DType::kQ4_1 || W.dtype == DType::kQ5_1 || W.dtype == DType::kQ4_K ||
-                        W.dtype == DType::kQ5_K;
-  const bool halves = W.dtype == DType::kQ3_K || W.dtype == DType::kQ6_K;  // scales per 16
   const int64_t num_tiles = (px.num_tokens + kTokens - 1) / kTokens;
   for (int64_t r0 = row_begin; r0 < row_end; r0 += kRows) {
     const int64_t nr = row_end - r0 < kRows ? row_end - r0 : kRows;
@@ -166,9 +160,9 @@ LINEAGE_AVX512 void GemmTilesQ8(const TensorView& W, int64_t row_begin, int64_t 
       float* y = Y + t0 * ldy + r0;
       const uint8_t* xq = px.tile(j);
       const float *xs = px.tile_scale(j), *xsum = px.tile_sum(j);
-      if (halves) {
+      if (panel.halves) {
         IntTileKernel<false, true>(panel, px.num_blocks, xq, xs, xsum, y, ldy, nr, nt);
-      } else if (has_bias) {
+      } else if (panel.has_bias) {
         IntTileKernel<true, false>(panel, px.num_blocks, xq, xs, xsum, y, ldy, nr, nt);
       } else {
         IntTileKernel<false, false>(panel, px.num_blocks, xq, xs, xsum, y, ldy, nr, nt);

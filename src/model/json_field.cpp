@@ -3,8 +3,6 @@
 #include "core/read_file.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 namespace lineage::model {
 namespace {

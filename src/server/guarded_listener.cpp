@@ -157,7 +157,7 @@ struct Framed {
 Framed FrameRequest(DeadlineStream& strm, std::chrono::milliseconds header_timeout,
                     std::chrono::milliseconds body_timeout, uint64_t max_body_bytes) {
   Framed f;
-  size_t scanned = 0;
+  size_t scanned = 0, end = std::string_view::npos;
   for (;;) {
     std::string_view b = strm.buffered();
     size_t leading = 0;
@@ -167,7 +167,7 @@ Framed FrameRequest(DeadlineStream& strm, std::chrono::milliseconds header_timeo
       scanned = 0;
       continue;
     }
-    size_t end = b.find("\r\n\r\n", scanned);
+    end = b.find("\r\n\r\n", scanned);
     if (end != std::string_view::npos) break;
     if (b.size() > kMaxHeadBytes) {
       f.error = {431, "the request head exceeds " + std::to_string(kMaxHeadBytes) + " bytes"};
@@ -184,10 +184,9 @@ Framed FrameRequest(DeadlineStream& strm, std::chrono::milliseconds header_timeo
       return f;
     }
   }
-  std::string_view b = strm.buffered();
-  size_t head_bytes = b.find("\r\n\r\n") + 4;
+  const size_t head_bytes = end + 4;
   RequestHead head;
-  f.error = ParseRequestHead(b.substr(0, head_bytes), &head);
+  f.error = ParseRequestHead(strm.buffered().substr(0, head_bytes), &head);
   f.target = head.target;
   if (f.error.failed()) return f;
   strm.Consume(head_bytes);

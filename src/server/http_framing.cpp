@@ -186,10 +186,9 @@ const char* ReasonPhrase(int status) {
   }
 }
 
-bool ChunkedDecoder::Fail(int status, std::string message) {
+void ChunkedDecoder::Fail(int status, std::string message) {
   error_ = FramingError{status, std::move(message)};
   state_ = State::kFailed;
-  return false;
 }
 
 size_t ChunkedDecoder::Feed(std::string_view in) {

@@ -36,7 +36,7 @@ struct RequestHead {
   bool has_content_length = false;
   uint64_t content_length = 0;
   bool expects_continue = false;  // Expect: 100-continue
-  std::string fields;             // the header lines, CRLF-terminated, without Transfer-Encoding and Expect
+  std::string fields;             // the header lines, CRLF-terminated, without Content-Length and Transfer-Encoding
 };
 
 // `head`: from the request line to the empty line, inclusive, CRLF line ends.
@@ -67,13 +67,13 @@ class ChunkedDecoder {
  private:
   enum class State { kSize, kExtension, kSizeLf, kData, kDataCr, kDataLf, kTrailerStart, kTrailer, kTrailerLf, kEndLf,
                      kDone, kFailed };
-  bool Fail(int status, std::string message);
+  void Fail(int status, std::string message);
 
   uint64_t max_body_bytes_;
   State state_ = State::kSize;
   uint64_t chunk_ = 0;        // the size being read, then the data left
   int size_digits_ = 0;
-  size_t line_bytes_ = 0;     // of the extension or trailer line
+  size_t line_bytes_ = 0;     // of the chunk extension
   size_t trailer_bytes_ = 0;
   std::string trailer_line_;
   std::string body_;

@@ -31,7 +31,7 @@ Status ParseLogitAdjustments(const json& body, SamplingParams* out) {
       return InvalidArgument("'logit_bias' keys must be token ids (decimal integers), got '" + key + "'");
     float b = 0.0f;
     LINEAGE_RETURN_IF_ERROR(GetFloat(bias, key.c_str(), "logit_bias", &b, -100.0, 100.0));
-    if (!value.is_number()) return TypeError(path, "a number", value);
+    if (!value.is_number()) return TypeError(path, "a number", value);  // null: GetFloat took it as absent
     out->logit_bias.push_back({static_cast<int32_t>(id), b});
   }
   return Status::Ok();

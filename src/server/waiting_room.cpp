@@ -53,7 +53,7 @@ void WaitingRoom::Remove(int fd, std::vector<Ready>* out) {
 
 void WaitingRoom::Park(int fd, Clock::time_point deadline, Ready ready) {
   std::vector<Ready> turned_away;
-  bool parked = false;
+  bool parked = false, nearest = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stopped_) {
@@ -67,6 +67,7 @@ void WaitingRoom::Park(int fd, Clock::time_point deadline, Ready ready) {
         by_deadline_.insert({deadline, fd});
         by_arrival_.insert({order, fd});
         parked = true;
+        nearest = by_deadline_.begin()->second == fd;
       }
     }
   }
@@ -75,7 +76,7 @@ void WaitingRoom::Park(int fd, Clock::time_point deadline, Ready ready) {
     ready(false);
     return;
   }
-  Wake();  // its deadline may be the nearest
+  if (nearest) Wake();  // the loop sleeps until the nearest deadline it knew
 }
 
 void WaitingRoom::Loop() {

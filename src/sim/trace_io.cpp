@@ -9,7 +9,6 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <unordered_map>
 
 namespace lineage::sim {
@@ -67,7 +66,7 @@ Status ParseNativeRequest(const json& j, Trace& trace, std::unordered_map<std::s
       return InvalidArgument("prompt longer than " + std::to_string(kMaxRequestTokens) + " tokens");
     r.prompt.push_back(seg);
   }
-  r.num_prompt_tokens = NumTokens(r.prompt);
+  r.num_prompt_tokens = prompt_tokens;
   if (j.contains("output")) {
     LINEAGE_ASSIGN_OR_RETURN(r.output, ParseSegment(j["output"], false));
     r.output.role = Role::kAssistant;

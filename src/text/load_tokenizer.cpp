@@ -1,7 +1,5 @@
 // LoadTokenizer: a tokenizer from whatever a model path is.
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/read_file.h"
 #include "model/gguf_file.h"

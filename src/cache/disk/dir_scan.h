@@ -43,17 +43,17 @@ struct DirScan {
   std::vector<std::string> tmp_files;             // paths of the temporary files a tier wrote
 };
 
-// A missing directory scans as empty. I/O errors on the directories
-// themselves are returned; a file that cannot be read is `damaged`. Entry
-// files are read header first: a file whose size differs from what its header
-// declares is rejected after 80 bytes. Nothing that is not a regular file is
-// opened, so a scan never blocks on a FIFO.
 // InvalidArgument unless the directory's top holds only a cache
 // directory's names (DirLayout::IsOwnTopName) and its folders are real
 // folders, not symbolic links. Every scan starts with it; the tier refuses
 // to open, and `lineage cache` to touch, a directory that fails it.
 Status CheckCacheDir(FileEnv* env, const DirLayout& layout);
 
+// A missing directory scans as empty. I/O errors on the directories
+// themselves are returned; a file that cannot be read is `damaged`. Entry
+// files are read header first: a file whose size differs from what its header
+// declares is rejected after 80 bytes. Nothing that is not a regular file is
+// opened, so a scan never blocks on a FIFO.
 Result<DirScan> ScanDir(FileEnv* env, const DirLayout& layout);
 
 // Number of rows page p of an entry of `num_tokens` holds.
