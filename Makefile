@@ -17,7 +17,7 @@ export CCACHE_NOHASHDIR ?= 1
 # test_server without the model-driven end-to-end suites (they run in `make
 # test`; under ASan they would take most of the CI budget), the template
 # engine's tests, and every fuzz target for FUZZ_SECONDS from its corpus.
-SANITIZE_SERVER_FILTER ?= -*EndToEnd*:NodeClients.*:CacheReuse.*:CliServe.*:Replicas.*:TokenConstraintTest.RandomSamplingAlwaysYieldsValidCalls:TokenConstraintTest.TrieWalkMatchesBruteForce
+SANITIZE_SERVER_FILTER ?= -*EndToEnd*:NodeClients.*:CachePage.*:CachePageBrowser.*:CacheReuse.*:CliServe.*:Replicas.*:TokenConstraintTest.RandomSamplingAlwaysYieldsValidCalls:TokenConstraintTest.TrieWalkMatchesBruteForce
 SANITIZE_TEXT_FILTER ?= Jinja*:ChatTemplate*-JinjaErrors.MutatedRealTemplatesNeverCrash:ChatTemplate.AnchorPrefixIsSharedByEveryConversation
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 1

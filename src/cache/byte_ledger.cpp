@@ -50,4 +50,14 @@ int64_t ByteLedger::RemoveBlob(const RecurrentBlob* blob) {
   return blob->bytes();
 }
 
+int64_t ByteLedger::References(PageId page) const {
+  auto it = pages_.find(page);
+  return it == pages_.end() ? 0 : it->second;
+}
+
+int64_t ByteLedger::References(const RecurrentBlob* blob) const {
+  auto it = blobs_.find(blob);
+  return it == blobs_.end() ? 0 : it->second;
+}
+
 }  // namespace lineage::cache

@@ -24,6 +24,9 @@ class ByteLedger {
   int64_t kv_bytes() const { return kv_bytes_; }
   int64_t blob_bytes() const { return blob_bytes_; }
   int64_t total_bytes() const { return kv_bytes_ + blob_bytes_; }
+  // How many views or holders reference a page or a blob (0: none).
+  int64_t References(PageId page) const;
+  int64_t References(const RecurrentBlob* blob) const;
   int64_t distinct_pages() const { return static_cast<int64_t>(pages_.size()); }
 
  private:

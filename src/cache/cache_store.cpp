@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cache/thinning.h"
+#include "core/clock.h"
 
 namespace lineage::cache {
 
@@ -30,6 +31,8 @@ void CacheStore::Charge(ByteLedger& ledger, const Entry& e, bool add) const {
 }
 
 void CacheStore::Add(Entry entry) {
+  // An entry touched just now is being committed or extended: a use.
+  if (entry.used_ms == 0 || entry.last_used == tick_) entry.used_ms = WallMs();
   tree_.Insert(entry.tokens, entry.id);
   for (const Checkpoint& c : entry.checkpoints) tree_.AddPoint(entry.tokens, entry.id, c.n, c.kind);
   Charge(ram_, entry, true);
@@ -45,6 +48,7 @@ void CacheStore::Add(Entry entry) {
 void CacheStore::Use(Entry& e) {
   lru_[ClassOf(e)].erase({e.last_used, e.id});
   e.last_used = Touch();
+  e.used_ms = WallMs();
   ++e.hits;
   lru_[ClassOf(e)].insert({e.last_used, e.id});
 }

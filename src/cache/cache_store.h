@@ -35,6 +35,7 @@ struct Entry {
   int64_t hits = 0;  // restores served not yet spent on an LRU lap (anchors)
   int64_t leases = 0;
   uint64_t last_used = 0;
+  int64_t used_ms = 0;  // wall clock of the last use, for people (the cache page)
   int64_t num_tokens() const { return static_cast<int64_t>(tokens.size()); }
 };
 

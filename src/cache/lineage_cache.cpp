@@ -500,8 +500,32 @@ CacheStats LineageCache::Stats() const {
 std::vector<LineageCache::EntryInfo> LineageCache::Entries() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<EntryInfo> out;
+  const ByteLedger& ram = impl_->store.ram();
   for (const auto& [id, e] : impl_->store.entries()) {
-    out.push_back({id, e.tokens, e.anchor, e.last_used, e.leases, e.checkpoints});
+    EntryInfo info{id, e.tokens, e.anchor, e.last_used, e.used_ms, e.leases, e.checkpoints};
+    const int64_t page_bytes = e.kv ? e.kv->page_bytes() : 0;
+    if (e.kv) {
+      for (PageId page : e.kv->page_ids()) {
+        info.bytes += page_bytes;
+        if (ram.References(page) > 1) info.shared_bytes += page_bytes;
+      }
+    }
+    // Distinct states with this entry's own references to each: a state is
+    // shared when something else holds it too.
+    std::vector<std::pair<const RecurrentBlob*, int64_t>> states;
+    auto hold = [&](const RecurrentBlob* blob) {
+      if (!blob) return;
+      auto it = std::find_if(states.begin(), states.end(), [&](const auto& s) { return s.first == blob; });
+      if (it == states.end()) states.push_back({blob, 1});
+      else ++it->second;
+    };
+    hold(e.state.get());
+    for (const Checkpoint& c : e.checkpoints) hold(c.state.get());
+    for (const auto& [blob, own] : states) {
+      info.bytes += blob->bytes();
+      if (ram.References(blob) > own) info.shared_bytes += blob->bytes();
+    }
+    out.push_back(std::move(info));
   }
   std::sort(out.begin(), out.end(), [](const EntryInfo& a, const EntryInfo& b) { return a.id < b.id; });
   return out;

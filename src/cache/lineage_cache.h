@@ -227,15 +227,18 @@ class LineageCache {
   };
   Result<StoredSequence> Stored(EntryId id) const;
 
-  // Test and debugging aid: the stored entries' token sequences and
-  // checkpoints, and a full recount of the budget invariants.
+  // The stored entries' token sequences, checkpoints and bytes (tests, the
+  // server's cache page), and a full recount of the budget invariants.
   struct EntryInfo {
     EntryId id = kNoEntry;
     Tokens tokens;
     bool anchor = false;
     uint64_t last_used = 0;  // larger is more recent
+    int64_t used_ms = 0;     // wall clock of the last use
     int64_t leases = 0;
     std::vector<Checkpoint> checkpoints;
+    int64_t bytes = 0;         // its KV pages and recurrent states
+    int64_t shared_bytes = 0;  // of those, pages and states other entries hold too
   };
   std::vector<EntryInfo> Entries() const;
   Status CheckInvariants() const;

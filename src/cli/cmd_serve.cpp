@@ -18,6 +18,7 @@
 #include "model/load_model.h"
 #include "server/engine_backend.h"
 #include "server/http_server.h"
+#include "cli/version.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 
@@ -169,6 +170,8 @@ Status Run(const ServeArgs& a) {
   server::EngineBackendOptions bo;
   bo.scheduler.trace_log = trace_log.get();
   bo.model_id = !a.alias.empty() ? a.alias : a.model.substr(a.model.find_last_of('/') + 1);
+  bo.model_path = a.model;
+  bo.chat_template_source = template_source;
   bo.engine.num_threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bo.scheduler.context_tokens = a.ctx_size;
   bo.scheduler.max_live = std::max(1, a.parallel);
@@ -196,6 +199,7 @@ Status Run(const ServeArgs& a) {
   so.host = a.host;
   so.port = a.port;
   so.api_key = a.api_key;
+  so.build_info = VersionLine();
   so.max_body_bytes = static_cast<size_t>(a.max_body_mib) << 20;
   so.max_in_flight = bo.scheduler.max_live + bo.scheduler.max_queue;
   if (a.max_body_mib < 1 || a.header_timeout_s <= 0 || a.body_timeout_s <= 0 || a.max_connections < 0 ||

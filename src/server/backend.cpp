@@ -18,12 +18,18 @@ void GenerationStream::Prefilled(int64_t prefilled_tokens) {
   prefilled_tokens_ = prefilled_tokens;
 }
 
+GenerationStream::Progress GenerationStream::progress() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {cached_tokens_, prefilled_tokens_, generated_tokens_};
+}
+
 void GenerationStream::PushText(std::string text, int64_t num_tokens) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return;
     text_.append(text);
     num_tokens_ += num_tokens;
+    generated_tokens_ += num_tokens;
     pieces_.push_back({text.size(), num_tokens});
   }
   cv_.notify_all();

@@ -27,6 +27,10 @@
 #include "core/status.h"
 #include "server/api_request.h"
 
+namespace lineage::text {
+class Tokenizer;
+}
+
 namespace lineage::server {
 
 enum class FinishReason {
@@ -94,6 +98,15 @@ class GenerationStream {
 
   bool cancelled() const;
 
+  // Where the generation stands, for observers (the cache page, /slots);
+  // consumes nothing.
+  struct Progress {
+    int64_t cached_tokens = -1;  // -1: not admitted yet
+    int64_t prefilled_tokens = 0;
+    int64_t generated_tokens = 0;
+  };
+  Progress progress() const;
+
  private:
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -102,6 +115,7 @@ class GenerationStream {
   bool admitted_news_ = false;  // Admitted() not yet seen by Pull()
   std::string text_;
   int64_t num_tokens_ = 0;
+  int64_t generated_tokens_ = 0;  // every token pushed, pulled or not
   std::vector<GenerationItem::Piece> pieces_;
   bool closed_ = false;
   bool cancelled_ = false;
@@ -133,6 +147,15 @@ struct CacheStats {
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // backend-specific detail for /v1/cache/stats
 };
 
+// What /props reports about the served model (llama-server's fields).
+struct BackendProps {
+  std::string model_path;
+  std::string chat_template;  // the template's source; empty: none
+  std::string bos_token;
+  std::string eos_token;
+  int total_slots = 1;        // sequences decoded at once (--parallel)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -153,6 +176,17 @@ class Backend {
   virtual Result<int64_t> CountPromptTokens(const ApiRequest& request) {
     return Unsupported("token counting is not available");
   }
+
+  virtual BackendProps Props() const { return {}; }
+  // The vocabulary for /tokenize and /detokenize; null: none.
+  virtual const text::Tokenizer* tokenizer() const { return nullptr; }
+  // The prompt text a chat request renders to (/apply-template). Same errors
+  // as Submit's rendering.
+  virtual Result<std::string> RenderPrompt(const ApiRequest& request) {
+    return Unsupported("prompt rendering is not available");
+  }
+  // The stored lineages as /v1/cache/lineages lists them (docs/cache-page.md).
+  virtual nlohmann::ordered_json Lineages() const { return nlohmann::ordered_json::array(); }
 };
 
 }  // namespace lineage::server

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "engine/disk_codec.h"
+#include "server/cache_lineages.h"
 #include "server/restorable_view.h"
 
 namespace lineage::server {
@@ -64,6 +65,7 @@ EngineBackend::EngineBackend(EngineBackendOptions options, std::unique_ptr<engin
                              std::unique_ptr<cache::disk::FileDiskTier> disk, std::unique_ptr<PromptBuilder> builder,
                              text::Tokenizer tokenizer)
     : options_(std::move(options)),
+      tokenizer_(tokenizer),
       engine_(std::move(engine)),
       disk_(std::move(disk)),
       cache_(std::make_unique<cache::LineageCache>(options_.cache, disk_.get())),
@@ -116,6 +118,24 @@ Result<int64_t> EngineBackend::CountPromptTokens(const ApiRequest& request) {
   LINEAGE_ASSIGN_OR_RETURN(BuiltPrompt prompt, builder_->Build(request));
   return static_cast<int64_t>(prompt.tokens.size());
 }
+
+Result<std::string> EngineBackend::RenderPrompt(const ApiRequest& request) {
+  LINEAGE_ASSIGN_OR_RETURN(BuiltPrompt prompt, builder_->Build(request));
+  return std::move(prompt.text);
+}
+
+BackendProps EngineBackend::Props() const {
+  BackendProps p;
+  p.model_path = options_.model_path;
+  p.chat_template = options_.chat_template_source;
+  auto text_of = [&](int32_t id) { return id >= 0 ? std::string(tokenizer_.TokenText(id)) : std::string(); };
+  p.bos_token = text_of(tokenizer_.bos_id());
+  p.eos_token = text_of(tokenizer_.eos_id());
+  p.total_slots = options_.scheduler.max_live;
+  return p;
+}
+
+nlohmann::ordered_json EngineBackend::Lineages() const { return DescribeLineages(*cache_, disk_.get()); }
 
 CacheStats EngineBackend::Stats() const {
   cache::CacheStats s = cache_->Stats();

@@ -27,6 +27,8 @@ namespace lineage::server {
 
 struct EngineBackendOptions {
   std::string model_id = "lineage";
+  std::string model_path;            // /props
+  std::string chat_template_source;  // /props
   SchedulerOptions scheduler;       // context_tokens 0: the model's context length
   cache::CacheOptions cache;
   engine::EngineOptions engine;
@@ -63,6 +65,10 @@ class EngineBackend : public Backend {
   Result<Submission> Submit(const ApiRequest& request) override;
   CacheStats Stats() const override;
   Result<int64_t> CountPromptTokens(const ApiRequest& request) override;
+  BackendProps Props() const override;
+  const text::Tokenizer* tokenizer() const override { return &tokenizer_; }
+  Result<std::string> RenderPrompt(const ApiRequest& request) override;
+  nlohmann::ordered_json Lineages() const override;
 
   cache::LineageCache& cache() { return *cache_; }
 
@@ -72,6 +78,7 @@ class EngineBackend : public Backend {
                 text::Tokenizer tokenizer);
 
   EngineBackendOptions options_;
+  text::Tokenizer tokenizer_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<cache::disk::FileDiskTier> disk_;  // null: RAM only; outlives the cache
   std::unique_ptr<cache::LineageCache> cache_;

@@ -1,6 +1,6 @@
 #include "server/http_server.h"
 
-#include "server/memory_trim.h"
+#include "server/http_server_impl.h"
 
 #include <httplib.h>
 #include <netdb.h>
@@ -21,6 +21,7 @@
 #include "server/connection_probe.h"
 #include "server/guarded_listener.h"
 #include "server/openai_request.h"
+#include "server/request_history.h"
 #include "server/request_log.h"
 #include "server/response_driver.h"
 #include "server/responses_request.h"
@@ -50,6 +51,35 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+// RFC 4648 base64; nullopt for anything else.
+std::optional<std::string> DecodeBase64(std::string_view in) {
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t pad = 0;
+  for (char c : in) {
+    int v;
+    if (c >= 'A' && c <= 'Z') v = c - 'A';
+    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9') v = c - '0' + 52;
+    else if (c == '+') v = 62;
+    else if (c == '/') v = 63;
+    else if (c == '=') {
+      ++pad;
+      continue;
+    } else return std::nullopt;
+    if (pad) return std::nullopt;  // data after padding
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  if ((in.size() % 4) != 0 || pad > 2) return std::nullopt;
+  return out;
+}
+
 bool Authorized(const httplib::Request& req, const std::string& key) {
   if (key.empty()) return true;
   std::string auth = req.get_header_value("Authorization");
@@ -57,13 +87,23 @@ bool Authorized(const httplib::Request& req, const std::string& key) {
   if (auth.size() > kBearer.size() && auth.compare(0, kBearer.size(), kBearer) == 0 &&
       ConstantTimeEquals(auth.substr(kBearer.size()), key))
     return true;
+  // A browser has no way to send a bearer token when it opens the cache
+  // page; it sends the key as the password of HTTP Basic (any user name).
+  constexpr std::string_view kBasic = "Basic ";
+  if (auth.size() > kBasic.size() && auth.compare(0, kBasic.size(), kBasic) == 0) {
+    std::optional<std::string> pair = DecodeBase64(std::string_view(auth).substr(kBasic.size()));
+    size_t colon = pair ? pair->find(':') : std::string::npos;
+    if (colon != std::string::npos && ConstantTimeEquals(pair->substr(colon + 1), key)) return true;
+  }
   return req.has_header("x-api-key") && ConstantTimeEquals(req.get_header_value("x-api-key"), key);
 }
 
 // Every route the server answers: the /metrics labels and what GET / lists.
-constexpr const char* kRoutes[] = {"/", "/v1/chat/completions", "/v1/completions", "/v1/messages",
-                                   "/v1/messages/count_tokens", "/v1/responses", "/v1/models",
-                                   "/health", "/metrics", "/v1/cache/stats"};
+constexpr const char* kRoutes[] = {"/",          "/v1/chat/completions", "/v1/completions", "/v1/messages",
+                                   "/v1/messages/count_tokens", "/v1/responses", "/v1/models", "/health",
+                                   "/metrics",   "/v1/cache/stats", "/v1/cache/lineages", "/cache",
+                                   "/tokenize",  "/detokenize",     "/apply-template",   "/props",
+                                   "/slots"};
 
 // The /metrics label of a path: the routes themselves, and one label for
 // everything else, so that clients cannot grow the metrics without bound.
@@ -133,14 +173,6 @@ std::string BindError(const std::string& host, int port) {
 }
 
 }  // namespace
-
-struct HttpServer::Impl {
-  Impl(const ConnectionLimits& limits, int max_in_flight) : http(limits), admission(max_in_flight) {}
-  GuardedListener http;
-  Admission admission;
-  MemoryTrimmer trimmer;
-  std::mutex log_mu;
-};
 
 void HttpServer::SendError(httplib::Response& res, const HttpError& e) const {
   res.status = e.http_status;
@@ -230,6 +262,10 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
     if (req.path != "/health" && !Authorized(req, options_.api_key)) {
       SendError(res, MakeHttpError(flavor, 401, "invalid or missing API key"));
       res.set_header("WWW-Authenticate", "Bearer");  // RFC 9110 15.5.2: a 401 names its scheme
+      // Pages a person opens: the browser asks for the key and sends it on
+      // the page's own requests too.
+      if (req.method == "GET" && (req.path == "/cache" || req.path.rfind("/v1/cache/", 0) == 0))
+        res.set_header("WWW-Authenticate", "Basic realm=\"lineage\", charset=\"UTF-8\"");
       GuardedListener::CurrentRequest().close_connection = true;  // the body, if any, is unread
       return httplib::Server::HandlerResponse::Handled;
     }
@@ -321,14 +357,9 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
     res.set_content(metrics_.RenderPrometheus(backend_->Stats(), g), "text/plain; version=0.0.4");
   });
   http.Get("/v1/cache/stats", [this](const httplib::Request&, httplib::Response& res) {
-    CacheStats c = backend_->Stats();
-    json body = {{"entries", c.entries}, {"checkpoints", c.checkpoints}, {"anchors", c.anchors},
-                 {"ram_bytes", c.ram_bytes}, {"ram_budget_bytes", c.ram_budget_bytes}, {"disk_bytes", c.disk_bytes},
-                 {"disk_budget_bytes", c.disk_budget_bytes}, {"absorptions", c.absorptions},
-                 {"evictions", {{"ram", c.evictions_ram}, {"disk", c.evictions_disk}}},
-                 {"requests", metrics_.Summary()}, {"detail", c.extra}};
-    res.set_content(Dump(body), "application/json");
+    res.set_content(Dump(CacheStatsBody()), "application/json");
   });
+  AddObserverRoutes();
 
   auto generation_route = [this](Result<ApiRequest> (*parse)(const std::string&), ApiFlavor flavor) {
     return [this, parse, flavor](const httplib::Request& req, httplib::Response& res,
@@ -345,6 +376,7 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
       Result<Submission> sub = backend_->Submit(*parsed);
       if (!sub.ok()) return SendError(res, MakeHttpError(flavor, sub.status()));
       res.set_header("X-Lineage-Anchor-Tokens", std::to_string(sub->anchor_tokens));
+      impl_->history.Begin(GuardedListener::CurrentRequest().id, req.path, *parsed, *sub);
       auto formatter = flavor == ApiFlavor::kAnthropic ? MakeAnthropicFormatter(*parsed, backend_->model_id())
                                                        : MakeOpenAiFormatter(*parsed, backend_->model_id());
       auto driver = std::make_shared<ResponseDriver>(*parsed, std::move(sub).value(), std::move(formatter));
@@ -360,9 +392,9 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
         metrics_.CountRequest(path, status);
         metrics_.ObserveGeneration(driver->report());
         impl_->trimmer.NoteRequestEnded();
-        if (options_.log_requests)
-          WriteLog(FormatRequestLog(id, method, path, status, driver->report(),
-                                    driver->client_gone() ? "disconnected" : FinishReasonName(driver->backend_finish())));
+        const char* finish_name = driver->client_gone() ? "disconnected" : FinishReasonName(driver->backend_finish());
+        impl_->history.End(id, status, driver->report(), finish_name);
+        if (options_.log_requests) WriteLog(FormatRequestLog(id, method, path, status, driver->report(), finish_name));
       };
       if (!parsed->stream) {
         std::string body;
@@ -428,6 +460,15 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
 }
 
 HttpServer::~HttpServer() { Stop(); }
+
+nlohmann::ordered_json HttpServer::CacheStatsBody() const {
+  CacheStats c = backend_->Stats();
+  return {{"entries", c.entries}, {"checkpoints", c.checkpoints}, {"anchors", c.anchors},
+          {"ram_bytes", c.ram_bytes}, {"ram_budget_bytes", c.ram_budget_bytes}, {"disk_bytes", c.disk_bytes},
+          {"disk_budget_bytes", c.disk_budget_bytes}, {"absorptions", c.absorptions},
+          {"evictions", {{"ram", c.evictions_ram}, {"disk", c.evictions_disk}}},
+          {"requests", metrics_.Summary()}, {"detail", c.extra}};
+}
 
 Status HttpServer::Bind() {
   if (options_.port < 0 || options_.port > 65535)

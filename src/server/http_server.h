@@ -65,6 +65,7 @@ struct ServerOptions {
   int retry_after_s = 1;
   std::chrono::milliseconds keep_alive{5000};  // SSE keep-alive after this much silence
   bool log_requests = true;              // one line per request
+  std::string build_info;                // /props: the version line
   std::function<void(const std::string&)> log_sink;  // receives each line; empty: stderr
 };
 
@@ -96,6 +97,11 @@ class HttpServer {
   // max_body_bytes; on failure the response is set (413, 408, 415, 400).
   bool ReadBody(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader,
                 std::string* body);
+  // /v1/cache/stats's body; /v1/cache/lineages carries it as its totals.
+  nlohmann::ordered_json CacheStatsBody() const;
+  // The cache page, its data and llama-server's utility endpoints
+  // (cache_page_routes.cpp).
+  void AddObserverRoutes();
 
   std::unique_ptr<Impl> impl_;
   Backend* backend_;

@@ -1,5 +1,5 @@
-// Helpers to run the official npm client libraries (tests/server/e2e) from
-// tests: installs them into the build tree once, runs node.
+// Helpers to run the official npm client libraries and puppeteer-core
+// (tests/server/e2e) from tests: installs them into the build tree once, runs node.
 #pragma once
 
 #include <fcntl.h>
@@ -43,7 +43,9 @@ inline std::string PrepareNodeClients(std::string* why) {
   fs::copy_file(src / "package.json", dir / "package.json", fs::copy_options::overwrite_existing);
   for (const auto& f : fs::directory_iterator(src))
     if (f.path().extension() == ".mjs") fs::copy_file(f.path(), dir / f.path().filename(), fs::copy_options::overwrite_existing);
-  if (fs::exists(dir / "node_modules/openai") && fs::exists(dir / "node_modules/@anthropic-ai/sdk")) return dir.string();
+  if (fs::exists(dir / "node_modules/openai") && fs::exists(dir / "node_modules/@anthropic-ai/sdk") &&
+      fs::exists(dir / "node_modules/puppeteer-core"))
+    return dir.string();
   std::string out;
   if (RunShell("command -v node && command -v npm", &out) != 0) {
     *why = "node or npm is not installed";

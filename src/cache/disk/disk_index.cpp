@@ -14,6 +14,17 @@ void DiskIndex::AddBlob(const BlobKey& blob, int64_t file_bytes) {
 
 bool DiskIndex::HasBlob(const BlobKey& blob) const { return MapOf(blob.kind).count(blob.key) != 0; }
 
+int64_t DiskIndex::EntryBytes(const IndexedEntry& e) const {
+  int64_t bytes = e.file_bytes;
+  auto add = [&](const BlobMap& m, const Key128& key) {
+    auto it = m.find(key);
+    if (it != m.end()) bytes += it->second.bytes;
+  };
+  for (const Key128& page : e.meta.pages) add(pages_, page);
+  for (const StateRef& s : e.meta.states) add(states_, s.key);
+  return bytes;
+}
+
 bool DiskIndex::TakeOrphan(const BlobKey& blob) {
   BlobMap& m = MapOf(blob.kind);
   auto it = m.find(blob.key);

@@ -41,6 +41,9 @@ class DiskIndex {
   // A blob file now present on disk (no-op if already known).
   void AddBlob(const BlobKey& blob, int64_t file_bytes);
   bool HasBlob(const BlobKey& blob) const;
+  // The entry's file and every blob it references (shared blobs count in
+  // each entry that references them).
+  int64_t EntryBytes(const IndexedEntry& e) const;
   // Forgets a blob no entry references, so the caller may delete its file.
   // False (and nothing changes) if some entry still references it.
   bool TakeOrphan(const BlobKey& blob);

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "cache/disk/dir_scan.h"
-#include "cache/disk/tier_clock.h"
+#include "core/clock.h"
 #include "cache/restore_search.h"
 
 namespace lineage::cache::disk {
@@ -218,7 +218,7 @@ std::vector<StoredEntryInfo> FileDiskTier::List() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<StoredEntryInfo> out;
   for (const auto& [id, e] : index_.entries()) {
-    out.push_back({id, e.meta.file_id, e.meta.tokens, e.meta.states, e.meta.anchor});
+    out.push_back({id, e.meta.file_id, e.meta.tokens, e.meta.states, e.meta.anchor, index_.EntryBytes(e), e.last_used_ms});
   }
   return out;
 }

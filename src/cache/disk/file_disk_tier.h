@@ -127,6 +127,8 @@ struct StoredEntryInfo {
   Tokens tokens;
   std::vector<StateRef> states;
   bool anchor = false;
+  int64_t bytes = 0;    // DiskIndex::EntryBytes
+  int64_t used_ms = 0;  // wall clock of the last use (the entry file's mtime)
 };
 
 class FileDiskTier final : public DiskTier {

@@ -8,7 +8,7 @@
 #include "cache/disk/blob_file.h"
 #include "cache/disk/dir_scan.h"
 #include "cache/disk/file_disk_tier.h"
-#include "cache/disk/tier_clock.h"
+#include "core/clock.h"
 
 namespace lineage::cache::disk {
 

@@ -11,7 +11,7 @@
 #include "cache/disk/file_disk_tier.h"
 #include "cache/disk/dir_scan.h"
 #include "cache/disk/keys.h"
-#include "cache/disk/tier_clock.h"
+#include "core/clock.h"
 
 namespace lineage::cache::disk {
 namespace {

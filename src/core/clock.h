@@ -1,12 +1,13 @@
-// Clocks of the disk tier: wall-clock milliseconds for last-use times stored
-// as file mtimes (they must survive restarts), steady milliseconds for the
-// write-disable window (it must not jump with the wall clock).
+// Millisecond clocks: wall-clock time for moments people and files see (the
+// disk tier's last-use times are file mtimes and must survive restarts; the
+// cache page shows when an entry was last used), steady time for intervals
+// that must not jump with the wall clock (the disk tier's write-disable window).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 
-namespace lineage::cache::disk {
+namespace lineage {
 
 inline int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -18,4 +19,4 @@ inline int64_t SteadyMs() {
       .count();
 }
 
-}  // namespace lineage::cache::disk
+}  // namespace lineage
