@@ -173,6 +173,7 @@ TEST_F(CachePage, TheDiskTierIsListedAfterARestart) {
     EXPECT_TRUE(l["ram"].is_null());  // nothing in RAM after a restart
     EXPECT_EQ(l["tiers"], json::array({"disk"}));
     EXPECT_GT(l["disk"]["bytes"].get<int64_t>(), 0);
+    EXPECT_LT(l["id"].get<uint64_t>(), uint64_t{1} << 53);  // exact in a browser's doubles
     found = found || (!l["anchor"].get<bool>() && l["tokens"].get<size_t>() >= tokens);
   }
   EXPECT_TRUE(found) << d["lineages"].dump();

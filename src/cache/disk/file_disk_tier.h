@@ -76,7 +76,10 @@
 
 namespace lineage::cache::disk {
 
-inline constexpr EntryId kRestoredIdBase = EntryId{1} << 62;
+// 2^52: far above any count of this run's entries, and every id stays below
+// 2^53, so a JSON reader that holds numbers as doubles (a browser reading
+// /v1/cache/lineages) tells them apart.
+inline constexpr EntryId kRestoredIdBase = EntryId{1} << 52;
 
 struct FileDiskTierOptions {
   std::string dir;
