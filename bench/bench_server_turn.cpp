@@ -30,8 +30,8 @@
 #include "engine/engine.h"
 #include "engine/model_source.h"
 #include "model/chat_templates.h"
-#include "server/prompt_builder.h"
-#include "server/scheduler.h"
+#include "server/generation/prompt_builder.h"
+#include "server/generation/scheduler.h"
 #include "text/synthetic_vocab.h"
 #include "text/tokenizer.h"
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "bench_machine.h"
-#include "server/token_constraint.h"
+#include "server/tools/token_constraint.h"
 #include "text/synthetic_vocab.h"
 #include "text/tokenizer.h"
 

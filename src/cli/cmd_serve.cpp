@@ -16,7 +16,7 @@
 #include "cli/command.h"
 #include "core/read_file.h"
 #include "model/load_model.h"
-#include "server/engine_backend.h"
+#include "server/generation/engine_backend.h"
 #include "server/http_server.h"
 #include "cli/version.h"
 #include "text/chat_template.h"

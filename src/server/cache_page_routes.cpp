@@ -4,10 +4,10 @@
 #include <httplib.h>
 
 #include "core/clock.h"
-#include "server/api_error.h"
+#include "server/api/api_error.h"
 #include "server/cache_page_asset.h"
 #include "server/http_server_impl.h"
-#include "server/response_format.h"
+#include "server/replies/response_format.h"
 #include "server/utility_endpoints.h"
 
 namespace lineage::server {

@@ -15,16 +15,16 @@
 #include <ctime>
 #include <optional>
 
-#include "server/admission.h"
-#include "server/anthropic_request.h"
-#include "server/api_error.h"
-#include "server/connection_probe.h"
-#include "server/guarded_listener.h"
-#include "server/openai_request.h"
-#include "server/request_history.h"
-#include "server/request_log.h"
-#include "server/response_driver.h"
-#include "server/responses_request.h"
+#include "server/http/admission.h"
+#include "server/api/anthropic_request.h"
+#include "server/api/api_error.h"
+#include "server/http/connection_probe.h"
+#include "server/http/guarded_listener.h"
+#include "server/api/openai_request.h"
+#include "server/observe/request_history.h"
+#include "server/observe/request_log.h"
+#include "server/replies/response_driver.h"
+#include "server/api/responses_request.h"
 
 namespace lineage::server {
 namespace {

@@ -36,9 +36,9 @@
 #include <thread>
 
 #include "core/status.h"
-#include "server/api_error.h"
-#include "server/backend.h"
-#include "server/metrics.h"
+#include "server/api/api_error.h"
+#include "server/generation/backend.h"
+#include "server/observe/metrics.h"
 
 namespace httplib {
 class ContentReader;

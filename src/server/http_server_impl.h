@@ -4,11 +4,11 @@
 
 #include <mutex>
 
-#include "server/admission.h"
-#include "server/guarded_listener.h"
+#include "server/http/admission.h"
+#include "server/http/guarded_listener.h"
 #include "server/http_server.h"
-#include "server/memory_trim.h"
-#include "server/request_history.h"
+#include "server/http/memory_trim.h"
+#include "server/observe/request_history.h"
 
 namespace lineage::server {
 

@@ -1,7 +1,7 @@
 #include "server/utility_endpoints.h"
 
-#include "server/json_fields.h"
-#include "server/openai_request.h"
+#include "server/api/json_fields.h"
+#include "server/api/openai_request.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
-#include "server/backend.h"
+#include "server/generation/backend.h"
 
 namespace lineage::server {
 

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "fuzz/fuzz_target.h"
-#include "server/anthropic_request.h"
-#include "server/openai_request.h"
+#include "server/api/anthropic_request.h"
+#include "server/api/openai_request.h"
 
 namespace lineage::fuzz {
 namespace {

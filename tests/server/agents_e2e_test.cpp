@@ -12,7 +12,7 @@
 
 #include "e2e_stack.h"
 #include "node_clients.h"
-#include "server/anthropic_request.h"
+#include "server/api/anthropic_request.h"
 
 namespace lineage::server {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "server/anthropic_request.h"
+#include "server/api/anthropic_request.h"
 
 namespace lineage::server {
 namespace {

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "e2e_stack.h"
-#include "server/request_history.h"
+#include "server/observe/request_history.h"
 
 namespace lineage::server {
 namespace {

@@ -13,7 +13,7 @@
 #include "model/load_model.h"
 #include "model/shapes.h"
 #include "model/write_model.h"
-#include "server/engine_backend.h"
+#include "server/generation/engine_backend.h"
 #include "server/http_server.h"
 #include "text/synthetic_vocab.h"
 

@@ -18,9 +18,9 @@
 #include "model/load_model.h"
 #include "model/shapes.h"
 #include "model/write_model.h"
-#include "server/engine_backend.h"
+#include "server/generation/engine_backend.h"
 #include "server/http_server.h"
-#include "server/prompt_builder.h"
+#include "server/generation/prompt_builder.h"
 #include "text/synthetic_vocab.h"
 
 namespace lineage::server {

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/prompt_builder.h"
+#include "server/generation/prompt_builder.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/backend.h"
+#include "server/generation/backend.h"
 
 namespace lineage::server::testing {
 

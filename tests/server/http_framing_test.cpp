@@ -9,7 +9,7 @@
 
 #include "fake_backend.h"
 #include "http_test_util.h"
-#include "server/http_framing.h"
+#include "server/http/http_framing.h"
 #include "server/http_server.h"
 
 namespace lineage::server {

@@ -8,7 +8,7 @@
 #include "cache/cache_options.h"
 #include "e2e_stack.h"
 #include "engine/engine.h"
-#include "server/scheduler.h"
+#include "server/generation/scheduler.h"
 #include "text/tokenizer.h"
 
 namespace lineage::server {

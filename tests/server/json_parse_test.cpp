@@ -5,7 +5,7 @@
 
 #include <chrono>
 
-#include "server/json_parse.h"
+#include "server/api/json_parse.h"
 
 namespace lineage::server {
 namespace {

@@ -16,8 +16,8 @@
 
 #include "cache/cache_harness.h"
 #include "e2e_stack.h"
-#include "server/kv_events.h"
-#include "server/restorable_view.h"
+#include "server/kv_events/kv_events.h"
+#include "server/kv_events/restorable_view.h"
 #include "sim/trace.h"
 #include "sim/tracegen/scenarios.h"
 

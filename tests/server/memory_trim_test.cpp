@@ -1,6 +1,6 @@
 // MemoryTrimmer: trims only after a request ended, and a trim gives a
 // worker arena's freed pages back to the system.
-#include "server/memory_trim.h"
+#include "server/http/memory_trim.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

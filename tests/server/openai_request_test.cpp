@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "server/openai_request.h"
+#include "server/api/openai_request.h"
 
 namespace lineage::server {
 namespace {

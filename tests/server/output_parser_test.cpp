@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "server/output_parser.h"
-#include "server/stop_matcher.h"
+#include "server/replies/output_parser.h"
+#include "server/replies/stop_matcher.h"
 
 namespace lineage::server {
 namespace {

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "server/anthropic_request.h"
-#include "server/prompt_builder.h"
-#include "server/responses_request.h"
+#include "server/api/anthropic_request.h"
+#include "server/generation/prompt_builder.h"
+#include "server/api/responses_request.h"
 #include "text/synthetic_vocab.h"
 
 namespace lineage::server {

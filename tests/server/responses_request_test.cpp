@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "server/responses_request.h"
+#include "server/api/responses_request.h"
 
 namespace lineage::server {
 namespace {

@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "e2e_stack.h"
-#include "server/trace_log.h"
+#include "server/trace/trace_log.h"
 #include "sim/policies/lineage_adapter.h"
 #include "sim/replay.h"
 #include "sim/trace_io.h"

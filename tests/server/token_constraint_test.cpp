@@ -9,8 +9,8 @@
 #include <random>
 
 #include "engine/sampler.h"
-#include "server/output_parser.h"
-#include "server/token_constraint.h"
+#include "server/replies/output_parser.h"
+#include "server/tools/token_constraint.h"
 #include "text/synthetic_vocab.h"
 #include "text/tokenizer.h"
 #include "tool_choice_test_util.h"

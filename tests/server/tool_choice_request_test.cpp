@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "server/tool_grammar_request.h"
-#include "server/tool_matcher.h"
+#include "server/tools/tool_grammar_request.h"
+#include "server/tools/tool_matcher.h"
 #include "text/chat_template.h"
 #include "tool_choice_test_util.h"
 

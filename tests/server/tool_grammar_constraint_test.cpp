@@ -5,9 +5,9 @@
 
 #include <random>
 
-#include "server/tool_call_parse.h"
-#include "server/tool_grammar.h"
-#include "server/tool_matcher.h"
+#include "server/tools/tool_call_parse.h"
+#include "server/tools/tool_grammar.h"
+#include "server/tools/tool_matcher.h"
 #include "tool_choice_test_util.h"
 
 namespace lineage::server {

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "server/prompt_builder.h"
+#include "server/generation/prompt_builder.h"
 #include "cache/cache_options.h"
-#include "server/trace_log.h"
+#include "server/trace/trace_log.h"
 #include "sim/policies/lineage_adapter.h"
 #include "sim/policies/oracle.h"
 #include "sim/replay.h"
@@ -223,7 +223,7 @@ class PlainConversation : public TraceLogReplayTest {
     Load("Qwen-Qwen2.5-7B-Instruct.jinja");
     if (IsSkipped()) return;
     json t1 = json::array({Msg("system", SystemText()), Msg("user", "Which files mention the queue?")});
-    std::string reply = "The queue is in src/server/scheduler.cpp and src/engine/batch.cpp; ";
+    std::string reply = "The queue is in src/server/generation/scheduler.cpp and src/engine/batch.cpp; ";
     for (int i = 0; i < 8; ++i) reply += "line " + std::to_string(100 + i) + " bounds it; ";
     Add(t1, reply + "<|im_end|>");
     json t2 = t1;

@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "server/trace_log_segmenter.h"
+#include "server/trace/trace_log_segmenter.h"
 #include "sim/trace.h"
 
 namespace lineage::server {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "cache/cache_options.h"
-#include "server/trace_log.h"
+#include "server/trace/trace_log.h"
 #include "sim/trace.h"
 #include "sim/trace_io.h"
 

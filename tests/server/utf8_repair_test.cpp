@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "server/utf8_repair.h"
+#include "server/replies/utf8_repair.h"
 
 namespace lineage::server {
 namespace {

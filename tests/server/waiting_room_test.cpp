@@ -1,7 +1,7 @@
 // WaitingRoom: a parked socket comes back when it is readable, when its
 // deadline passes, when the room is full and it waited longest, or when the
 // room stops; each exactly once.
-#include "server/waiting_room.h"
+#include "server/http/waiting_room.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>

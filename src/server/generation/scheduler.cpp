@@ -1,0 +1,336 @@
+#include "server/generation/scheduler.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace lineage::server {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+int64_t Us(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(b - a).count();
+}
+}  // namespace
+
+struct Scheduler::Live {
+  Job job;
+  engine::Sequence seq;
+  cache::RequestDriver driver;  // the cache side: lookup, lease, captures, entry
+  engine::Sampler sampler;
+  std::unique_ptr<TokenConstraint> constraint;  // null: unconstrained
+  std::vector<float> masked_logits;
+  std::vector<int32_t> generated;  // sampled tokens; all but the last are in seq
+  bool decoding = false;
+  bool done = false;
+  RequestReport report;
+  std::vector<float> logits;  // of the last prefill chunk
+  Clock::time_point admitted = Clock::now();
+  Clock::time_point last_progress_log = admitted;
+
+  Live(Job j, engine::Sequence s, cache::RequestDriver d)
+      : job(std::move(j)), seq(std::move(s)), driver(std::move(d)), sampler(job.sampling, job.adjust) {}
+  int64_t prompt_tokens() const { return static_cast<int64_t>(job.prompt.size()); }
+};
+
+Scheduler::Scheduler(engine::Engine* engine, cache::LineageCache* cache, text::Tokenizer tokenizer,
+                     SchedulerOptions options)
+    : engine_(engine), cache_(cache), tokenizer_(std::move(tokenizer)), options_(options) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+Scheduler::~Scheduler() { Stop(); }
+
+void Scheduler::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status Scheduler::Enqueue(Job job) {
+  std::vector<Job> one;
+  one.push_back(std::move(job));
+  return Enqueue(std::move(one));
+}
+
+Status Scheduler::Enqueue(std::vector<Job> jobs) {
+  for (const Job& job : jobs) {
+    if (job.grammar)
+      std::call_once(constraint_vocab_once_, [&] { constraint_vocab_ = TokenConstraintVocab::Build(tokenizer_); });
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return ResourceExhausted("the server is shutting down");
+    if (static_cast<int>(queue_.size() + jobs.size()) > options_.max_queue)
+      return ResourceExhausted("all " + std::to_string(options_.max_queue) + " queue places are taken");
+    for (Job& job : jobs) queue_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+void Scheduler::Admit(Job job) {
+  RequestReport report;
+  report.prompt_tokens = static_cast<int64_t>(job.prompt.size());
+  report.notes = job.notes;
+  if (job.stream->cancelled()) {
+    job.stream->Close(FinishReason::kCancelled, report);
+    return;
+  }
+  auto t0 = Clock::now();
+  Result<cache::RequestDriver> driver = cache::RequestDriver::Begin(*cache_, job.prompt, job.hints);
+  if (!driver.ok()) {
+    job.stream->Close(FinishReason::kError, report, driver.status().With("cache lookup"));
+    return;
+  }
+  if (driver->waiting()) {
+    waiting_.push_back({std::move(job), std::move(driver).value(), t0});
+    return;
+  }
+  Start(std::move(job), std::move(driver).value(), t0);
+}
+
+void Scheduler::ResumeWaiting() {
+  for (size_t i = 0; i < waiting_.size();) {
+    Waiting& w = waiting_[i];
+    const bool cancelled = w.job.stream->cancelled();
+    if (!cancelled && w.driver.TakeShared() == cache::SharedState::kPending) {
+      ++i;
+      continue;
+    }
+    Waiting ready = std::move(w);
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+    if (cancelled) {
+      RequestReport report;
+      report.prompt_tokens = static_cast<int64_t>(ready.job.prompt.size());
+      report.notes = ready.job.notes;
+      ready.driver.Release();
+      ready.job.stream->Close(FinishReason::kCancelled, report);
+      continue;
+    }
+    Start(std::move(ready.job), std::move(ready.driver), ready.t0);
+  }
+}
+
+void Scheduler::Start(Job job, cache::RequestDriver d, Clock::time_point t0) {
+  RequestReport report;
+  report.prompt_tokens = static_cast<int64_t>(job.prompt.size());
+  report.notes = job.notes;
+  const cache::LookupResult& lr = d.lookup();
+  const cache::RestorePoint& rp = lr.restore;
+  Result<engine::Sequence> seq = rp.length == 0 ? Result<engine::Sequence>(engine_->NewSequence())
+                                                : engine_->Admit(*rp.kv, rp.state.get());
+  if (!seq.ok()) {
+    job.stream->Close(FinishReason::kError, report, seq.status().With("admission"));
+    return;
+  }
+  const int64_t reused = options_.after_admit ? options_.after_admit(job.prompt, lr, *seq) : 0;
+  report.admission_us = Us(t0, Clock::now());
+  report.cached_tokens = rp.length + reused;
+  report.reused_tokens = reused;
+  report.restore_kind = rp.length == 0 ? "none" : rp.KindName();
+  report.restore_tier = rp.length == 0 ? "none" : cache::TierName(rp.tier);
+  if (rp.length == 0 && lr.explanation.closest_entry != cache::kNoEntry)
+    report.closest_tokens = lr.explanation.closest_shared_tokens;
+  report.cache_detail = lr.explanation.ToString();
+  if (rp.tier == cache::Tier::kRam && rp.entry == cache::kNoEntry && rp.length > 0)
+    report.cache_detail += "; restored from a running prefill's capture";
+  const int64_t admitted_tokens = rp.length + reused;
+  auto live = std::make_unique<Live>(std::move(job), std::move(seq).value(), std::move(d));
+  live->report = report;
+  if (live->job.grammar) {
+    live->constraint = std::make_unique<TokenConstraint>(live->job.grammar, constraint_vocab_);
+  }
+  live->job.stream->Admitted(admitted_tokens);
+  live_.push_back(std::move(live));
+}
+
+void Scheduler::PrefillOne() {
+  // Round robin over sequences still prefilling.
+  size_t n = live_.size();
+  for (size_t k = 0; k < n; ++k) {
+    size_t i = (next_prefill_ + k) % n;
+    Live& l = *live_[i];
+    if (l.decoding || l.done) continue;
+    next_prefill_ = i + 1;
+    if (l.job.stream->cancelled()) {
+      // Keep what was prefilled: a client that timed out during a long
+      // prefill and retries lands on it instead of starting cold again.
+      CommitPrompt(l, l.seq.num_tokens());
+      Finish(l, FinishReason::kCancelled);
+      return;
+    }
+    int64_t pos = l.seq.num_tokens(), m = l.prompt_tokens();
+    int64_t end = std::min(m, pos + options_.prefill_chunk_tokens);
+    std::vector<int64_t> capture_at = l.driver.CapturesIn(pos, end);
+    engine::PrefillOptions po;
+    po.capture_at = capture_at;
+    engine::PrefillResult result;
+    auto t0 = Clock::now();
+    Status st = engine_->Prefill(l.seq, std::span(l.job.prompt).subspan(pos, end - pos), po, &result);
+    l.report.prefill_us += Us(t0, Clock::now());
+    if (!st.ok()) return Finish(l, FinishReason::kError, st.With("prefill"));
+    for (engine::Capture& c : result.captures) l.driver.Captured(c.num_tokens, std::move(c.recurrent));
+    // Requests waiting for this prefix take their captures from here.
+    l.driver.Progress(end);
+    l.driver.Publish([&] { return cache::KvPtr(l.seq.Snap().kv); });
+    l.job.stream->Prefilled(end);
+    if (end < m) return LogPrefillProgress(l);
+    // Prompt end: commit, then the first token.
+    CommitPrompt(l, m);
+    l.decoding = true;
+    TakeToken(l, result.logits);
+    return;
+  }
+}
+
+void Scheduler::LogPrefillProgress(Live& l) {
+  if (options_.prefill_log_interval.count() <= 0) return;
+  auto now = Clock::now();
+  if (now - l.last_progress_log < options_.prefill_log_interval) return;
+  l.last_progress_log = now;
+  int64_t done = l.seq.num_tokens(), total = l.prompt_tokens(), restored = l.report.cached_tokens;
+  double seconds = std::max(1e-6, Us(l.admitted, now) * 1e-6);
+  double tokens_per_s = static_cast<double>(done - restored) / seconds;
+  char line[256];
+  std::snprintf(line, sizeof line, "prefill %lld/%lld tokens (%.0f%%) at %.1f tokens/s, %.0f s left, %lld restored",
+                static_cast<long long>(done), static_cast<long long>(total), 100.0 * done / std::max<int64_t>(1, total),
+                tokens_per_s, tokens_per_s > 0 ? (total - done) / tokens_per_s : 0.0, static_cast<long long>(restored));
+  if (options_.log) options_.log(line);
+  else std::fprintf(stderr, "%s\n", line);
+}
+
+Result<int32_t> Scheduler::Sample(Live& l, std::span<const float> logits) {
+  if (!l.constraint) {
+    int32_t token = l.sampler.Next(logits);
+    l.sampler.Record(token);
+    return token;
+  }
+  LINEAGE_RETURN_IF_ERROR(l.constraint->ComputeMask());
+  l.constraint->Apply(logits, &l.masked_logits);
+  int32_t token = l.sampler.Next(l.masked_logits);
+  // Rounding at the end of the draw may land on a zero-probability token.
+  if (!l.constraint->Allowed(token)) token = engine::Argmax(l.masked_logits);
+  LINEAGE_RETURN_IF_ERROR(l.constraint->Accept(token));
+  l.sampler.Record(token);
+  return token;
+}
+
+void Scheduler::TakeToken(Live& l, std::span<const float> logits) {
+  Result<int32_t> sampled = Sample(l, logits);
+  if (!sampled.ok()) return Finish(l, FinishReason::kError, sampled.status().With("constrained sampling"));
+  int32_t token = *sampled;
+  if (l.report.first_token_us < 0) l.report.first_token_us = Us(l.job.submitted, Clock::now());
+  if (tokenizer_.IsEndOfGeneration(token)) return Finish(l, FinishReason::kEndOfSequence);
+  l.generated.push_back(token);
+  l.report.completion_tokens = static_cast<int64_t>(l.generated.size());
+  std::string bytes = tokenizer_.IsControl(token) ? std::string() : std::string(tokenizer_.TokenBytes(token));
+  l.job.stream->PushText(std::move(bytes), 1);
+  bool out_of_budget = l.job.max_tokens >= 0 && static_cast<int64_t>(l.generated.size()) >= l.job.max_tokens;
+  bool out_of_context = l.seq.num_tokens() + 1 > options_.context_tokens;
+  // A finished grammar allows only an end token: end now, as it would.
+  if (l.constraint && l.constraint->matcher().Finished()) return Finish(l, FinishReason::kEndOfSequence);
+  if (out_of_budget || out_of_context) return Finish(l, FinishReason::kLength);
+}
+
+void Scheduler::DecodeAll() {
+  std::vector<Live*> batch;
+  for (auto& l : live_) {
+    if (!l->decoding || l->done) continue;
+    if (l->job.stream->cancelled()) {
+      Finish(*l, FinishReason::kCancelled);
+      continue;
+    }
+    batch.push_back(l.get());
+  }
+  if (batch.empty()) return;
+  std::vector<engine::Sequence*> seqs;
+  std::vector<int32_t> tokens;
+  for (Live* l : batch) {
+    seqs.push_back(&l->seq);
+    tokens.push_back(l->generated.back());
+  }
+  std::vector<float> logits;
+  Status st = engine_->Decode(seqs, tokens, &logits);
+  if (!st.ok()) {
+    for (Live* l : batch) Finish(*l, FinishReason::kError, st.With("decode"));
+    return;
+  }
+  size_t vocab = logits.size() / batch.size();
+  for (size_t i = 0; i < batch.size(); ++i) TakeToken(*batch[i], std::span(logits).subspan(i * vocab, vocab));
+}
+
+void Scheduler::CommitPrompt(Live& l, int64_t num_tokens) {
+  auto t1 = Clock::now();
+  engine::Snapshot snap = l.seq.Snap();
+  l.report.captures = l.driver.num_captured();
+  // A partial prompt (a cancelled prefill) is kept only past the restore point.
+  Result<cache::CommitResult> cr = l.driver.CommitPartial(num_tokens, snap.kv, snap.recurrent);
+  l.report.commit_us = Us(t1, Clock::now());
+  // A failed commit costs reuse, not the request.
+  if (!cr.ok()) l.report.cache_detail += "; commit failed: " + cr.status().message();
+  else if (l.driver.committed()) l.report.cache_detail += "; commit " + cr->explanation.ToString();
+}
+
+void Scheduler::Finish(Live& l, FinishReason reason, Status error) {
+  if (l.done) return;
+  l.done = true;
+  int64_t fed = l.seq.num_tokens();
+  if (options_.extend_after_generation && l.driver.entry() != cache::kNoEntry && fed > l.prompt_tokens()) {
+    // The sequence holds the prompt and every sampled token but the last.
+    cache::Tokens tokens = l.job.prompt;
+    tokens.insert(tokens.end(), l.generated.begin(), l.generated.begin() + (fed - l.prompt_tokens()));
+    engine::Snapshot snap = l.seq.Snap();
+    Status ext = l.driver.Extend(tokens, snap.kv, snap.recurrent);
+    if (!ext.ok()) l.report.cache_detail += "; extend failed: " + ext.message();
+  }
+  l.driver.Release();
+  if (options_.trace_log) {
+    // The reply as the cache holds it: a reply ended by its length limit (or
+    // a finished grammar) leaves its last token unfed, so no state covers it.
+    const size_t held = static_cast<size_t>(std::clamp<int64_t>(fed - l.prompt_tokens(), 0,
+                                                                static_cast<int64_t>(l.generated.size())));
+    options_.trace_log->Append(Us(started_, l.job.submitted) / 1000, l.job.prompt, l.job.hints.anchor_tokens,
+                               std::vector<int32_t>(l.generated.begin(), l.generated.begin() + held));
+  }
+  l.report.total_us = Us(l.job.submitted, Clock::now());
+  l.job.stream->Close(reason, l.report, std::move(error));
+}
+
+void Scheduler::Reap() {
+  live_.erase(std::remove_if(live_.begin(), live_.end(), [](const auto& l) { return l->done; }), live_.end());
+}
+
+void Scheduler::Loop() {
+  for (;;) {
+    std::vector<Job> admit;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (live_.empty() && waiting_.empty()) cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) break;
+      while (!queue_.empty() && static_cast<int>(live_.size() + waiting_.size() + admit.size()) < options_.max_live) {
+        admit.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    for (Job& j : admit) Admit(std::move(j));
+    ResumeWaiting();
+    PrefillOne();
+    DecodeAll();
+    Reap();
+  }
+  for (auto& l : live_) Finish(*l, FinishReason::kCancelled);
+  live_.clear();
+  for (Waiting& w : waiting_) {
+    w.driver.Release();
+    w.job.stream->Close(FinishReason::kCancelled, RequestReport{});
+  }
+  waiting_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Job& j : queue_) j.stream->Close(FinishReason::kCancelled, RequestReport{});
+  queue_.clear();
+}
+
+}  // namespace lineage::server

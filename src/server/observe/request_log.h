@@ -1,0 +1,23 @@
+// The one log line written per request (DESIGN.md §2): what was asked, where
+// it restored from, and where the time went.
+//
+//   req=7 POST /v1/chat/completions 200 prompt=5120 cached=4096 restore=checkpoint/ram
+//   closest=- captures=1 out=32 finish=stop admit_ms=0.4 prefill_ms=310.2 commit_ms=0.3
+//   ttft_ms=330.0 total_ms=1210.5 billing_header=stripped cache=[...]
+//
+// (one line; wrapped here). Pure function; the caller serialises writes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "server/generation/backend.h"
+
+namespace lineage::server {
+
+std::string FormatRequestLog(int64_t request_id, const std::string& method, const std::string& path,
+                             int http_status, const RequestReport& report, const char* finish);
+
+const char* FinishReasonName(FinishReason finish);
+
+}  // namespace lineage::server
