@@ -141,7 +141,7 @@ Result<LookupResult> LineageCache::Lookup(TokenSpan prompt, const LookupHints& h
   std::unique_lock<std::mutex> lock(mu_);
   CacheStore& s = impl_->store;
   ++s.counters().lookups;
-  const int64_t a = hints.anchor_tokens;
+  const int64_t a = AnchorPoint(hints);
   bool anchor_exists = false;
   const RestoreSearch found = FindRestorePoint(
       s.tree(), prompt, !any_prefix, [&](EntryId id) { return s.Recency(id); },

@@ -84,8 +84,9 @@ class Lease {
 
 // Lengths the server computes from the chat template; 0 = not known.
 struct LookupHints {
-  // End of the shared system + tools prefix (already minus the caller's
-  // slack for BPE merges at the boundary).
+  // Length of the shared system + tools prefix as the template renders it.
+  // The anchor is captured kBoundarySlackTokens before its end (AnchorPoint):
+  // the one place that slack is applied, for every caller.
   int64_t anchor_tokens = 0;
   // Where the rendered history ends and the generation prompt begins.
   int64_t history_end_tokens = 0;
@@ -95,7 +96,8 @@ struct LookupHints {
 // (a Mooncake trace, a client without a chat template). It gets structural
 // capture points (capture_plan.h) and absorbs resend tails at commit
 // (CommitRequest::absorb_tails).
-inline bool Hintless(const LookupHints& h) { return h.anchor_tokens == 0 && h.history_end_tokens == 0; }
+inline int64_t AnchorPoint(const LookupHints& h) { return h.anchor_tokens > 0 ? BeforeBoundary(h.anchor_tokens) : 0; }
+inline bool Hintless(const LookupHints& h) { return AnchorPoint(h) == 0 && h.history_end_tokens == 0; }
 
 struct RestorePoint {
   EntryId entry = kNoEntry;  // kNoEntry: cold start (length 0, null payloads)

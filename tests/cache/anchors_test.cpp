@@ -18,7 +18,7 @@ TEST(CacheAnchors, NewSessionWithTheSameSystemPromptLandsOnTheAnchor) {
   Harness h;
   TokenSource src;
   const Tokens sys = src.Fresh(2000);
-  const LookupHints hints{Len(sys) - 2, 0};
+  const LookupHints hints{Len(sys), 0};
   Outcome s1 = h.Run(Cat({sys, src.Fresh(20)}), hints);
   ASSERT_EQ(s1.commit.anchors_created.size(), 1u);
   Outcome s2 = h.Run(Cat({sys, src.Fresh(30)}), hints);
@@ -38,7 +38,7 @@ TEST(CacheAnchors, AnchorIsPinnedEvenWhenItFallsAfterTheGuard) {
   Harness h(o, shape);
   TokenSource src;
   const Tokens sys = src.Fresh(419);
-  const LookupHints hints{417, 0};
+  const LookupHints hints{419, 0};
   Outcome s1 = h.Run(Cat({sys, src.Fresh(7)}), hints);
   const std::vector<PlannedCapture> want{{410, K::kGuard}, {417, K::kAnchor}};
   EXPECT_EQ(s1.captures, want);
@@ -69,7 +69,7 @@ TEST(CacheAnchors, AnAnchorNothingRestoredFromLeavesWithTheConversations) {
   h.Run(conversation);
   std::vector<EntryId> anchors;
   for (int i = 0; i < 6; ++i) {
-    Outcome s = h.Run(Cat({src.Fresh(400), src.Fresh(10)}), {400, 0});
+    Outcome s = h.Run(Cat({src.Fresh(400), src.Fresh(10)}), {402, 0});
     ASSERT_EQ(s.commit.anchors_created.size(), 1u);
     anchors.push_back(s.commit.anchors_created[0]);
     if (i == 1) {  // the conversation goes on between the sessions
@@ -92,19 +92,19 @@ TEST(CacheAnchors, AnchorCapsEvictTheLeastRecentlyUsedAnchor) {
   std::vector<Tokens> systems;
   for (int i = 0; i < 5; ++i) {
     systems.push_back(src.Fresh(300));
-    h.Run(Cat({systems.back(), src.Fresh(10)}), {298, 0});
+    h.Run(Cat({systems.back(), src.Fresh(10)}), {300, 0});
     EXPECT_LE(h.cache().Stats().anchors, 3);
   }
   // The three newest system prompts still restore at their anchors.
-  EXPECT_EQ(h.Run(Cat({systems[4], src.Fresh(5)}), {298, 0}).restore.length, 298);
-  EXPECT_EQ(h.Run(Cat({systems[2], src.Fresh(5)}), {298, 0}).restore.length, 298);
-  const Outcome oldest = h.Run(Cat({systems[0], src.Fresh(5)}), {298, 0});
+  EXPECT_EQ(h.Run(Cat({systems[4], src.Fresh(5)}), {300, 0}).restore.length, 298);
+  EXPECT_EQ(h.Run(Cat({systems[2], src.Fresh(5)}), {300, 0}).restore.length, 298);
+  const Outcome oldest = h.Run(Cat({systems[0], src.Fresh(5)}), {300, 0});
   EXPECT_LT(oldest.restore.length, 298);
 
   CacheOptions by_bytes;
   by_bytes.max_anchor_bytes = 2 * (5 * 1024 + 256);  // two 300-token anchors
   Harness hb(by_bytes, shape);
-  for (int i = 0; i < 4; ++i) hb.Run(Cat({src.Fresh(300), src.Fresh(10)}), {298, 0});
+  for (int i = 0; i < 4; ++i) hb.Run(Cat({src.Fresh(300), src.Fresh(10)}), {300, 0});
   EXPECT_EQ(hb.cache().Stats().anchors, 2);
   EXPECT_LE(hb.cache().Stats().anchor_bytes, by_bytes.max_anchor_bytes);
 }
@@ -121,7 +121,7 @@ TEST(CacheAnchors, SystemPromptsDifferingByFourTokensShareThroughADivergenceChec
   const Tokens sys_a = variant(src.Fresh(4));
   const Tokens sys_b = variant(src.Fresh(4));
   const Tokens sys_c = variant(src.Fresh(4));
-  const LookupHints hints{998, 0};
+  const LookupHints hints{1000, 0};
   h.Run(Cat({sys_a, src.Fresh(20)}), hints);
   Outcome b = h.Run(Cat({sys_b, src.Fresh(20)}), hints);
   EXPECT_EQ(b.lookup.closest_shared_tokens, 990);

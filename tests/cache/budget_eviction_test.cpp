@@ -116,8 +116,8 @@ TEST(BudgetEviction, AnchorsReusedOnceLongAgoGiveWayToAConversationInUse) {
   TokenSource src;
   for (int i = 0; i < 8; ++i) {
     const Tokens sys = src.Fresh(400);
-    h.Run(Cat({sys, src.Fresh(10)}), {400, 0});
-    ASSERT_EQ(h.Run(Cat({sys, src.Fresh(12)}), {400, 0}).restore.length, 400) << "session " << i;
+    h.Run(Cat({sys, src.Fresh(10)}), {402, 0});
+    ASSERT_EQ(h.Run(Cat({sys, src.Fresh(12)}), {402, 0}).restore.length, 400) << "session " << i;
   }
   Tokens conversation = src.Fresh(600);
   h.Run(conversation);
@@ -137,8 +137,8 @@ TEST(BudgetEviction, AnAnchorGoesRoundOnceMorePerRestoreItServed) {
   auto outlasts = [&](int restores) {
     Harness h(o, kShape);
     const Tokens sys = src.Fresh(400);
-    const EntryId anchor = h.Run(Cat({sys, src.Fresh(10)}), {400, 0}).commit.anchors_created.at(0);
-    for (int i = 0; i < restores; ++i) h.Run(Cat({sys, src.Fresh(12)}), {400, 0});
+    const EntryId anchor = h.Run(Cat({sys, src.Fresh(10)}), {402, 0}).commit.anchors_created.at(0);
+    for (int i = 0; i < restores; ++i) h.Run(Cat({sys, src.Fresh(12)}), {402, 0});
     int n = 0;
     while (n < 100 && h.Info(anchor) != nullptr) {
       h.Run(src.Fresh(1000));

@@ -54,7 +54,7 @@ TEST_P(RandomTrace, EveryRestoreIsExactAndBudgetsHold) {
     int64_t last_boundary = 0;  // where the last user message starts
   };
   std::vector<Session> sessions;
-  auto hints_for = [&](const Session& s) { return LookupHints{Len(systems[s.system]) - 2, 0}; };
+  auto hints_for = [&](const Session& s) { return LookupHints{Len(systems[s.system]), 0}; };
   auto new_session = [&]() {
     Session s;
     s.system = static_cast<size_t>(uniform(0, 3));

@@ -164,7 +164,7 @@ TEST(CacheTiers, AttentionOnlyLayoutsRestoreAnyPrefix) {
   Harness h({}, attention_only);
   TokenSource src;
   const Tokens t = src.Fresh(1000);
-  Outcome first = h.Run(t, {600, 0});
+  Outcome first = h.Run(t, {602, 0});  // the anchor 2 tokens before the prefix end
   EXPECT_EQ(first.captures, (std::vector<PlannedCapture>{{600, PointKind::kAnchor}}));
   Tokens edited = t;
   edited[700] = -1;

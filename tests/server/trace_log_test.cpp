@@ -45,7 +45,7 @@ TEST(TraceLog, TheSimulatorReadsItAndSeesTheSharedPrefix) {
   EXPECT_EQ(r[0].num_prompt_tokens, static_cast<int64_t>(turn1.size()));
   EXPECT_EQ(r[1].num_prompt_tokens, static_cast<int64_t>(turn2.size()));
   EXPECT_EQ(r[1].arrival_ms, 1500);
-  EXPECT_EQ(r[0].anchor_tokens, 100 + cache::kBoundarySlackTokens);  // the prefix, not the capture point
+  EXPECT_EQ(r[0].anchor_tokens, 100);  // the prefix, as the cache was given it
   EXPECT_EQ(r[0].output.num_tokens, 12u);
   // Submitted through the backend: its history end and when it ended.
   EXPECT_EQ(r[0].history_end_tokens, 3 * B);

@@ -121,7 +121,7 @@ Result<BuiltPrompt> PromptBuilder::Build(const ApiRequest& request, int64_t max_
     if (prefix.ok() && prefix->shared_chars > 0) {
       std::vector<int32_t> anchor = AnchorTokens(prefix->text.substr(0, prefix->shared_chars));
       int64_t shared = CommonPrefixTokens(anchor, out.tokens);
-      out.anchor_tokens = cache::BeforeBoundary(shared);
+      out.anchor_tokens = shared;  // the cache anchors a little before it (LookupHints)
     }
   }
   return out;

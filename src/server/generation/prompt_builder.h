@@ -4,8 +4,8 @@
 //   anchor_tokens       end of the shared system + tools prefix: render the
 //                       leading system messages and tools alone, tokenize
 //                       that text (once per distinct text, remembered), take
-//                       the common prefix with the prompt, minus 2 tokens of
-//                       slack for BPE merges across the boundary;
+//                       the common prefix with the prompt (the cache anchors
+//                       a little before it: LookupHints);
 //   history_end_tokens  where the rendered history ends and the generation
 //                       prompt begins (rendered with and without it). The
 //                       prompt is tokenized as history + generation prompt,

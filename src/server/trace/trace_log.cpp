@@ -74,7 +74,7 @@ void TraceLog::Append(int64_t t_ms, const std::vector<int32_t>& prompt, int64_t 
     it->second.submitted.pop_front();
     if (it->second.submitted.empty()) notes_.erase(it);
   }
-  int64_t anchor = anchor_tokens > 0 ? std::min(anchor_tokens + cache::kBoundarySlackTokens, m) : 0;
+  const int64_t anchor = std::min(anchor_tokens, m);
   // No cut at the history end: the next turn leaves this prompt a few tokens
   // after it and never cuts there itself (the continuation covers it).
   const int64_t cut_points[] = {anchor};

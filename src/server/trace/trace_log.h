@@ -37,9 +37,6 @@ namespace lineage::server {
 class TraceLog {
  public:
   static constexpr int64_t kBlockTokens = TraceSegmenter::kBlockTokens;
-  // PromptBuilder subtracts cache::kBoundarySlackTokens from the shared
-  // prefix to get the anchor capture point; the trace states the prefix
-  // itself (the replay subtracts the slack again).
 
   static Result<std::unique_ptr<TraceLog>> Open(const std::string& path,
                                                 int64_t memory_tokens = TraceSegmenter::kDefaultMemoryTokens);

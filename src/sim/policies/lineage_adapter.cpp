@@ -79,9 +79,9 @@ Admission LineagePolicy::Admit(const RequestView& r, int64_t now_ms) {
   prompt.reserve(static_cast<size_t>(q.num_prompt_tokens + q.output.num_tokens));
   AppendTokens(q.prompt, prompt);
   cache::LookupHints hints;
-  // The trace states the shared prefix; the server hints it minus the slack.
-  hints.anchor_tokens = cache::BeforeBoundary(q.anchor_tokens);
-  // The server gives the history end as it is, with no slack (engine_backend.cpp).
+  // The trace states the shared prefix and the history end as the server
+  // gave them to its cache.
+  hints.anchor_tokens = q.anchor_tokens;
   hints.history_end_tokens = q.history_end_tokens;
   const int64_t read_before = disk_ ? disk_->Stats().bytes_read : 0;
   UpdateProgress(now_ms);
