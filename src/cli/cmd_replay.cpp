@@ -10,7 +10,7 @@
 #include "sim/replay.h"
 #include "sim/replicas.h"
 #include "sim/report.h"
-#include "sim/trace_io.h"
+#include "trace/trace_io.h"
 
 namespace lineage::cli {
 namespace {

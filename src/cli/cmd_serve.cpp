@@ -163,9 +163,9 @@ Status Run(const ServeArgs& a) {
     std::fprintf(stderr, "serve: the model has no chat template; only /v1/completions will work\n");
   }
 
-  std::unique_ptr<server::TraceLog> trace_log;
+  std::unique_ptr<trace::TraceLog> trace_log;
   if (!a.trace_log.empty()) {
-    LINEAGE_ASSIGN_OR_RETURN(trace_log, server::TraceLog::Open(a.trace_log));
+    LINEAGE_ASSIGN_OR_RETURN(trace_log, trace::TraceLog::Open(a.trace_log));
   }
   server::EngineBackendOptions bo;
   bo.scheduler.trace_log = trace_log.get();

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
-#include "sim/trace_io.h"
+#include "trace/trace_io.h"
 #include "sim/tracegen/scenarios.h"
 
 namespace lineage::cli {

@@ -11,7 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "sim/trace_io.h"
+#include "trace/trace_io.h"
 
 namespace lineage::sim {
 namespace {

@@ -22,8 +22,7 @@ const std::map<std::string, std::set<std::string>> kMayInclude = {
     {"api", {}},
     {"tools", {"api"}},
     {"kv_events", {}},
-    {"trace", {}},
-    {"generation", {"api", "tools", "kv_events", "trace"}},
+    {"generation", {"api", "tools", "kv_events"}},
     {"replies", {"api", "tools", "generation"}},
     {"observe", {"api", "generation"}},
 };

@@ -18,10 +18,10 @@
 #include <thread>
 
 #include "e2e_stack.h"
-#include "server/trace/trace_log.h"
+#include "trace/trace_log.h"
 #include "sim/policies/lineage_adapter.h"
 #include "sim/replay.h"
-#include "sim/trace_io.h"
+#include "trace/trace_io.h"
 
 namespace lineage::server {
 namespace {
@@ -128,7 +128,7 @@ class SessionReplayEndToEnd : public ::testing::Test {
   static Session Play(EngineBackendOptions o) {
     Session out;
     std::string trace_path = (dir_ / "trace.jsonl").string();
-    auto log = TraceLog::Open(trace_path);
+    auto log = trace::TraceLog::Open(trace_path);
     EXPECT_TRUE(log.ok()) << log.status().ToString();
     if (!log.ok()) return out;
     o.scheduler.trace_log = log->get();

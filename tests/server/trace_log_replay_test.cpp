@@ -12,18 +12,18 @@
 
 #include "server/generation/prompt_builder.h"
 #include "cache/cache_options.h"
-#include "server/trace/trace_log.h"
+#include "trace/trace_log.h"
 #include "sim/policies/lineage_adapter.h"
 #include "sim/policies/oracle.h"
 #include "sim/replay.h"
-#include "sim/trace_io.h"
+#include "trace/trace_io.h"
 #include "text/synthetic_vocab.h"
 
 namespace lineage::server {
 namespace {
 
 using json = nlohmann::ordered_json;
-constexpr int64_t B = TraceLog::kBlockTokens;
+constexpr int64_t B = trace::TraceLog::kBlockTokens;
 
 struct Logged {
   BuiltPrompt prompt;
@@ -67,10 +67,10 @@ class TraceLogReplayTest : public ::testing::Test {
   }
 
   // Writes every request 10 minutes apart (each finished before the next).
-  sim::Trace WriteAndRead(int64_t memory_tokens = TraceSegmenter::kDefaultMemoryTokens) {
+  sim::Trace WriteAndRead(int64_t memory_tokens = trace::TraceSegmenter::kDefaultMemoryTokens) {
     std::string path = TempPath("replay");
     {
-      auto log = TraceLog::Open(path, memory_tokens);
+      auto log = trace::TraceLog::Open(path, memory_tokens);
       EXPECT_TRUE(log.ok());
       int64_t t_ms = 0;
       for (const Logged& l : requests_) {

@@ -11,7 +11,7 @@
 #include "sim/replay.h"
 #include "sim/sim_test_util.h"
 #include "sim/report.h"
-#include "sim/trace_io.h"
+#include "trace/trace_io.h"
 
 namespace lineage::sim {
 namespace {

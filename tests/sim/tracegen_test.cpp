@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "sim/trace_io.h"
+#include "trace/trace_io.h"
 #include "sim/tracegen/scenarios.h"
 
 namespace lineage::sim {

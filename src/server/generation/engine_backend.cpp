@@ -94,7 +94,7 @@ Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
   job.prompt = std::move(prompt.tokens);
   job.hints.anchor_tokens = std::min(prompt.anchor_tokens, m);
   job.hints.history_end_tokens = std::min(prompt.history_end_tokens, m);
-  if (TraceLog* log = options_.scheduler.trace_log) log->NoteSubmitted(job.prompt, job.hints.history_end_tokens);
+  if (trace::TraceLog* log = options_.scheduler.trace_log) log->NoteSubmitted(job.prompt, job.hints.history_end_tokens);
   job.sampling.temperature = request.sampling.temperature;
   job.sampling.top_k = request.sampling.top_k;
   job.sampling.top_p = request.sampling.top_p;

@@ -48,7 +48,7 @@
 #include "server/generation/backend.h"
 #include "server/tools/token_constraint.h"
 #include "server/tools/tool_grammar_request.h"
-#include "server/trace/trace_log.h"
+#include "trace/trace_log.h"
 #include "text/tokenizer.h"
 
 namespace lineage::server {
@@ -59,7 +59,7 @@ struct SchedulerOptions {
   int64_t context_tokens = 4096;      // prompt + reply limit per sequence
   int64_t prefill_chunk_tokens = 256; // per loop turn: bounds the stall of decoding sequences
   bool extend_after_generation = true;
-  TraceLog* trace_log = nullptr;      // borrowed; every finished request is appended
+  trace::TraceLog* trace_log = nullptr;      // borrowed; every finished request is appended
   // A prefill still running after this long logs a progress line (tokens
   // done / total, tokens/s) and again after each further interval; 0: never.
   std::chrono::milliseconds prefill_log_interval{5000};

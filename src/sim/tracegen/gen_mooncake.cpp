@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "sim/trace_io.h"
+#include "trace/trace_io.h"
 #include "sim/tracegen/scenarios.h"
 
 namespace lineage::sim::gen {

@@ -1,4 +1,4 @@
-#include "server/trace/trace_log.h"
+#include "trace/trace_log.h"
 
 #include <xxhash.h>
 
@@ -8,9 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cache/cache_options.h"
 
-namespace lineage::server {
+namespace lineage::trace {
 
 namespace {
 uint64_t RandomSalt() {
@@ -101,4 +100,4 @@ void TraceLog::Close() {
   file_ = nullptr;
 }
 
-}  // namespace lineage::server
+}  // namespace lineage::trace

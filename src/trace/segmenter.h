@@ -41,7 +41,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace lineage::server {
+namespace lineage::trace {
 
 struct TraceSegment {
   uint64_t id = 0;          // below 2^63, so every JSON reader takes it as an integer
@@ -99,4 +99,4 @@ class TraceSegmenter {
   int64_t current_tokens_ = 0, old_tokens_ = 0;
 };
 
-}  // namespace lineage::server
+}  // namespace lineage::trace

@@ -6,12 +6,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "cache/cache_options.h"
-#include "server/trace/trace_log.h"
-#include "sim/trace.h"
-#include "sim/trace_io.h"
+#include "trace/trace_log.h"
+#include "trace/trace.h"
+#include "trace/trace_io.h"
 
-namespace lineage::server {
+namespace lineage::trace {
 namespace {
 
 std::vector<int32_t> Range(int32_t from, int32_t n) {
@@ -37,7 +36,7 @@ TEST(TraceLog, TheSimulatorReadsItAndSeesTheSharedPrefix) {
     (*log)->Append(1500, turn2, 100, Range(200000, 7));
     (*log)->Append(1600, other, 100, {});
   }  // closed: trailer written
-  auto trace = sim::ReadTrace(path);  // verifies the header, the count and the checksum
+  auto trace = ReadTrace(path);  // verifies the header, the count and the checksum
   std::filesystem::remove(path);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   ASSERT_EQ(trace->requests.size(), 3u);
@@ -54,8 +53,8 @@ TEST(TraceLog, TheSimulatorReadsItAndSeesTheSharedPrefix) {
   EXPECT_EQ(r[1].end_ms, -1);
   // The previous prompt's partial last block and a divergence inside a block
   // are matched exactly.
-  EXPECT_EQ(sim::Lcp(r[1].prompt, r[0].prompt), 3 * B + 10);
-  EXPECT_EQ(sim::Lcp(r[2].prompt, r[0].prompt), 2 * B + 5);
+  EXPECT_EQ(Lcp(r[1].prompt, r[0].prompt), 3 * B + 10);
+  EXPECT_EQ(Lcp(r[2].prompt, r[0].prompt), 2 * B + 5);
 }
 
 // Ids are keyed by a salt drawn at Open(): two runs logging the same prompt
@@ -70,10 +69,10 @@ TEST(TraceLog, TwoRunsShareNoIds) {
       ASSERT_TRUE(log.ok());
       (*log)->Append(0, Range(0, 100), 0, Range(500, 4));
     }
-    auto trace = sim::ReadTrace(path);
+    auto trace = ReadTrace(path);
     std::filesystem::remove(path);
     ASSERT_TRUE(trace.ok()) << trace.status().ToString();
-    for (const sim::Segment& s : trace->requests[0].prompt) {
+    for (const Segment& s : trace->requests[0].prompt) {
       if (run == 0) first_ids.push_back(s.id);
       else EXPECT_EQ(std::count(first_ids.begin(), first_ids.end(), s.id), 0);
     }
@@ -87,7 +86,7 @@ TEST(TraceLog, AKilledServerLeavesAReadableTrace) {
   ASSERT_TRUE(log.ok());
   (*log)->Append(0, Range(0, 70), 0, Range(1, 3));
   // Not closed: no trailer yet, as after a kill.
-  auto trace = sim::ReadTrace(path);
+  auto trace = ReadTrace(path);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   EXPECT_EQ(trace->requests.size(), 1u);
   (*log)->Close();
@@ -95,4 +94,4 @@ TEST(TraceLog, AKilledServerLeavesAReadableTrace) {
 }
 
 }  // namespace
-}  // namespace lineage::server
+}  // namespace lineage::trace

@@ -1,4 +1,4 @@
-#include "sim/trace_io.h"
+#include "trace/trace_io.h"
 
 #include "core/read_file.h"
 
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-namespace lineage::sim {
+namespace lineage::trace {
 namespace {
 
 using nlohmann::json;
@@ -251,4 +251,4 @@ Status WriteFile(const std::string& path, const std::string& bytes) {
   return Status::Ok();
 }
 
-}  // namespace lineage::sim
+}  // namespace lineage::trace

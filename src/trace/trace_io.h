@@ -8,9 +8,9 @@
 #include <string>
 
 #include "core/status.h"
-#include "sim/trace.h"
+#include "trace/trace.h"
 
-namespace lineage::sim {
+namespace lineage::trace {
 
 // Reads either format; the first line decides (a native header has "format").
 Result<Trace> ReadTrace(const std::string& path);
@@ -33,4 +33,4 @@ inline constexpr int kNativeVersion = 1;
 inline constexpr const char* kNativeMagic = "lineage-trace";
 inline constexpr int64_t kMooncakeBlockTokens = 512;
 
-}  // namespace lineage::sim
+}  // namespace lineage::trace

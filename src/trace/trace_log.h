@@ -3,7 +3,7 @@
 // `lineage replay` can size the cache for the user's own traffic.
 //
 // Prompts and replies are cut into segments by a TraceSegmenter
-// (trace_log_segmenter.h) so that the replayed longest common prefix of two
+// (segmenter.h) so that the replayed longest common prefix of two
 // logged sequences is the real one, with ids keyed by a random salt drawn at
 // Open() and written nowhere (no guess of the text can be tested against
 // them). Each line also carries the request's
@@ -28,11 +28,11 @@
 #include <vector>
 
 #include "core/status.h"
-#include "server/trace/trace_log_segmenter.h"
+#include "trace/segmenter.h"
 
 struct XXH64_state_s;
 
-namespace lineage::server {
+namespace lineage::trace {
 
 class TraceLog {
  public:
@@ -78,4 +78,4 @@ class TraceLog {
   std::unordered_map<uint64_t, Note> notes_;  // by XXH64 of the prompt
 };
 
-}  // namespace lineage::server
+}  // namespace lineage::trace

@@ -1,10 +1,10 @@
-#include "server/trace/trace_log_segmenter.h"
+#include "trace/segmenter.h"
 
 #include <xxhash.h>
 
 #include <algorithm>
 
-namespace lineage::server {
+namespace lineage::trace {
 
 namespace {
 
@@ -118,4 +118,4 @@ void TraceSegmenter::Remember(uint64_t key, uint64_t id, std::span<const int32_t
   }
 }
 
-}  // namespace lineage::server
+}  // namespace lineage::trace

@@ -6,17 +6,17 @@
 
 #include <random>
 
-#include "server/trace/trace_log_segmenter.h"
-#include "sim/trace.h"
+#include "trace/segmenter.h"
+#include "trace/trace.h"
 
-namespace lineage::server {
+namespace lineage::trace {
 namespace {
 
 constexpr int64_t B = TraceSegmenter::kBlockTokens;
 
-std::vector<sim::Segment> ToSim(const std::vector<TraceSegment>& segments) {
-  std::vector<sim::Segment> out;
-  for (const TraceSegment& s : segments) out.push_back({s.id, static_cast<uint32_t>(s.num_tokens), sim::Role::kUser});
+std::vector<Segment> ToSim(const std::vector<TraceSegment>& segments) {
+  std::vector<Segment> out;
+  for (const TraceSegment& s : segments) out.push_back({s.id, static_cast<uint32_t>(s.num_tokens), Role::kUser});
   return out;
 }
 
@@ -28,7 +28,7 @@ int64_t RealLcp(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
 
 struct Logged {
   std::vector<int32_t> prompt, output;
-  std::vector<sim::Segment> seg_prompt, seg_with_output;
+  std::vector<Segment> seg_prompt, seg_with_output;
 };
 
 // Request i starts from a random prefix of an earlier prompt or prompt +
@@ -64,7 +64,7 @@ std::vector<Logged> Generate(TraceSegmenter& segmenter, uint64_t seed, int num_r
     EXPECT_EQ(cut.output.num_tokens, static_cast<int64_t>(l.output.size()));
     l.seg_prompt = ToSim(cut.prompt);
     l.seg_with_output = l.seg_prompt;
-    l.seg_with_output.push_back({cut.output.id, static_cast<uint32_t>(cut.output.num_tokens), sim::Role::kAssistant});
+    l.seg_with_output.push_back({cut.output.id, static_cast<uint32_t>(cut.output.num_tokens), Role::kAssistant});
     logged.push_back(std::move(l));
   }
   return logged;
@@ -76,11 +76,11 @@ TEST(TraceSegmenter, ReplayedCommonPrefixesEqualTheRealOnes) {
     std::vector<Logged> q = Generate(segmenter, seed, 150);
     for (size_t i = 0; i < q.size(); ++i) {
       for (size_t j = 0; j < i; ++j) {
-        ASSERT_EQ(sim::Lcp(q[i].seg_prompt, q[j].seg_prompt), RealLcp(q[i].prompt, q[j].prompt))
+        ASSERT_EQ(Lcp(q[i].seg_prompt, q[j].seg_prompt), RealLcp(q[i].prompt, q[j].prompt))
             << "seed " << seed << ": " << i << " vs prompt " << j;
         std::vector<int32_t> with_output = q[j].prompt;
         with_output.insert(with_output.end(), q[j].output.begin(), q[j].output.end());
-        ASSERT_EQ(sim::Lcp(q[i].seg_prompt, q[j].seg_with_output), RealLcp(q[i].prompt, with_output))
+        ASSERT_EQ(Lcp(q[i].seg_prompt, q[j].seg_with_output), RealLcp(q[i].prompt, with_output))
             << "seed " << seed << ": " << i << " vs prompt + reply " << j;
       }
     }
@@ -96,7 +96,7 @@ TEST(TraceSegmenter, ForgettingNeverInventsSharing) {
   int64_t shared_total = 0;
   for (size_t i = 0; i < q.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
-      int64_t replayed = sim::Lcp(q[i].seg_prompt, q[j].seg_prompt);
+      int64_t replayed = Lcp(q[i].seg_prompt, q[j].seg_prompt);
       ASSERT_LE(replayed, RealLcp(q[i].prompt, q[j].prompt)) << i << " vs " << j;
       shared_total += replayed;
     }
@@ -105,4 +105,4 @@ TEST(TraceSegmenter, ForgettingNeverInventsSharing) {
 }
 
 }  // namespace
-}  // namespace lineage::server
+}  // namespace lineage::trace

@@ -1,10 +1,10 @@
-#include "sim/trace.h"
+#include "trace/trace.h"
 
 #include <xxhash.h>
 
 #include <algorithm>
 
-namespace lineage::sim {
+namespace lineage::trace {
 
 uint32_t TokenAt(uint64_t id, uint32_t i) {
   uint64_t z = id + (static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull;
@@ -108,4 +108,4 @@ bool ParseRole(const std::string& name, Role* role) {
   return false;
 }
 
-}  // namespace lineage::sim
+}  // namespace lineage::trace
