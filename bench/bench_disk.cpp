@@ -152,7 +152,7 @@ struct FakeEngine {
 };
 
 // Writes without fsync, to build the start-up directory quickly.
-class NoSyncEnv final : public disk::ForwardingFileEnv {
+class NoSyncEnv final : public ForwardingFileEnv {
  public:
   Status WriteAtomic(const std::string& tmp, const std::string& path,
                      std::span<const std::span<const uint8_t>> parts) override {

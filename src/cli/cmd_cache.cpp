@@ -68,7 +68,7 @@ int Fail(const Status& st) {
 }
 
 int List(const CacheArgs& a, const std::optional<Key128>& mine) {
-  Result<cache::disk::DirReport> r = cache::disk::InspectDir(cache::disk::DefaultFileEnv(), DirLayout(a.dir), false);
+  Result<cache::disk::DirReport> r = cache::disk::InspectDir(DefaultFileEnv(), DirLayout(a.dir), false);
   if (!r.ok()) return Fail(r.status());
   std::printf("%-16s  %-24s  %8s  %6s  %6s  %10s  %s\n", "entry", "model", "tokens", "states", "anchor", "bytes",
               "last used");
@@ -92,7 +92,7 @@ int List(const CacheArgs& a, const std::optional<Key128>& mine) {
 }
 
 int Show(const CacheArgs& a, const std::optional<Key128>& mine) {
-  Result<cache::disk::DirReport> r = cache::disk::InspectDir(cache::disk::DefaultFileEnv(), DirLayout(a.dir), false);
+  Result<cache::disk::DirReport> r = cache::disk::InspectDir(DefaultFileEnv(), DirLayout(a.dir), false);
   if (!r.ok()) return Fail(r.status());
   for (const auto& e : r->entries) {
     const auto& m = e.entry.meta;
@@ -115,7 +115,7 @@ int Show(const CacheArgs& a, const std::optional<Key128>& mine) {
 }
 
 int Verify(const CacheArgs& a) {
-  Result<cache::disk::DirReport> r = cache::disk::InspectDir(cache::disk::DefaultFileEnv(), DirLayout(a.dir), true);
+  Result<cache::disk::DirReport> r = cache::disk::InspectDir(DefaultFileEnv(), DirLayout(a.dir), true);
   if (!r.ok()) return Fail(r.status());
   int64_t bad = 0;
   for (const auto& d : r->damaged) {
@@ -145,7 +145,7 @@ int Verify(const CacheArgs& a) {
 int Gc(const CacheArgs& a, const std::optional<Key128>& mine) {
   if (a.foreign && !mine) return Fail(InvalidArgument("--foreign needs --model"));
   Result<cache::disk::GcReport> r =
-      cache::disk::CollectGarbage(cache::disk::DefaultFileEnv(), DirLayout(a.dir), mine, a.foreign);
+      cache::disk::CollectGarbage(DefaultFileEnv(), DirLayout(a.dir), mine, a.foreign);
   if (!r.ok()) return Fail(r.status());
   for (const std::string& why : r->removed_why) std::fprintf(stderr, "removing %s\n", why.c_str());
   for (const std::string& why : r->skipped_why) std::fprintf(stderr, "skipping %s\n", why.c_str());

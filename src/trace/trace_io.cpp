@@ -141,7 +141,8 @@ Result<Trace> ParseTrace(const std::string& text, const std::string& name) {
   size_t line_no = 0, pos = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
+    const bool whole = end != std::string::npos;
+    if (!whole) end = text.size();
     size_t line_start = pos;
     std::string_view line(text.data() + pos, end - pos);
     pos = end + 1;
@@ -149,6 +150,9 @@ Result<Trace> ParseTrace(const std::string& text, const std::string& name) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     if (have_trailer) return InvalidArgument(Where(name, line_no) + ": content after the trailer");
     json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    // A native log cut short (a full disk, a killed server) ends in a torn
+    // line without its newline: the trace is what came before it.
+    if (native && !whole && (j.is_discarded() || !j.is_object())) break;
     if (j.is_discarded() || !j.is_object()) return InvalidArgument(Where(name, line_no) + ": not a JSON object");
     if (line_no == 1 && j.contains("format")) {
       if (!j["format"].is_string() || j["format"].get<std::string>() != kNativeMagic)
@@ -239,16 +243,10 @@ std::string FormatMooncake(const Trace& trace) {
   return out;
 }
 
-Status WriteFile(const std::string& path, const std::string& bytes) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return IoError("cannot create " + tmp);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return IoError("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return IoError("cannot rename " + tmp + " to " + path);
-  return Status::Ok();
+Status WriteFile(const std::string& path, const std::string& bytes, FileEnv* env) {
+  const std::span<const uint8_t> parts[] = {
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())};
+  return env->WriteAtomic(path + ".tmp", path, parts);
 }
 
 }  // namespace lineage::trace

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "core/file_env.h"
 #include "core/status.h"
 #include "trace/trace.h"
 
@@ -21,7 +22,8 @@ std::string FormatNative(const Trace& trace);
 // Mooncake JSONL: prompts cut into 512-token prefix-chained blocks.
 std::string FormatMooncake(const Trace& trace);
 
-Status WriteFile(const std::string& path, const std::string& bytes);
+// Writes `bytes` to `path` whole or not at all (through PATH.tmp).
+Status WriteFile(const std::string& path, const std::string& bytes, FileEnv* env = DefaultFileEnv());
 
 // The most a trace file may hold (a 49M-token mixed trace is a few MB), and
 // the most tokens one request may carry: it is expanded to a token list when

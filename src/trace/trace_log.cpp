@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <cstdio>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -22,17 +23,19 @@ uint64_t PromptKey(const std::vector<int32_t>& prompt) {
 }
 }  // namespace
 
-Result<std::unique_ptr<TraceLog>> TraceLog::Open(const std::string& path, int64_t memory_tokens) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return IoError("cannot open trace log " + path);
-  std::unique_ptr<TraceLog> log(new TraceLog(f, memory_tokens));
+Result<std::unique_ptr<TraceLog>> TraceLog::Open(const std::string& path, int64_t memory_tokens, FileEnv* env) {
+  Result<std::unique_ptr<AppendFile>> file = env->CreateAppend(path);
+  if (!file.ok()) return file.status().With("trace log");
+  std::unique_ptr<TraceLog> log(new TraceLog(std::move(file).value(), path, memory_tokens));
   std::lock_guard<std::mutex> lock(log->mu_);
   log->WriteLine(R"({"format":"lineage-trace","version":1,"scenario":"lineage-serve","seed":0})");
+  if (!log->status_.ok()) return log->status_;
   return log;
 }
 
-TraceLog::TraceLog(std::FILE* f, int64_t memory_tokens)
-    : file_(f), hash_(XXH64_createState()), segmenter_(memory_tokens, RandomSalt()) {
+TraceLog::TraceLog(std::unique_ptr<AppendFile> file, std::string path, int64_t memory_tokens)
+    : file_(std::move(file)), path_(std::move(path)), hash_(XXH64_createState()),
+      segmenter_(memory_tokens, RandomSalt()) {
   XXH64_reset(hash_, 0);
 }
 
@@ -42,10 +45,22 @@ TraceLog::~TraceLog() {
 }
 
 void TraceLog::WriteLine(const std::string& line) {
+  if (!file_) return;
   std::string with_newline = line + "\n";
-  std::fwrite(with_newline.data(), 1, with_newline.size(), file_);
-  std::fflush(file_);
+  if (Status st = file_->Append(with_newline); !st.ok()) {
+    // The log ends here; the requests go on. The file keeps its whole lines
+    // (a torn last one is skipped by the reader).
+    status_ = st.With("trace log");
+    file_.reset();
+    std::fprintf(stderr, "%s; no more requests are logged to %s\n", status_.ToString().c_str(), path_.c_str());
+    return;
+  }
   XXH64_update(hash_, with_newline.data(), with_newline.size());
+}
+
+Status TraceLog::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
 }
 
 void TraceLog::NoteSubmitted(const std::vector<int32_t>& prompt, int64_t history_end_tokens) {
@@ -95,9 +110,8 @@ void TraceLog::Close() {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(XXH64_digest(hash_)));
   std::string trailer = R"({"end":{"requests":)" + std::to_string(requests_) + R"(,"xxh64":")" + hex + "\"}}\n";
-  std::fwrite(trailer.data(), 1, trailer.size(), file_);
-  std::fclose(file_);
-  file_ = nullptr;
+  if (Status st = file_->Append(trailer); !st.ok()) status_ = st.With("trace log");
+  file_.reset();
 }
 
 }  // namespace lineage::trace

@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/file_env.h"
 #include "core/status.h"
 #include "trace/segmenter.h"
 
@@ -38,8 +39,10 @@ class TraceLog {
  public:
   static constexpr int64_t kBlockTokens = TraceSegmenter::kBlockTokens;
 
+  // Writes through `env` (fault injection reaches it).
   static Result<std::unique_ptr<TraceLog>> Open(const std::string& path,
-                                                int64_t memory_tokens = TraceSegmenter::kDefaultMemoryTokens);
+                                                int64_t memory_tokens = TraceSegmenter::kDefaultMemoryTokens,
+                                                FileEnv* env = DefaultFileEnv());
   ~TraceLog();
 
   // Called at submission with the history end the cache is given (0: none);
@@ -59,15 +62,20 @@ class TraceLog {
   void Append(int64_t t_ms, const std::vector<int32_t>& prompt, int64_t anchor_tokens,
               const std::vector<int32_t>& output);
   void Close();
+  // Ok, or why the log stopped: a failed write ends it (said once on stderr)
+  // while the server goes on serving.
+  Status status() const;
 
   static constexpr size_t kMaxNotes = 4096;
 
  private:
-  TraceLog(std::FILE* f, int64_t memory_tokens);
+  TraceLog(std::unique_ptr<AppendFile> file, std::string path, int64_t memory_tokens);
   void WriteLine(const std::string& line);  // REQUIRES: mu_ held
 
-  std::mutex mu_;
-  std::FILE* file_;
+  mutable std::mutex mu_;
+  std::unique_ptr<AppendFile> file_;  // null once closed or failed
+  std::string path_;
+  Status status_;
   XXH64_state_s* hash_;
   int64_t requests_ = 0;
   TraceSegmenter segmenter_;

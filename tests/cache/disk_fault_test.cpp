@@ -8,6 +8,8 @@
 
 #include "disk_faulty_env.h"
 #include "disk_tier_util.h"
+#include "cache/disk/maintenance.h"
+#include "full_disk_env.h"
 
 namespace lineage::cache::disk::testing {
 namespace {
@@ -141,6 +143,30 @@ TEST(DiskFaults, WritesComeBackAfterTheDisabledWindow) {
   EXPECT_TRUE(tier->Contains(2));
   EXPECT_EQ(log.Count("enabled again"), 1);
   ExpectEveryServedEntryVerifies(*tier);
+}
+
+// The directory lock goes through the FileEnv too: a lock that fails with
+// an I/O error is a clear error at open, and one held by another owner says so.
+TEST(DiskFaults, AFailedDirectoryLockIsAClearErrorAtOpen) {
+  const std::string dir = FreshDir("lock_fault");
+  lineage::testing::FullDiskEnv env(/*budget=*/0, /*fail_locks=*/true);
+  FileDiskTierOptions o;
+  o.dir = dir;
+  o.env = &env;
+  auto tier = FileDiskTier::Open(o, std::make_shared<TestCodec>());
+  ASSERT_FALSE(tier.ok());
+  EXPECT_EQ(tier.status().code(), StatusCode::kIoError);
+  EXPECT_NE(tier.status().ToString().find("flock"), std::string::npos) << tier.status().ToString();
+  EXPECT_NE(tier.status().ToString().find("disk tier"), std::string::npos);
+
+  FileDiskTierOptions plain;
+  plain.dir = dir;
+  auto owner = FileDiskTier::Open(plain, std::make_shared<TestCodec>());
+  ASSERT_TRUE(owner.ok()) << owner.status().ToString();
+  auto second = FileDiskTier::Open(plain, std::make_shared<TestCodec>());
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().ToString().find("in use by another process"), std::string::npos) << second.status().ToString();
+  EXPECT_EQ(CollectGarbage(&env, DirLayout(dir), std::nullopt, false).status().code(), StatusCode::kIoError);
 }
 
 }  // namespace

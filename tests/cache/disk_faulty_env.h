@@ -10,7 +10,7 @@
 #include <mutex>
 #include <vector>
 
-#include "cache/disk/file_env.h"
+#include "core/file_env.h"
 
 namespace lineage::cache::disk::testing {
 

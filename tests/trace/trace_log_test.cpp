@@ -9,6 +9,7 @@
 #include "trace/trace_log.h"
 #include "trace/trace.h"
 #include "trace/trace_io.h"
+#include "full_disk_env.h"
 
 namespace lineage::trace {
 namespace {
@@ -91,6 +92,50 @@ TEST(TraceLog, AKilledServerLeavesAReadableTrace) {
   EXPECT_EQ(trace->requests.size(), 1u);
   (*log)->Close();
   std::filesystem::remove(path);
+}
+
+// A full disk ends the log, not the requests: the lines written before it
+// read back (the torn one skipped), later appends are dropped, and the
+// reason is kept.
+TEST(TraceLog, AFullDiskEndsTheLogAndKeepsWhatWasWritten) {
+  std::string path = (std::filesystem::temp_directory_path() / ("lineage_trace_full_" + std::to_string(::getpid()) + ".jsonl")).string();
+  std::string whole;  // the first two requests' bytes, measured on a disk with room
+  {
+    auto log = TraceLog::Open(path);
+    ASSERT_TRUE(log.ok());
+    (*log)->Append(0, Range(0, 100), 0, Range(500, 4));
+    (*log)->Append(10, Range(0, 150), 0, Range(600, 4));
+    (*log)->Close();
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    whole = text.str();
+  }
+  const int64_t two_lines = static_cast<int64_t>(whole.find('\n', whole.find('\n', whole.find('\n') + 1) + 1) + 1);
+  testing::FullDiskEnv env(two_lines + 20);  // the third line is torn
+  {
+    auto log = TraceLog::Open(path, TraceSegmenter::kDefaultMemoryTokens, &env);
+    ASSERT_TRUE(log.ok());
+    (*log)->Append(0, Range(0, 100), 0, Range(500, 4));
+    (*log)->Append(10, Range(0, 150), 0, Range(600, 4));
+    EXPECT_TRUE((*log)->status().ok());
+    (*log)->Append(20, Range(0, 200), 0, Range(700, 4));
+    EXPECT_EQ((*log)->status().code(), StatusCode::kResourceExhausted);
+    EXPECT_NE((*log)->status().ToString().find("No space left"), std::string::npos);
+    (*log)->Append(30, Range(0, 250), 0, Range(800, 4));  // dropped, no crash
+  }
+  auto trace = ReadTrace(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ASSERT_EQ(trace->requests.size(), 2u);
+  EXPECT_EQ(trace->requests[1].num_prompt_tokens, 150);
+}
+
+TEST(TraceLog, AFileThatCannotBeCreatedIsAClearError) {
+  auto log = TraceLog::Open("/nonexistent-dir-for-lineage/trace.jsonl");
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.status().ToString().find("trace log"), std::string::npos) << log.status().ToString();
+  EXPECT_NE(log.status().ToString().find("/nonexistent-dir-for-lineage/trace.jsonl"), std::string::npos);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cache/disk/file_env.h"
+#include "core/file_env.h"
 #include "cache/disk/format.h"
 #include "core/status.h"
 

@@ -8,34 +8,29 @@
 //
 // Each Acquire opens its own file description, so two locks taken by two
 // threads of one process conflict like locks of two processes. Released when
-// the DirLock is destroyed or the process dies. Move-only.
+// the DirLock is destroyed or the process dies. Move-only. Taken through a
+// FileEnv (FileEnv::LockDir), so fault injection reaches it.
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "core/file_env.h"
 #include "core/status.h"
 
 namespace lineage::cache::disk {
-
-enum class LockMode { kExclusive, kShared };
 
 class DirLock {
  public:
   // `wait` false: kResourceExhausted at once when another holder conflicts.
   static Result<DirLock> Acquire(const std::string& lock_path, LockMode mode = LockMode::kExclusive,
-                                 bool wait = false);
+                                 bool wait = false, FileEnv* env = DefaultFileEnv());
   DirLock() = default;  // holds nothing
-  DirLock(DirLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  DirLock& operator=(DirLock&& o) noexcept;
-  DirLock(const DirLock&) = delete;
-  DirLock& operator=(const DirLock&) = delete;
-  ~DirLock();
-
-  bool held() const { return fd_ >= 0; }
+  bool held() const { return lock_ != nullptr; }
 
  private:
-  explicit DirLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
+  explicit DirLock(std::unique_ptr<FileLock> lock) : lock_(std::move(lock)) {}
+  std::unique_ptr<FileLock> lock_;
 };
 
 }  // namespace lineage::cache::disk

@@ -13,7 +13,7 @@
 
 #include "cache/disk/dir_layout.h"
 #include "cache/disk/entry_file.h"
-#include "cache/disk/file_env.h"
+#include "core/file_env.h"
 
 namespace lineage::cache::disk {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "cache/cache_types.h"
-#include "cache/disk/file_env.h"
+#include "core/file_env.h"
 #include "cache/disk/format.h"
 #include "core/status.h"
 

@@ -25,7 +25,7 @@ Result<std::unique_ptr<FileDiskTier>> FileDiskTier::Open(const FileDiskTierOptio
     if (Status st = env->MakeDirs(d); !st.ok()) return st.With("disk tier");
   }
   Result<DirLock> lock =
-      DirLock::Acquire(layout.lock_path(), options.shared ? LockMode::kShared : LockMode::kExclusive);
+      DirLock::Acquire(layout.lock_path(), options.shared ? LockMode::kShared : LockMode::kExclusive, false, env);
   if (!lock.ok()) return lock.status().With("disk tier");
   std::unique_ptr<FileDiskTier> tier(new FileDiskTier(options, std::move(codec), std::move(*lock)));
   if (Status st = tier->Rebuild(); !st.ok()) return st.With("disk tier: " + options.dir);

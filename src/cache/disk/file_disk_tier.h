@@ -71,7 +71,7 @@
 #include "cache/disk/dir_layout.h"
 #include "cache/disk/dir_lock.h"
 #include "cache/disk/disk_index.h"
-#include "cache/disk/file_env.h"
+#include "core/file_env.h"
 #include "cache/disk_tier.h"
 
 namespace lineage::cache::disk {

@@ -108,7 +108,7 @@ Result<DirReport> InspectDir(FileEnv* env, const DirLayout& layout, bool verify_
 
 Result<GcReport> CollectGarbage(FileEnv* env, const DirLayout& layout, const std::optional<Key128>& keep_model,
                                 bool remove_foreign) {
-  Result<DirLock> lock = DirLock::Acquire(layout.lock_path());
+  Result<DirLock> lock = DirLock::Acquire(layout.lock_path(), LockMode::kExclusive, false, env);
   if (!lock.ok()) return lock.status();
   Result<DirReport> report = InspectDir(env, layout, /*verify_checksums=*/true);
   if (!report.ok()) return report.status();

@@ -11,7 +11,7 @@
 namespace lineage::cache::disk {
 
 Result<DirLock> FileDiskTier::ShareCollectLock() {
-  return DirLock::Acquire(layout_.collect_lock_path(), LockMode::kShared, /*wait=*/true);
+  return DirLock::Acquire(layout_.collect_lock_path(), LockMode::kShared, /*wait=*/true, env_);
 }
 
 void FileDiskTier::RefreshShared(bool collect) {
@@ -89,7 +89,7 @@ void FileDiskTier::Rescan() {
 }
 
 bool FileDiskTier::CollectShared() {
-  Result<DirLock> exclusive = DirLock::Acquire(layout_.collect_lock_path(), LockMode::kExclusive, /*wait=*/false);
+  Result<DirLock> exclusive = DirLock::Acquire(layout_.collect_lock_path(), LockMode::kExclusive, /*wait=*/false, env_);
   if (!exclusive.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     ++counters_.collections_deferred;

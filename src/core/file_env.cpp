@@ -1,7 +1,8 @@
-#include "cache/disk/file_env.h"
+#include "core/file_env.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,7 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
-namespace lineage::cache::disk {
+namespace lineage {
 namespace {
 
 Status Errno(const std::string& what, const std::string& path, int err) {
@@ -61,8 +62,58 @@ std::string DirOf(const std::string& path) {
   return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
 }
 
+class PosixLock final : public FileLock {
+ public:
+  explicit PosixLock(int fd) : fd_(fd) {}
+  ~PosixLock() override { ::close(fd_); }
+
+ private:
+  int fd_;
+};
+
+class PosixAppendFile final : public AppendFile {
+ public:
+  PosixAppendFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~PosixAppendFile() override { ::close(fd_); }
+  Status Append(std::string_view bytes) override {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return Errno("write", path_, n < 0 ? errno : EIO);
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
 class PosixFileEnv final : public FileEnv {
  public:
+  Result<std::unique_ptr<FileLock>> LockDir(const std::string& dir, LockMode mode, bool wait) override {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return Errno("open", dir, errno);
+    const int op = (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB);
+    int rc = 0;
+    while ((rc = ::flock(fd, op)) != 0 && errno == EINTR) {
+    }
+    if (rc != 0) {
+      const int err = errno;
+      ::close(fd);
+      if (err == EWOULDBLOCK) return ResourceExhausted(dir + ": locked by another holder");
+      return Errno("flock", dir, err);
+    }
+    return std::unique_ptr<FileLock>(new PosixLock(fd));
+  }
+
+  Result<std::unique_ptr<AppendFile>> CreateAppend(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+    if (fd < 0) return Errno("open", path, errno);
+    return std::unique_ptr<AppendFile>(new PosixAppendFile(fd, path));
+  }
+
   Status WriteAtomic(const std::string& tmp_path, const std::string& final_path,
                      std::span<const std::span<const uint8_t>> parts) override {
     int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -212,4 +263,4 @@ FileEnv* DefaultFileEnv() {
   return &env;
 }
 
-}  // namespace lineage::cache::disk
+}  // namespace lineage

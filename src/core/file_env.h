@@ -1,6 +1,7 @@
-// FileEnv: every file operation of the disk tier goes through this small
-// interface, so tests can inject faults (a full disk, an I/O error, a crash
-// between two calls) without touching the tier's logic.
+// FileEnv: every file operation of the disk tier, its directory locks and the
+// server's trace log goes through this small interface, so tests can inject
+// faults (a full disk, an I/O error, a lock that fails, a crash between two
+// calls) without touching the callers' logic.
 //
 // PosixFileEnv is the real one. All calls are thread-safe. Paths are
 // absolute or relative to the process's working directory.
@@ -15,11 +16,12 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
 
-namespace lineage::cache::disk {
+namespace lineage {
 
 // What a directory entry is; a symlink is judged by what it points to.
 enum class FileKind : uint8_t {
@@ -33,6 +35,23 @@ struct DirEntry {
   FileKind kind = FileKind::kRegular;  // of what it names, a symbolic link followed
   std::string kind_name;  // for log lines: "regular file", "FIFO", "directory", ...
   bool link = false;      // a symbolic link (the tier's own files and folders never are)
+};
+
+enum class LockMode { kExclusive, kShared };
+
+// A lock taken by FileEnv::LockDir; released when destroyed.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
+// A file written in order from its start (FileEnv::CreateAppend); closed
+// when destroyed.
+class AppendFile {
+ public:
+  virtual ~AppendFile() = default;
+  // Writes all of `bytes` after what came before, unbuffered (no fsync).
+  virtual Status Append(std::string_view bytes) = 0;
 };
 
 class FileEnv {
@@ -62,6 +81,13 @@ class FileEnv {
   virtual Status MakeDirs(const std::string& path) = 0;
   // The entries directly inside `dir` (not "." and ".."), with their kinds.
   virtual Result<std::vector<DirEntry>> List(const std::string& dir) = 0;
+  // An advisory lock (flock) on the directory `dir`, held on an open
+  // description of the directory itself (no file that someone could delete)
+  // until the returned object goes. `wait` false: kResourceExhausted at once
+  // when another holder conflicts.
+  virtual Result<std::unique_ptr<FileLock>> LockDir(const std::string& dir, LockMode mode, bool wait) = 0;
+  // Creates `path`, or empties it, for writing in order.
+  virtual Result<std::unique_ptr<AppendFile>> CreateAppend(const std::string& path) = 0;
 };
 
 // The process-wide POSIX environment.
@@ -88,6 +114,12 @@ class ForwardingFileEnv : public FileEnv {
   Status Remove(const std::string& path) override { return base_->Remove(path); }
   Status MakeDirs(const std::string& path) override { return base_->MakeDirs(path); }
   Result<std::vector<DirEntry>> List(const std::string& dir) override { return base_->List(dir); }
+  Result<std::unique_ptr<FileLock>> LockDir(const std::string& dir, LockMode mode, bool wait) override {
+    return base_->LockDir(dir, mode, wait);
+  }
+  Result<std::unique_ptr<AppendFile>> CreateAppend(const std::string& path) override {
+    return base_->CreateAppend(path);
+  }
 
  protected:
   FileEnv* base() const { return base_; }
@@ -96,4 +128,4 @@ class ForwardingFileEnv : public FileEnv {
   FileEnv* base_;
 };
 
-}  // namespace lineage::cache::disk
+}  // namespace lineage
