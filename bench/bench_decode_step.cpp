@@ -37,9 +37,9 @@
 #include "core/gemm_multi.h"
 #include "core/kernels.h"
 #include "core/roofline.h"
-#include "engine/bench_workload.h"
+#include "tools/bench_workload.h"
 #include "engine/engine.h"
-#include "engine/model_source.h"
+#include "tools/model_source.h"
 #include "engine/sampler.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// bench_engine: the `lineage bench` workload (engine/bench_workload.h) on
+// bench_engine: the `lineage bench` workload (tools/bench_workload.h) on
 // random-weight models built in memory, so it runs with no files.
 //   bench_engine                      tiny qwen3_5 and qwen3, f32 and bf16
 //   bench_engine SHAPE DTYPE [VOCAB]  one qwen3_5 model of that shape
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/bench_workload.h"
-#include "engine/model_source.h"
+#include "tools/bench_workload.h"
+#include "tools/model_source.h"
 
 using namespace lineage;
 

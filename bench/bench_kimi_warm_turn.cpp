@@ -27,7 +27,7 @@
 #include "engine/engine.h"
 #include "core/kernels.h"
 #include "engine/layers.h"
-#include "model/random_model.h"
+#include "tools/random_model.h"
 #include "model/shapes.h"
 
 using namespace lineage;

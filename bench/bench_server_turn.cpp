@@ -28,11 +28,11 @@
 
 #include "cache/lineage_cache.h"
 #include "engine/engine.h"
-#include "engine/model_source.h"
-#include "model/chat_templates.h"
+#include "tools/model_source.h"
+#include "tools/chat_templates.h"
 #include "server/generation/prompt_builder.h"
 #include "server/generation/scheduler.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 #include "text/tokenizer.h"
 
 using namespace lineage;

@@ -37,7 +37,7 @@
 #include "engine/latent_paths.h"
 #include "engine/layers.h"
 #include "engine/lightning_indexer.h"
-#include "model/random_model.h"
+#include "tools/random_model.h"
 #include "model/shapes.h"
 
 using namespace lineage;

@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "text/synthetic_corpus.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_corpus.h"
+#include "tools/synthetic_vocab.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
 #include "bench_machine.h"

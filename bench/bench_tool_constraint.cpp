@@ -20,7 +20,7 @@
 
 #include "bench_machine.h"
 #include "server/tools/token_constraint.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 #include "text/tokenizer.h"
 
 using namespace lineage;

@@ -1,5 +1,5 @@
 // `lineage bench`: prefill and decode speed of a model against the machine's
-// rooflines measured in the same run (engine/bench_workload.h).
+// rooflines measured in the same run (tools/bench_workload.h).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -7,8 +7,8 @@
 
 #include "cli/command.h"
 #include "cli/model_options.h"
-#include "engine/bench_workload.h"
-#include "engine/model_source.h"
+#include "tools/bench_workload.h"
+#include "tools/model_source.h"
 
 namespace lineage::cli {
 namespace {

@@ -13,7 +13,7 @@
 #include "cache/disk/maintenance.h"
 #include "cli/command.h"
 #include "engine/disk_codec.h"
-#include "engine/model_source.h"
+#include "tools/model_source.h"
 
 namespace lineage::cli {
 namespace {

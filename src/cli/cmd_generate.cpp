@@ -18,7 +18,7 @@
 #include "cli/command.h"
 #include "cli/model_options.h"
 #include "engine/engine.h"
-#include "engine/model_source.h"
+#include "tools/model_source.h"
 #include "engine/sampler.h"
 #include "text/stream_decoder.h"
 #include "text/tokenizer.h"

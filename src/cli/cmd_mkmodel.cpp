@@ -6,10 +6,10 @@
 #include <string>
 
 #include "cli/command.h"
-#include "model/chat_templates.h"
+#include "tools/chat_templates.h"
 #include "model/shapes.h"
-#include "model/write_model.h"
-#include "text/synthetic_vocab.h"
+#include "tools/write_model.h"
+#include "tools/synthetic_vocab.h"
 
 namespace lineage::cli {
 namespace {

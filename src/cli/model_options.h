@@ -10,7 +10,7 @@
 
 #include "core/status.h"
 #include "engine/engine.h"
-#include "engine/model_source.h"
+#include "tools/model_source.h"
 
 namespace lineage::cli {
 

@@ -2,7 +2,7 @@
 // decode-vs-read figure and the kernels' compute bound are measured and
 // reported. (RunBench also measures
 // the machine's bandwidth and peak, seconds of work, so this stays one test.)
-#include "engine/bench_workload.h"
+#include "tools/bench_workload.h"
 
 #include <gtest/gtest.h>
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "model/random_model.h"
-#include "model/reference_forward.h"
+#include "tools/random_model.h"
+#include "tools/reference_forward.h"
 #include "model/shapes.h"
 
 namespace lineage::engine::testing {

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "model/load_model.h"
-#include "model/random_model.h"
-#include "model/reference_forward.h"
+#include "tools/random_model.h"
+#include "tools/reference_forward.h"
 #include "test_util.h"
 
 namespace lineage::model {

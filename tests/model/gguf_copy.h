@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/gguf_file.h"
-#include "model/gguf_writer.h"
+#include "tools/gguf_writer.h"
 
 namespace lineage::model::testing_util {
 

@@ -8,9 +8,9 @@
 
 #include "gguf_copy.h"
 #include "model/gguf_file.h"
-#include "model/gguf_writer.h"
+#include "tools/gguf_writer.h"
 #include "model/load_model.h"
-#include "model/reference_forward.h"
+#include "tools/reference_forward.h"
 #include "model/tensor_plan.h"
 #include "test_util.h"
 

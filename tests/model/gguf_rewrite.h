@@ -10,7 +10,7 @@
 #include <string>
 
 #include "model/gguf_file.h"
-#include "model/gguf_writer.h"
+#include "tools/gguf_writer.h"
 
 namespace lineage::model::testing_util {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "model/gguf_file.h"
-#include "model/gguf_writer.h"
+#include "tools/gguf_writer.h"
 #include "test_util.h"
 
 namespace lineage::model {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "model/load_model.h"
-#include "model/reference_forward.h"
+#include "tools/reference_forward.h"
 
 namespace lineage::model {
 namespace {

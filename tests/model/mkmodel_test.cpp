@@ -7,11 +7,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/chat_templates.h"
+#include "tools/chat_templates.h"
 #include "model/gguf_file.h"
 #include "model/load_model.h"
-#include "model/random_model.h"
-#include "model/reference_forward.h"
+#include "tools/random_model.h"
+#include "tools/reference_forward.h"
 #include "test_util.h"
 #include "text/tokenizer.h"
 

@@ -16,7 +16,7 @@
 #include "model/gguf_config.h"
 #include "model/gguf_file.h"
 #include "model/load_model.h"
-#include "model/reference_forward.h"
+#include "tools/reference_forward.h"
 #include "model/tensor_plan.h"
 #include "test_util.h"
 

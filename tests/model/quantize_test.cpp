@@ -16,9 +16,9 @@
 #include "model/encode.h"
 #include "model/gguf_file.h"
 #include "model/load_model.h"
-#include "model/quant_mix.h"
+#include "tools/quant_mix.h"
 #include "model/quantize_blocks.h"
-#include "model/reference_forward.h"
+#include "tools/reference_forward.h"
 #include "model/tensor_plan.h"
 #include "test_util.h"
 

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "model/random_model.h"
-#include "model/reference_forward.h"
+#include "tools/random_model.h"
+#include "tools/reference_forward.h"
 #include "model/shapes.h"
 
 namespace lineage::model {

@@ -13,8 +13,8 @@
 #include <cmath>
 #include <map>
 
-#include "model/random_model.h"
-#include "model/reference_forward.h"
+#include "tools/random_model.h"
+#include "tools/reference_forward.h"
 #include "model/tensor_plan.h"
 
 namespace lineage::model {

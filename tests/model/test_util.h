@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "model/chat_templates.h"
+#include "tools/chat_templates.h"
 #include "model/load_model.h"
 #include "model/shapes.h"
-#include "model/write_model.h"
-#include "text/synthetic_vocab.h"
+#include "tools/write_model.h"
+#include "tools/synthetic_vocab.h"
 
 namespace lineage::model::testing_util {
 

@@ -9,13 +9,13 @@
 
 #include "cache/chunk_match_naive.h"
 #include "http_test_util.h"
-#include "model/chat_templates.h"
+#include "tools/chat_templates.h"
 #include "model/load_model.h"
 #include "model/shapes.h"
-#include "model/write_model.h"
+#include "tools/write_model.h"
 #include "server/generation/engine_backend.h"
 #include "server/http_server.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 
 namespace lineage::server {
 namespace {

@@ -9,7 +9,7 @@
 #include "server/api/anthropic_request.h"
 #include "server/generation/prompt_builder.h"
 #include "server/api/responses_request.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 
 namespace lineage::server {
 namespace {

@@ -11,7 +11,7 @@
 #include "engine/sampler.h"
 #include "server/replies/output_parser.h"
 #include "server/tools/token_constraint.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 #include "text/tokenizer.h"
 #include "tool_choice_test_util.h"
 

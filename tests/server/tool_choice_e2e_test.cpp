@@ -10,13 +10,13 @@
 
 #include "e2e_stack.h"
 #include "http_test_util.h"
-#include "model/chat_templates.h"
+#include "tools/chat_templates.h"
 #include "model/load_model.h"
 #include "model/shapes.h"
-#include "model/write_model.h"
+#include "tools/write_model.h"
 #include "server/generation/engine_backend.h"
 #include "server/http_server.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 #include "tool_choice_test_util.h"
 
 namespace lineage::server {

@@ -17,7 +17,7 @@
 #include "sim/policies/oracle.h"
 #include "sim/replay.h"
 #include "trace/trace_io.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 
 namespace lineage::server {
 namespace {

@@ -8,7 +8,7 @@
 #include "model/tokenizer_files.h"
 #include "text/base64.h"
 #include "text/byte_level.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 #include "text/tiktoken.h"
 #include "text/tokenizer.h"
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 #include "text/tokenizer.h"
 #include "tokenizer_json_util.h"
 #include "tokenizer_test_util.h"

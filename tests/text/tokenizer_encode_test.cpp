@@ -12,7 +12,7 @@
 
 #include "text/byte_level.h"
 #include "text/pretokenizer.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 #include "text/tokenizer.h"
 #include "text/word_cache.h"
 #include "tokenizer_test_util.h"

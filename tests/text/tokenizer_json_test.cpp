@@ -11,7 +11,7 @@
 
 #include "model/gguf_file.h"
 #include "text/pretokenizer.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 #include "text/tokenizer.h"
 #include "tokenizer_json_util.h"
 #include "tokenizer_test_util.h"

@@ -13,7 +13,7 @@
 #include "model/gguf_file.h"
 #include "tokenizer_test_util.h"
 #include "text/byte_level.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 #include "text/tokenizer.h"
 
 namespace lineage::text {

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "text/byte_level.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 #include "text/tokenizer.h"
 
 namespace lineage::text {

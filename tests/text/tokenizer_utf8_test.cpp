@@ -6,7 +6,7 @@
 #include <random>
 
 #include "text/stream_decoder.h"
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 #include "text/utf8.h"
 
 namespace lineage::text {

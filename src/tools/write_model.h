@@ -18,7 +18,7 @@
 #include "core/dtype.h"
 #include "core/status.h"
 #include "model/config.h"
-#include "model/quant_mix.h"
+#include "tools/quant_mix.h"
 #include "model/shapes.h"
 #include "model/vocab_data.h"
 
@@ -28,7 +28,7 @@ struct WriteOptions {
   FileFormat format = FileFormat::kSafetensors;
   DType dtype = DType::kBF16;     // f32, f16, bf16; q8_0 for gguf only
   // gguf only: llama.cpp's per-tensor mix of a quantization preset
-  // (model/quant_mix.h); when set it decides every tensor's type, not `dtype`.
+  // (tools/quant_mix.h); when set it decides every tensor's type, not `dtype`.
   std::optional<QuantPreset> preset;
   uint64_t seed = 0;
   uint64_t shard_bytes = 0;       // safetensors: > 0 splits into shards of at most this much data

@@ -14,7 +14,7 @@
 #include "model/shapes.h"
 #include "model/tensor_plan.h"
 #include "model/vocab_data.h"
-#include "model/write_model.h"
+#include "tools/write_model.h"
 
 namespace lineage::model {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "model/file_sink.h"
+#include "tools/file_sink.h"
 #include "model/gguf_file.h"
 
 namespace lineage::model {

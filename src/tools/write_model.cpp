@@ -1,12 +1,12 @@
-#include "model/write_model.h"
+#include "tools/write_model.h"
 
 #include <filesystem>
 
-#include "model/gguf_model_writer.h"
+#include "tools/gguf_model_writer.h"
 #include "model/encode.h"
 #include "model/hf_config.h"
-#include "model/random_model.h"
-#include "model/safetensors_writer.h"
+#include "tools/random_model.h"
+#include "tools/safetensors_writer.h"
 #include "model/tensor_plan.h"
 #include "model/tokenizer_files.h"
 

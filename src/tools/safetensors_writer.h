@@ -13,7 +13,7 @@
 
 #include "core/dtype.h"
 #include "core/status.h"
-#include "model/file_sink.h"
+#include "tools/file_sink.h"
 
 namespace lineage::model {
 

@@ -1,4 +1,4 @@
-#include "model/file_sink.h"
+#include "tools/file_sink.h"
 
 #include <unistd.h>
 

@@ -1,9 +1,9 @@
-#include "engine/model_source.h"
+#include "tools/model_source.h"
 
 #include <cstdio>
 
 #include "model/load_model.h"
-#include "model/random_model.h"
+#include "tools/random_model.h"
 #include "model/shapes.h"
 
 namespace lineage::engine {

@@ -1,4 +1,4 @@
-#include "model/reference_forward.h"
+#include "tools/reference_forward.h"
 
 #include <algorithm>
 #include <cmath>

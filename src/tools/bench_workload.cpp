@@ -1,4 +1,4 @@
-#include "engine/bench_workload.h"
+#include "tools/bench_workload.h"
 
 #include <sys/resource.h>
 

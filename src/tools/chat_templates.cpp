@@ -4,7 +4,7 @@
 // Kimi K2 Instruct's for kimi_linear: Kimi-Linear-48B-A3B-Instruct ships the
 // same non-thinking template, tools declared in a <|im_system|>tool_declare
 // turn and calls between <|tool_calls_section_begin|> and _end|>).
-#include "model/chat_templates.h"
+#include "tools/chat_templates.h"
 
 namespace lineage::model {
 

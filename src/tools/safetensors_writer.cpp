@@ -1,4 +1,4 @@
-#include "model/safetensors_writer.h"
+#include "tools/safetensors_writer.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>

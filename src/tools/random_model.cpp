@@ -1,4 +1,4 @@
-#include "model/random_model.h"
+#include "tools/random_model.h"
 
 #include <cmath>
 #include <map>

@@ -1,10 +1,10 @@
-#include "model/gguf_model_writer.h"
+#include "tools/gguf_model_writer.h"
 
 #include <algorithm>
 
 #include "model/encode.h"
-#include "model/gguf_writer.h"
-#include "model/random_model.h"
+#include "tools/gguf_writer.h"
+#include "tools/random_model.h"
 
 namespace lineage::model {
 namespace {

@@ -1,4 +1,4 @@
-#include "text/synthetic_vocab.h"
+#include "tools/synthetic_vocab.h"
 
 #include <algorithm>
 #include <map>
@@ -7,11 +7,11 @@
 #include <unordered_set>
 #include <vector>
 
-#include "text/bpe_trainer.h"
+#include "tools/bpe_trainer.h"
 #include "text/byte_level.h"
 #include "text/pretokenizer.h"
-#include "text/split_mix64.h"
-#include "text/synthetic_corpus.h"
+#include "tools/split_mix64.h"
+#include "tools/synthetic_corpus.h"
 #include "text/tiktoken.h"
 
 namespace lineage::text {

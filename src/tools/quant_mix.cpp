@@ -1,4 +1,4 @@
-#include "model/quant_mix.h"
+#include "tools/quant_mix.h"
 
 namespace lineage::model {
 namespace {

@@ -1,4 +1,4 @@
-#include "text/bpe_trainer.h"
+#include "tools/bpe_trainer.h"
 
 #include <queue>
 #include <unordered_map>

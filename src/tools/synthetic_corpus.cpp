@@ -1,10 +1,10 @@
-#include "text/synthetic_corpus.h"
+#include "tools/synthetic_corpus.h"
 
 #include <array>
 #include <string_view>
 #include <vector>
 
-#include "text/split_mix64.h"
+#include "tools/split_mix64.h"
 
 namespace lineage::text {
 namespace {
