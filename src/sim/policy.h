@@ -71,6 +71,21 @@ class Policy {
 };
 
 // Builds a policy by name (PolicyNames()).
+// What every simulated peer keeps: the model's shape, the budgets it runs
+// under and the counters the replay reads. Peers derive from it and charge
+// counters_ as they go; the lineage adapter, which reads its counters from
+// the real cache, does not.
+class PeerPolicy : public Policy {
+ public:
+  PolicyCounters counters() const override { return counters_; }
+
+ protected:
+  PeerPolicy(const ModelShape& shape, const PolicyOptions& options) : shape_(shape), options_(options) {}
+  ModelShape shape_;
+  PolicyOptions options_;
+  PolicyCounters counters_;
+};
+
 Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelShape& shape,
                                            const PolicyOptions& options);
 std::vector<std::string> PolicyNames();

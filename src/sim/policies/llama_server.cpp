@@ -7,7 +7,7 @@
 namespace lineage::sim {
 
 LlamaServerPolicy::LlamaServerPolicy(const ModelShape& shape, const PolicyOptions& options)
-    : shape_(shape), options_(options), slots_(static_cast<size_t>(num_slots)) {}
+    : PeerPolicy(shape, options), slots_(static_cast<size_t>(num_slots)) {}
 
 int64_t LlamaServerPolicy::State::bytes(const ModelShape& s) const {
   if (seq.empty()) return 0;

@@ -21,14 +21,13 @@
 
 namespace lineage::sim {
 
-class LlamaServerPolicy final : public Policy {
+class LlamaServerPolicy final : public PeerPolicy {
  public:
   LlamaServerPolicy(const ModelShape& shape, const PolicyOptions& options);
   std::string name() const override { return "llama-server"; }
   Admission Admit(const RequestView& r, int64_t now_ms) override;
   void Commit(const RequestView& r, int64_t now_ms) override;
   void Finish(const RequestView& r, int64_t now_ms) override;
-  PolicyCounters counters() const override { return counters_; }
 
   int num_slots = 4;                          // --parallel (the server's automatic choice)
   double similarity = 0.1;                    // --slot-prompt-similarity
@@ -58,13 +57,10 @@ class LlamaServerPolicy final : public Policy {
   void SaveToCache(const State& s);
   void Recount();
 
-  ModelShape shape_;
-  PolicyOptions options_;
   std::vector<Slot> slots_;
   std::list<State> cache_;                       // front = most recently used
   std::unordered_map<int64_t, int> slot_of_;     // request index -> slot
   std::unordered_map<int64_t, int64_t> restore_of_;
-  PolicyCounters counters_;
 };
 
 }  // namespace lineage::sim

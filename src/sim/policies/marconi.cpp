@@ -5,7 +5,7 @@
 namespace lineage::sim {
 
 MarconiPolicy::MarconiPolicy(const ModelShape& shape, const PolicyOptions& options)
-    : shape_(shape), options_(options) {}
+    : PeerPolicy(shape, options) {}
 
 MarconiPolicy::NodeInfo& MarconiPolicy::Info(TokenRadix::NodeId id) {
   if (info_.size() < tree_.capacity()) info_.resize(tree_.capacity());

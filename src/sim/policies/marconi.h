@@ -16,14 +16,13 @@
 
 namespace lineage::sim {
 
-class MarconiPolicy final : public Policy {
+class MarconiPolicy final : public PeerPolicy {
  public:
   MarconiPolicy(const ModelShape& shape, const PolicyOptions& options);
   std::string name() const override { return "marconi"; }
   Admission Admit(const RequestView& r, int64_t now_ms) override;
   void Commit(const RequestView&, int64_t) override {}
   void Finish(const RequestView& r, int64_t now_ms) override;
-  PolicyCounters counters() const override { return counters_; }
 
   double recency_weight = 1.0;  // alpha of Marconi's utility: recency + alpha x efficiency
   double efficiency_weight = 1.0;
@@ -40,13 +39,10 @@ class MarconiPolicy final : public Policy {
   void Evict(TokenRadix::NodeId id);
   void Enforce();
 
-  ModelShape shape_;
-  PolicyOptions options_;
   TokenRadix tree_;
   std::vector<NodeInfo> info_;
   std::unordered_map<int64_t, int64_t> branch_of_;  // request index -> branch point found at admission
   int64_t num_states_ = 0;
-  PolicyCounters counters_;
 };
 
 }  // namespace lineage::sim

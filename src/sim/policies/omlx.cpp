@@ -5,8 +5,7 @@
 namespace lineage::sim {
 
 OmlxPolicy::OmlxPolicy(const ModelShape& shape, const PolicyOptions& options)
-    : shape_(shape),
-      options_(options),
+    : PeerPolicy(shape, options),
       block_tokens_(shape.attention_only() ? 256 : 2048),
       // A hybrid block carries its boundary snapshot (the state at its end).
       block_bytes_(block_tokens_ * shape.kv_bytes_per_token + shape.recurrent_bytes) {}

@@ -16,14 +16,13 @@
 
 namespace lineage::sim {
 
-class OmlxPolicy final : public Policy {
+class OmlxPolicy final : public PeerPolicy {
  public:
   OmlxPolicy(const ModelShape& shape, const PolicyOptions& options);
   std::string name() const override { return "omlx"; }
   Admission Admit(const RequestView& r, int64_t now_ms) override;
   void Commit(const RequestView&, int64_t) override {}
   void Finish(const RequestView& r, int64_t now_ms) override;
-  PolicyCounters counters() const override { return counters_; }
   bool has_disk_tier() const override { return options_.disk_budget_bytes > 0; }
 
   int64_t block_tokens() const { return block_tokens_; }
@@ -37,13 +36,10 @@ class OmlxPolicy final : public Policy {
   void ToDisk(uint64_t hash, Block& b);
   void Enforce();
 
-  ModelShape shape_;
-  PolicyOptions options_;
   int64_t block_tokens_;
   int64_t block_bytes_;  // KV of the block's tokens + its boundary snapshot (hybrid)
   std::unordered_map<uint64_t, Block> blocks_;
   std::list<uint64_t> ram_lru_, disk_lru_;  // front = most recently used
-  PolicyCounters counters_;
 };
 
 }  // namespace lineage::sim

@@ -18,15 +18,14 @@
 
 namespace lineage::sim {
 
-class OraclePolicy final : public Policy {
+class OraclePolicy final : public PeerPolicy {
  public:
   explicit OraclePolicy(const ModelShape& shape, bool zero_latency = false)
-      : shape_(shape), zero_latency_(zero_latency) {}
+      : PeerPolicy(shape, {}), zero_latency_(zero_latency) {}  // no budgets: unbounded memory
   std::string name() const override { return zero_latency_ ? "oracle-zero-latency" : "oracle"; }
   Admission Admit(const RequestView& r, int64_t now_ms) override;
   void Commit(const RequestView& r, int64_t now_ms) override;
   void Finish(const RequestView& r, int64_t now_ms) override;
-  PolicyCounters counters() const override { return counters_; }
 
  private:
   // A request between arrival and the end of its reply.
@@ -39,11 +38,9 @@ class OraclePolicy final : public Policy {
   // Tokens of `r`'s prompt + reply that exist at `now_ms`.
   int64_t ComputedTokens(const Running& r, int64_t now_ms) const;
   void Recount();
-  ModelShape shape_;
   bool zero_latency_;
   SegTrie trie_;
   std::map<int64_t, Running> running_;  // by request index
-  PolicyCounters counters_;
 };
 
 }  // namespace lineage::sim

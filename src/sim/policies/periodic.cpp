@@ -6,7 +6,7 @@
 namespace lineage::sim {
 
 PeriodicPolicy::PeriodicPolicy(const ModelShape& shape, const PolicyOptions& options)
-    : shape_(shape), options_(options) {}
+    : PeerPolicy(shape, options) {}
 
 Admission PeriodicPolicy::Admit(const RequestView& r, int64_t now_ms) {
   const Request& q = *r.request;

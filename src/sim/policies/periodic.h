@@ -14,14 +14,13 @@
 
 namespace lineage::sim {
 
-class PeriodicPolicy final : public Policy {
+class PeriodicPolicy final : public PeerPolicy {
  public:
   PeriodicPolicy(const ModelShape& shape, const PolicyOptions& options);
   std::string name() const override { return "periodic"; }
   Admission Admit(const RequestView& r, int64_t now_ms) override;
   void Commit(const RequestView& r, int64_t now_ms) override;
   void Finish(const RequestView&, int64_t) override {}
-  PolicyCounters counters() const override { return counters_; }
 
   int64_t interval_tokens = 2048;
   int64_t max_checkpoints = 4;
@@ -44,14 +43,11 @@ class PeriodicPolicy final : public Policy {
   int64_t Bytes() const;
   void Enforce();
 
-  ModelShape shape_;
-  PolicyOptions options_;
   SegTrie trie_;
   std::unordered_map<int64_t, Lineage> lineages_;
   std::unordered_map<int64_t, Pending> pending_;  // by request index
   int64_t next_id_ = 0;
   int64_t num_checkpoints_ = 0;
-  PolicyCounters counters_;
 };
 
 }  // namespace lineage::sim

@@ -4,7 +4,7 @@
 
 namespace lineage::sim {
 
-SglangPolicy::SglangPolicy(const ModelShape& shape, const PolicyOptions& options) : shape_(shape), options_(options) {
+SglangPolicy::SglangPolicy(const ModelShape& shape, const PolicyOptions& options) : PeerPolicy(shape, options) {
   const double budget = static_cast<double>(options.ram_budget_bytes);
   if (shape.attention_only()) {
     kv_capacity_tokens_ = options.ram_budget_bytes / shape.kv_bytes_per_token;

@@ -23,14 +23,13 @@
 
 namespace lineage::sim {
 
-class SglangPolicy final : public Policy {
+class SglangPolicy final : public PeerPolicy {
  public:
   SglangPolicy(const ModelShape& shape, const PolicyOptions& options);
   std::string name() const override { return "sglang"; }
   Admission Admit(const RequestView& r, int64_t now_ms) override;
   void Commit(const RequestView& r, int64_t now_ms) override;
   void Finish(const RequestView& r, int64_t now_ms) override;
-  PolicyCounters counters() const override { return counters_; }
 
   static constexpr double kMambaFullMemoryRatio = 0.9;  // SGLang's default
   static constexpr int64_t kChunkTokens = 64;           // the recurrent kernel's chunk (FLA)
@@ -52,8 +51,6 @@ class SglangPolicy final : public Policy {
   void EvictLeaf(TokenRadix::NodeId id);
   void Enforce();
 
-  ModelShape shape_;
-  PolicyOptions options_;
   int64_t kv_capacity_tokens_ = 0;
   int64_t state_capacity_ = 0;
   TokenRadix tree_;
@@ -63,7 +60,6 @@ class SglangPolicy final : public Policy {
   std::set<std::pair<uint64_t, TokenRadix::NodeId>> state_lru_;  // nodes holding a state
   int64_t num_states_ = 0;
   std::unordered_map<int64_t, int64_t> branch_of_;  // request index -> branch point to capture
-  PolicyCounters counters_;
 };
 
 }  // namespace lineage::sim

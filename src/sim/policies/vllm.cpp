@@ -14,7 +14,7 @@ int64_t VllmBlockTokens(const ModelShape& shape) {
 }
 
 VllmPolicy::VllmPolicy(const ModelShape& shape, const PolicyOptions& options)
-    : shape_(shape), options_(options), block_tokens_(VllmBlockTokens(shape)) {
+    : PeerPolicy(shape, options), block_tokens_(VllmBlockTokens(shape)) {
   // A hybrid block carries the KV of its tokens and the recurrent state at its end.
   block_bytes_ = block_tokens_ * shape.kv_bytes_per_token + shape.recurrent_bytes;
 }

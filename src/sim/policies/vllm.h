@@ -21,14 +21,13 @@ namespace lineage::sim {
 // (tokens x KV bytes per token of one layer) holds one layer's recurrent state.
 int64_t VllmBlockTokens(const ModelShape& shape);
 
-class VllmPolicy final : public Policy {
+class VllmPolicy final : public PeerPolicy {
  public:
   VllmPolicy(const ModelShape& shape, const PolicyOptions& options);
   std::string name() const override { return "vllm"; }
   Admission Admit(const RequestView& r, int64_t now_ms) override;
   void Commit(const RequestView& r, int64_t now_ms) override;
   void Finish(const RequestView& r, int64_t now_ms) override;
-  PolicyCounters counters() const override { return counters_; }
 
   int64_t block_tokens() const { return block_tokens_; }
 
@@ -40,13 +39,10 @@ class VllmPolicy final : public Policy {
   void Touch(const std::vector<uint64_t>& hashes, size_t count);
   void Enforce();
 
-  ModelShape shape_;
-  PolicyOptions options_;
   int64_t block_tokens_;
   int64_t block_bytes_;
   std::list<uint64_t> lru_;  // front = most recently used
   std::unordered_map<uint64_t, std::list<uint64_t>::iterator> blocks_;
-  PolicyCounters counters_;
 };
 
 }  // namespace lineage::sim
