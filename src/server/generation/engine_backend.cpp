@@ -135,7 +135,26 @@ BackendProps EngineBackend::Props() const {
   return p;
 }
 
-nlohmann::ordered_json EngineBackend::Lineages() const { return DescribeLineages(*cache_, disk_.get()); }
+nlohmann::ordered_json EngineBackend::Lineages() const {
+  // A page polls this every second; while nothing in either tier moved
+  // (the counters below move with every lookup, commit, extension,
+  // eviction, trim and disk write), the last answer stands and no token
+  // sequence is copied again.
+  const cache::CacheStats s = cache_->Stats();
+  uint64_t version = 0;
+  for (int64_t x : {s.entries, s.checkpoints, s.ram_bytes, s.evictions, s.absorptions, s.thinned, s.trimmed,
+                    s.lookups, s.live_leases, s.disk.entries, s.disk.bytes, s.disk.evictions, s.disk.bytes_written,
+                    s.disk.bytes_read}) {
+    version = version * 1000003u ^ static_cast<uint64_t>(x);
+  }
+  std::lock_guard<std::mutex> lock(lineages_mu_);
+  if (!lineages_valid_ || version != lineages_version_) {
+    lineages_ = DescribeLineages(*cache_, disk_.get());
+    lineages_version_ = version;
+    lineages_valid_ = true;
+  }
+  return lineages_;
+}
 
 CacheStats EngineBackend::Stats() const {
   cache::CacheStats s = cache_->Stats();

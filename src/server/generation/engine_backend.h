@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -86,6 +87,11 @@ class EngineBackend : public Backend {
   std::unique_ptr<ChunkReuse> reuse_;     // null when --cache-reuse is off
   std::unique_ptr<Scheduler> scheduler_;  // its thread uses the members above
   std::unique_ptr<KvEventPublisher> kv_events_;  // last: its thread reads the cache and the disk tier
+  // The last Lineages() answer and the cache's state it describes.
+  mutable std::mutex lineages_mu_;
+  mutable nlohmann::ordered_json lineages_;
+  mutable uint64_t lineages_version_ = 0;
+  mutable bool lineages_valid_ = false;
 };
 
 }  // namespace lineage::server
