@@ -27,6 +27,7 @@ TokenRadix::NodeId TokenRadix::NewNode(NodeId parent, std::span<const uint32_t> 
   n.parent = parent;
   n.end_tokens = node(parent).end_tokens + static_cast<int64_t>(key.size());
   n.children.clear();
+  n.refs = 0;
   nodes_[static_cast<size_t>(parent)].children.push_back(id);
   live_tokens_ += static_cast<int64_t>(key.size());
   return id;
@@ -92,9 +93,33 @@ void TokenRadix::RemoveLeaf(NodeId id) {
   free_.push_back(id);
 }
 
-std::vector<uint32_t> LookupTokens(const Request& q) {
+TokenRadix::NodeId TokenRadix::Hold(std::span<const uint32_t> tokens) {
+  const NodeId id = Insert(tokens);
+  if (id != kRoot) ++nodes_[static_cast<size_t>(id)].refs;
+  return id;
+}
+
+void TokenRadix::Release(NodeId id) {
+  if (id == kRoot) return;
+  assert(nodes_[static_cast<size_t>(id)].refs > 0);
+  --nodes_[static_cast<size_t>(id)].refs;
+  while (id != kRoot && is_leaf(id) && node(id).refs == 0) {
+    const NodeId parent = node(id).parent;
+    RemoveLeaf(id);
+    id = parent;
+  }
+}
+
+int64_t TokenRadix::Longest(std::span<const uint32_t> tokens) { return Walk(tokens, /*split=*/false).tokens; }
+
+std::vector<uint32_t> SequenceTokens(std::span<const Segment> seq) {
   std::vector<uint32_t> tokens;
-  ExpandTokens(q.prompt, tokens);
+  ExpandTokens(seq, tokens);
+  return tokens;
+}
+
+std::vector<uint32_t> LookupTokens(const Request& q) {
+  std::vector<uint32_t> tokens = SequenceTokens(q.prompt);
   tokens.resize(static_cast<size_t>(std::max<int64_t>(0, q.num_prompt_tokens - 1)));
   return tokens;
 }

@@ -1,5 +1,6 @@
 // TokenRadix: a radix tree over token ids, one edge per run of tokens, split
-// wherever two sequences part (at any token, inside a segment or not). The
+// wherever two sequences part (at any token, inside a segment or not): the
+// simulator's one tree (the oracle, periodic, SGLang and Marconi). The
 // tree SGLang's MambaRadixCache and Marconi keep: a node ends at a token
 // position where a recurrent state may be held, and live_tokens() is the
 // number of distinct KV rows the tree holds.
@@ -31,6 +32,7 @@ class TokenRadix {
     NodeId parent = kNone;
     int64_t end_tokens = 0;         // tokens from the root to the end of this node
     std::vector<NodeId> children;
+    int32_t refs = 0;               // sequences held that end here (Hold / Release)
   };
 
   TokenRadix();
@@ -51,6 +53,16 @@ class TokenRadix {
   // REQUIRES: `id` is a leaf other than the root. Its tokens leave the tree.
   void RemoveLeaf(NodeId id);
 
+  // Reference-counted sequences, for a policy that holds whole sequences
+  // rather than per-node payloads: Hold inserts `tokens` and counts one more
+  // holder of the node ending there; Release counts one less and removes
+  // every node that no held sequence passes through any more. A split keeps
+  // the count with the lower part, which keeps the id.
+  NodeId Hold(std::span<const uint32_t> tokens);
+  void Release(NodeId id);
+  // The longest prefix of `tokens` in the tree, in tokens (no split).
+  int64_t Longest(std::span<const uint32_t> tokens);
+
   const Node& node(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
   bool is_leaf(NodeId id) const { return node(id).children.empty(); }
   size_t capacity() const { return nodes_.size(); }
@@ -67,6 +79,8 @@ class TokenRadix {
   int64_t live_tokens_ = 0;
 };
 
+// The token ids of a segment list.
+std::vector<uint32_t> SequenceTokens(std::span<const Segment> seq);
 // The token ids a lookup for `q` walks: its prompt but the last token (at
 // least one token is computed to produce logits).
 std::vector<uint32_t> LookupTokens(const Request& q);

@@ -9,7 +9,7 @@
 #include "sim/policies/vllm.h"
 #include "sim/policy.h"
 #include "sim/replay.h"
-#include "sim/seg_trie.h"
+#include "sim/token_radix.h"
 #include "sim/sim_test_util.h"
 #include "sim/tracegen/scenarios.h"
 
@@ -105,16 +105,16 @@ class WaitingOracle final : public Policy {
   std::string name() const override { return "waiting-oracle"; }
   Admission Admit(const RequestView& r, int64_t) override {
     Admission a;
-    a.restore_tokens = std::min(trie_.Longest(r.request->prompt).tokens, r.request->num_prompt_tokens - 1);
-    trie_.Insert(r.request->prompt);
+    a.restore_tokens = std::min(tree_.Longest(SequenceTokens(r.request->prompt)), r.request->num_prompt_tokens - 1);
+    tree_.Insert(SequenceTokens(r.request->prompt));
     return a;
   }
   void Commit(const RequestView&, int64_t) override {}
-  void Finish(const RequestView& r, int64_t) override { trie_.Insert(PromptAndOutput(*r.request)); }
+  void Finish(const RequestView& r, int64_t) override { tree_.Insert(SequenceTokens(PromptAndOutput(*r.request))); }
   PolicyCounters counters() const override { return {}; }
 
  private:
-  SegTrie trie_;
+  TokenRadix tree_;
 };
 
 TEST_P(PolicySuite, NoPolicyBeatsTheOracle) {

@@ -17,7 +17,7 @@ int64_t OraclePolicy::ComputedTokens(const Running& r, int64_t now_ms) const {
 
 Admission OraclePolicy::Admit(const RequestView& r, int64_t now_ms) {
   const Request& q = *r.request;
-  int64_t best = trie_.Longest(q.prompt).tokens;
+  int64_t best = tree_.Longest(SequenceTokens(q.prompt));
   for (const auto& [index, run] : running_) {
     const int64_t computed = ComputedTokens(run, now_ms);
     if (computed <= best) continue;
@@ -28,7 +28,7 @@ Admission OraclePolicy::Admit(const RequestView& r, int64_t now_ms) {
   Admission a;
   a.restore_tokens = std::min(best, q.num_prompt_tokens - 1);
   if (zero_latency_) {
-    trie_.Insert(PromptAndOutput(q));
+    tree_.Insert(SequenceTokens(PromptAndOutput(q)));
     Recount();
   } else {
     running_[r.index] = {&q, now_ms, a.restore_tokens, -1};
@@ -38,14 +38,14 @@ Admission OraclePolicy::Admit(const RequestView& r, int64_t now_ms) {
 
 void OraclePolicy::Commit(const RequestView& r, int64_t now_ms) {
   if (zero_latency_) return;
-  trie_.Insert(r.request->prompt);
+  tree_.Insert(SequenceTokens(r.request->prompt));
   running_[r.index].commit_ms = now_ms;
   Recount();
 }
 
 void OraclePolicy::Finish(const RequestView& r, int64_t) {
   if (zero_latency_) return;
-  trie_.Insert(PromptAndOutput(*r.request));
+  tree_.Insert(SequenceTokens(PromptAndOutput(*r.request)));
   running_.erase(r.index);
   Recount();
 }
@@ -53,7 +53,7 @@ void OraclePolicy::Finish(const RequestView& r, int64_t) {
 // The oracle's memory is reported as the KV of every distinct token it has
 // seen; the recurrent state at every token it pretends to hold is not charged.
 void OraclePolicy::Recount() {
-  ChargeRam(counters_, trie_.live_tokens() * shape_.kv_bytes_per_token - counters_.ram_bytes);
+  ChargeRam(counters_, tree_.live_tokens() * shape_.kv_bytes_per_token - counters_.ram_bytes);
 }
 
 }  // namespace lineage::sim

@@ -14,7 +14,7 @@
 #include <map>
 
 #include "sim/policy.h"
-#include "sim/seg_trie.h"
+#include "sim/token_radix.h"
 
 namespace lineage::sim {
 
@@ -39,7 +39,7 @@ class OraclePolicy final : public PeerPolicy {
   int64_t ComputedTokens(const Running& r, int64_t now_ms) const;
   void Recount();
   bool zero_latency_;
-  SegTrie trie_;
+  TokenRadix tree_;
   std::map<int64_t, Running> running_;  // by request index
 };
 

@@ -73,14 +73,14 @@ void PeriodicPolicy::Commit(const RequestView& r, int64_t now_ms) {
   if (it != lineages_.end() && it->second.num_tokens < q.num_prompt_tokens &&
       Lcp(q.prompt, it->second.seq) == it->second.num_tokens) {
     target = &it->second;  // the prompt extends the lineage: it grows in place
-    trie_.Release(target->node);
+    tree_.Release(target->node);
     num_checkpoints_ -= static_cast<int64_t>(target->checkpoints.size());
   } else {
     target = &lineages_[next_id_++];
   }
   target->seq = q.prompt;
   target->num_tokens = q.num_prompt_tokens;
-  target->node = trie_.Insert(q.prompt);
+  target->node = tree_.Hold(SequenceTokens(q.prompt));
   target->last_used_ms = now_ms;
   AddCheckpoints(*target, p.restore, q.num_prompt_tokens);
   Thin(*target);
@@ -89,12 +89,12 @@ void PeriodicPolicy::Commit(const RequestView& r, int64_t now_ms) {
 }
 
 int64_t PeriodicPolicy::Bytes() const {
-  return trie_.live_tokens() * shape_.kv_bytes_per_token + num_checkpoints_ * shape_.recurrent_bytes;
+  return tree_.live_tokens() * shape_.kv_bytes_per_token + num_checkpoints_ * shape_.recurrent_bytes;
 }
 
 void PeriodicPolicy::Drop(int64_t id) {
   auto it = lineages_.find(id);
-  trie_.Release(it->second.node);
+  tree_.Release(it->second.node);
   num_checkpoints_ -= static_cast<int64_t>(it->second.checkpoints.size());
   lineages_.erase(it);
 }

@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "sim/policy.h"
-#include "sim/seg_trie.h"
+#include "sim/token_radix.h"
 
 namespace lineage::sim {
 
@@ -30,7 +30,7 @@ class PeriodicPolicy final : public PeerPolicy {
     std::vector<Segment> seq;
     int64_t num_tokens = 0;
     std::vector<int64_t> checkpoints;  // ascending; the last is num_tokens
-    SegTrie::NodeId node = SegTrie::kRoot;
+    TokenRadix::NodeId node = TokenRadix::kRoot;
     int64_t last_used_ms = 0;
   };
   struct Pending {
@@ -43,7 +43,7 @@ class PeriodicPolicy final : public PeerPolicy {
   int64_t Bytes() const;
   void Enforce();
 
-  SegTrie trie_;
+  TokenRadix tree_;
   std::unordered_map<int64_t, Lineage> lineages_;
   std::unordered_map<int64_t, Pending> pending_;  // by request index
   int64_t next_id_ = 0;
