@@ -37,6 +37,7 @@ class FullDiskEnv final : public ForwardingFileEnv {
       if (fits < static_cast<int64_t>(bytes.size())) return ResourceExhausted(path_ + ": write: No space left on device");
       return Status::Ok();
     }
+    Status Sync() override { return file_->Sync(); }
 
    private:
     FullDiskEnv* env_;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/file_env.h"
 #include "cli/command.h"
 #include "cli/model_options.h"
 #include "engine/engine.h"
@@ -59,11 +60,7 @@ Result<std::vector<int32_t>> ParseIds(const std::string& text) {
 }
 
 Status WriteLogits(const std::string& path, const std::vector<float>& logits) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return IoError("cannot open " + path + " for writing");
-  const size_t written = std::fwrite(logits.data(), sizeof(float), logits.size(), f);
-  if (std::fclose(f) != 0 || written != logits.size()) return IoError("short write to " + path);
-  return Status::Ok();
+  return WriteFileAtomic(path, std::string_view(reinterpret_cast<const char*>(logits.data()), logits.size() * sizeof(float)));
 }
 
 double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {

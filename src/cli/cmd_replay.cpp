@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/file_env.h"
 #include "cli/command.h"
 #include "sim/policy.h"
 #include "sim/replay.h"
@@ -109,7 +110,7 @@ int RunReplay(const ReplayArgs& a) {
       for (const sim::ReplayResult& r : *results) csv += "," + std::to_string(r.restore_tokens[i]);
       csv += "\n";
     }
-    Status st = sim::WriteFile(a.per_request, csv);
+    Status st = WriteFileAtomic(a.per_request, csv);
     if (!st.ok()) return Fail(st);
   }
   if (a.json) {

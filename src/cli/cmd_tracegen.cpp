@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "core/file_env.h"
 #include "cli/command.h"
 #include "trace/trace_io.h"
 #include "sim/tracegen/scenarios.h"
@@ -25,7 +26,7 @@ int RunTracegen(const TracegenArgs& a) {
     return 2;
   }
   std::string bytes = a.format == "mooncake" ? sim::FormatMooncake(*trace) : sim::FormatNative(*trace);
-  Status st = sim::WriteFile(a.out, bytes);
+  Status st = WriteFileAtomic(a.out, bytes);
   if (!st.ok()) {
     std::fprintf(stderr, "tracegen: %s\n", st.ToString().c_str());
     return 1;

@@ -84,6 +84,10 @@ class PosixAppendFile final : public AppendFile {
     }
     return Status::Ok();
   }
+  Status Sync() override {
+    if (::fsync(fd_) != 0) return Errno("fsync", path_, errno);
+    return Status::Ok();
+  }
 
  private:
   int fd_;
@@ -112,6 +116,38 @@ class PosixFileEnv final : public FileEnv {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
     if (fd < 0) return Errno("open", path, errno);
     return std::unique_ptr<AppendFile>(new PosixAppendFile(fd, path));
+  }
+
+  Status Rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) return Errno("rename to " + to, from, errno);
+    return Status::Ok();
+  }
+
+  Result<std::string> ReadBounded(const std::string& path, uint64_t max_bytes) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+      if (errno == ENOENT) return NotFound(path + ": no such file");
+      return IoError("cannot open " + path + ": " + std::strerror(errno));
+    }
+    std::string out;
+    char buf[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int err = errno;
+        ::close(fd);
+        return IoError("cannot read " + path + ": " + std::strerror(err));
+      }
+      if (n == 0) break;
+      if (out.size() + static_cast<uint64_t>(n) > max_bytes) {
+        ::close(fd);
+        return OutOfRange(path + " holds more than " + std::to_string(max_bytes) + " bytes, the most this reads");
+      }
+      out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return out;
   }
 
   Status WriteAtomic(const std::string& tmp_path, const std::string& final_path,
@@ -261,6 +297,12 @@ class PosixFileEnv final : public FileEnv {
 FileEnv* DefaultFileEnv() {
   static PosixFileEnv env;
   return &env;
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view bytes, FileEnv* env) {
+  const std::span<const uint8_t> parts[] = {
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())};
+  return env->WriteAtomic(path + ".tmp", path, parts);
 }
 
 }  // namespace lineage

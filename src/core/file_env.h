@@ -1,7 +1,13 @@
-// FileEnv: every file operation of the disk tier, its directory locks and the
-// server's trace log goes through this small interface, so tests can inject
-// faults (a full disk, an I/O error, a lock that fails, a crash between two
-// calls) without touching the callers' logic.
+// FileEnv: every file operation of the disk tier, its directory locks, the
+// server's trace log, trace and model files written, and files read whole
+// (ReadFileBounded: templates, tokenizers) goes through this small interface,
+// so tests can inject faults (a full disk, an I/O error, a lock that fails, a
+// crash between two calls) without touching the callers' logic. Two things
+// do not, by their nature: the model file's memory map (core/mapped_file.h:
+// its reads are page faults, and a failing device there raises SIGBUS rather
+// than returning an error an environment could stand in for) and a child
+// process's standard output (the replay's gnuplot, which writes to a
+// descriptor).
 //
 // PosixFileEnv is the real one. All calls are thread-safe. Paths are
 // absolute or relative to the process's working directory.
@@ -52,6 +58,8 @@ class AppendFile {
   virtual ~AppendFile() = default;
   // Writes all of `bytes` after what came before, unbuffered (no fsync).
   virtual Status Append(std::string_view bytes) = 0;
+  // Flushes what was written to the device (fsync).
+  virtual Status Sync() = 0;
 };
 
 class FileEnv {
@@ -88,10 +96,19 @@ class FileEnv {
   virtual Result<std::unique_ptr<FileLock>> LockDir(const std::string& dir, LockMode mode, bool wait) = 0;
   // Creates `path`, or empties it, for writing in order.
   virtual Result<std::unique_ptr<AppendFile>> CreateAppend(const std::string& path) = 0;
+  // Renames `from` over `to` (rename(2): atomic on one file system).
+  virtual Status Rename(const std::string& from, const std::string& to) = 0;
+  // The whole of `path` when it holds at most `max_bytes`; kOutOfRange past
+  // that, found while reading (a device such as /dev/zero or a FIFO is read
+  // up to the bound, never to the end), kNotFound when it does not exist.
+  virtual Result<std::string> ReadBounded(const std::string& path, uint64_t max_bytes) = 0;
 };
 
 // The process-wide POSIX environment.
 FileEnv* DefaultFileEnv();
+
+// Writes `bytes` to `path` whole or not at all (through PATH.tmp, synced).
+Status WriteFileAtomic(const std::string& path, std::string_view bytes, FileEnv* env = DefaultFileEnv());
 
 // A FileEnv that passes every call to `base` (the POSIX one by default):
 // wrappers that change one operation (fault injection, no fsync, a gate)
@@ -119,6 +136,10 @@ class ForwardingFileEnv : public FileEnv {
   }
   Result<std::unique_ptr<AppendFile>> CreateAppend(const std::string& path) override {
     return base_->CreateAppend(path);
+  }
+  Status Rename(const std::string& from, const std::string& to) override { return base_->Rename(from, to); }
+  Result<std::string> ReadBounded(const std::string& path, uint64_t max_bytes) override {
+    return base_->ReadBounded(path, max_bytes);
   }
 
  protected:

@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <string>
 
+#include "core/file_env.h"
 #include "core/status.h"
 
 namespace lineage {
 
 // kNotFound when `path` does not exist, kIoError when it cannot be opened or
 // read, kOutOfRange when it holds more than `max_bytes`.
-Result<std::string> ReadFileBounded(const std::string& path, uint64_t max_bytes);
+// Reads through `env` (FileEnv::ReadBounded), where fault injection reaches it.
+Result<std::string> ReadFileBounded(const std::string& path, uint64_t max_bytes, FileEnv* env = DefaultFileEnv());
 
 }  // namespace lineage

@@ -1,3 +1,4 @@
+#include "core/file_env.h"
 #include "sim/report.h"
 
 #include <fcntl.h>
@@ -125,7 +126,7 @@ Status PlotSweep(const std::vector<SweepPoint>& points, const std::string& title
              Fmt("%.4f", 100.0 * p->share_of_oracle) + "\n";
     dat += "\n\n";
   }
-  LINEAGE_RETURN_IF_ERROR(WriteFile(path + ".dat", dat));
+  LINEAGE_RETURN_IF_ERROR(WriteFileAtomic(path + ".dat", dat));
   // The script names no file and quotes no argument: the data is inline, the
   // image goes to gnuplot's standard output (which is `path`, opened here),
   // and the title and policy names arrive as ARG1 and ARG2. A path or title
@@ -140,7 +141,7 @@ Status PlotSweep(const std::vector<SweepPoint>& points, const std::string& title
   gp += "set yrange [0:105]\nset key bottom right noenhanced\nset grid\n";
   gp += "$sweep << EOD\n" + dat + "EOD\n";
   gp += "plot for [i=1:words(ARG2)] $sweep index (i-1) using 1:2 with linespoints title word(ARG2, i)\n";
-  LINEAGE_RETURN_IF_ERROR(WriteFile(path + ".gp", gp));
+  LINEAGE_RETURN_IF_ERROR(WriteFileAtomic(path + ".gp", gp));
   // gnuplot runs a script name that starts with '<' as a command: "./" first.
   const std::string script = (path.front() == '/' ? "" : "./") + path + ".gp";
   return RunToFile({"gnuplot", "-c", script, title, names}, path);

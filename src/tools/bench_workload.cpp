@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 #include <map>
 #include <utility>
 
+#include "core/read_file.h"
 #include "core/isa.h"
 #include "core/kernels.h"
 #include "core/percentile.h"
@@ -122,9 +123,11 @@ double DecodeComputeSeconds(const model::Model& m, int threads) {
 
 // "model name" of /proc/cpuinfo, or "unknown cpu".
 std::string CpuName() {
-  std::ifstream f("/proc/cpuinfo");
+  Result<std::string> info = ReadFileBounded("/proc/cpuinfo", uint64_t{16} << 20);
+  if (!info.ok()) return "unknown cpu";
+  std::istringstream lines(*info);
   std::string line;
-  while (std::getline(f, line)) {
+  while (std::getline(lines, line)) {
     if (line.rfind("model name", 0) == 0) {
       const size_t colon = line.find(':');
       if (colon != std::string::npos) return line.substr(colon + 2);

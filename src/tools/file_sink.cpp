@@ -1,40 +1,49 @@
 #include "tools/file_sink.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <vector>
+#include <algorithm>
 
 namespace lineage::model {
+namespace {
+
+// Producers write a row at a time. Appended a few KiB at a time, the page
+// cache keeps the file in 4 KiB pages, and a reader that maps it right after
+// (lineage mkmodel, then bench) streams its weights through 4 KiB TLB
+// entries; 8 MiB writes let the file system cache it in 2 MiB folios, mapped
+// with one entry each (see docs/engine.md, "Decode speed").
+constexpr size_t kBufferBytes = size_t{8} << 20;
+
+}  // namespace
 
 FileSink::~FileSink() {
-  if (f_ != nullptr) {
-    std::fclose(f_);
-    std::remove((path_ + ".tmp").c_str());
+  if (file_ != nullptr) {
+    file_.reset();
+    (void)env_->Remove(path_ + ".tmp");
   }
 }
 
 Status FileSink::Open() {
-  f_ = std::fopen((path_ + ".tmp").c_str(), "wb");
-  if (f_ == nullptr) return IoError(path_ + ".tmp: cannot create: " + std::strerror(errno));
-  // Producers write a row at a time. With stdio's default 4 KiB buffer the
-  // page cache keeps the file in 4 KiB pages, and a reader that maps it
-  // right after (lineage mkmodel, then bench) streams its weights through
-  // 4 KiB TLB entries; 8 MiB writes let the file system cache it in 2 MiB
-  // folios, mapped with one entry each (see docs/engine.md, "Decode speed").
-  // (glibc ignores the size unless it is given the buffer; left
-  // uninitialised, a small file touches only the pages it fills.)
-  constexpr size_t kBufferBytes = size_t{8} << 20;
-  buffer_.reset(new char[kBufferBytes]);
-  std::setvbuf(f_, buffer_.get(), _IOFBF, kBufferBytes);
+  LINEAGE_ASSIGN_OR_RETURN(file_, env_->CreateAppend(path_ + ".tmp"));
+  buffer_.reserve(kBufferBytes);
   return Status::Ok();
 }
 
+Status FileSink::Flush() {
+  if (buffer_.empty()) return Status::Ok();
+  Status st = file_->Append(buffer_);
+  buffer_.clear();
+  return st;
+}
+
 Status FileSink::Write(const void* data, size_t n) {
-  if (n == 0) return Status::Ok();
-  if (std::fwrite(data, 1, n, f_) != n) return IoError(path_ + ".tmp: write failed: " + std::strerror(errno));
+  const char* p = static_cast<const char*>(data);
   written_ += n;
+  while (n > 0) {
+    const size_t k = std::min(n, kBufferBytes - buffer_.size());
+    buffer_.append(p, k);
+    p += k;
+    n -= k;
+    if (buffer_.size() == kBufferBytes) LINEAGE_RETURN_IF_ERROR(Flush());
+  }
   return Status::Ok();
 }
 
@@ -49,17 +58,15 @@ Status FileSink::WriteZeros(size_t n) {
 }
 
 Status FileSink::Commit() {
-  std::string tmp = path_ + ".tmp";
-  bool ok = std::fflush(f_) == 0 && fsync(fileno(f_)) == 0;
-  ok = std::fclose(f_) == 0 && ok;
-  f_ = nullptr;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return IoError(tmp + ": flush failed: " + std::strerror(errno));
+  const std::string tmp = path_ + ".tmp";
+  Status st = Flush();
+  if (st.ok()) st = file_->Sync();
+  file_.reset();
+  if (!st.ok()) {
+    (void)env_->Remove(tmp);
+    return st;
   }
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0)
-    return IoError(path_ + ": rename failed: " + std::strerror(errno));
-  return Status::Ok();
+  return env_->Rename(tmp, path_);
 }
 
 Status WriteTextFile(const std::string& path, const std::string& text) {

@@ -1,7 +1,7 @@
 // FileSink: writes a file through a temporary name, so a reader never sees a
 // half-written model: bytes go to `<path>.tmp`, Commit() flushes, syncs and
 // renames it over `path`. Destroying an uncommitted sink removes the
-// temporary. Not thread-safe.
+// temporary. Writes through a FileEnv. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -9,13 +9,14 @@
 #include <memory>
 #include <string>
 
+#include "core/file_env.h"
 #include "core/status.h"
 
 namespace lineage::model {
 
 class FileSink {
  public:
-  explicit FileSink(std::string path) : path_(std::move(path)) {}
+  explicit FileSink(std::string path, FileEnv* env = DefaultFileEnv()) : path_(std::move(path)), env_(env) {}
   ~FileSink();
   FileSink(const FileSink&) = delete;
   FileSink& operator=(const FileSink&) = delete;
@@ -28,9 +29,12 @@ class FileSink {
   Status Commit();
 
  private:
+  Status Flush();
+
   std::string path_;
-  std::FILE* f_ = nullptr;
-  std::unique_ptr<char[]> buffer_;  // stdio buffer of f_ (see Open)
+  FileEnv* env_;
+  std::unique_ptr<AppendFile> file_;  // the temporary, until Commit
+  std::string buffer_;                // bytes not yet appended (see Open)
   uint64_t written_ = 0;
 };
 

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -243,10 +242,5 @@ std::string FormatMooncake(const Trace& trace) {
   return out;
 }
 
-Status WriteFile(const std::string& path, const std::string& bytes, FileEnv* env) {
-  const std::span<const uint8_t> parts[] = {
-      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())};
-  return env->WriteAtomic(path + ".tmp", path, parts);
-}
 
 }  // namespace lineage::trace

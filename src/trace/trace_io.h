@@ -22,8 +22,6 @@ std::string FormatNative(const Trace& trace);
 // Mooncake JSONL: prompts cut into 512-token prefix-chained blocks.
 std::string FormatMooncake(const Trace& trace);
 
-// Writes `bytes` to `path` whole or not at all (through PATH.tmp).
-Status WriteFile(const std::string& path, const std::string& bytes, FileEnv* env = DefaultFileEnv());
 
 // The most a trace file may hold (a 49M-token mixed trace is a few MB), and
 // the most tokens one request may carry: it is expanded to a token list when
