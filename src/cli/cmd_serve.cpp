@@ -155,9 +155,9 @@ Status Run(const ServeArgs& a) {
   }
   std::optional<ChatTemplate> chat_template;
   if (!template_source.empty()) {
-    auto token_text = [&](int32_t id) { return id >= 0 ? std::string(tokenizer.TokenText(id)) : std::string(); };
-    LINEAGE_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::Create(template_source, token_text(tokenizer.bos_id()),
-                                                                  token_text(tokenizer.eos_id())));
+    LINEAGE_ASSIGN_OR_RETURN(ChatTemplate t,
+                             ChatTemplate::Create(template_source, std::string(tokenizer.TokenText(tokenizer.bos_id())),
+                                                  std::string(tokenizer.TokenText(tokenizer.eos_id()))));
     chat_template = std::move(t);
   } else {
     std::fprintf(stderr, "serve: the model has no chat template; only /v1/completions will work\n");

@@ -3,6 +3,8 @@
 // (utility_endpoints.h). None of them runs a generation.
 #include <httplib.h>
 
+#include <algorithm>
+
 #include "core/clock.h"
 #include "server/api/api_error.h"
 #include "server/cache_page_asset.h"
@@ -44,7 +46,8 @@ void HttpServer::AddObserverRoutes() {
   http.Get("/slots", [this](const httplib::Request& req, httplib::Response& res) {
     const int total = backend_->Props().total_slots;
     json slots = impl_->history.Slots(total, backend_->context_tokens());
-    if (req.get_param_value("fail_on_no_slot") == "1" && impl_->history.Processing() >= total)
+    const auto busy = std::count_if(slots.begin(), slots.end(), [](const json& s) { return s["is_processing"] == true; });
+    if (req.get_param_value("fail_on_no_slot") == "1" && busy >= total)
       return SendError(res, MakeHttpError(ApiFlavor::kOpenAi, 503, "no slot available"));
     res.set_content(Dump(slots), "application/json");
   });

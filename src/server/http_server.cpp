@@ -25,6 +25,7 @@
 #include "server/observe/request_log.h"
 #include "server/replies/response_driver.h"
 #include "server/api/responses_request.h"
+#include "text/base64.h"
 
 namespace lineage::server {
 namespace {
@@ -51,35 +52,6 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
-// RFC 4648 base64; nullopt for anything else.
-std::optional<std::string> DecodeBase64(std::string_view in) {
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  size_t pad = 0;
-  for (char c : in) {
-    int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '+') v = 62;
-    else if (c == '/') v = 63;
-    else if (c == '=') {
-      ++pad;
-      continue;
-    } else return std::nullopt;
-    if (pad) return std::nullopt;  // data after padding
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xff);
-    }
-  }
-  if ((in.size() % 4) != 0 || pad > 2) return std::nullopt;
-  return out;
-}
-
 bool Authorized(const httplib::Request& req, const std::string& key) {
   if (key.empty()) return true;
   std::string auth = req.get_header_value("Authorization");
@@ -91,7 +63,7 @@ bool Authorized(const httplib::Request& req, const std::string& key) {
   // page; it sends the key as the password of HTTP Basic (any user name).
   constexpr std::string_view kBasic = "Basic ";
   if (auth.size() > kBasic.size() && auth.compare(0, kBasic.size(), kBasic) == 0) {
-    std::optional<std::string> pair = DecodeBase64(std::string_view(auth).substr(kBasic.size()));
+    std::optional<std::string> pair = text::Base64Decode(std::string_view(auth).substr(kBasic.size()));
     size_t colon = pair ? pair->find(':') : std::string::npos;
     if (colon != std::string::npos && ConstantTimeEquals(pair->substr(colon + 1), key)) return true;
   }

@@ -67,7 +67,8 @@ class Tokenizer {
   // Raw bytes of one token (a fragment of UTF-8 for byte-level tokens);
   // empty for ids out of range.
   std::string_view TokenBytes(TokenId id) const;
-  // Stored text of one token (byte-level form for normal tokens).
+  // Stored text of one token (byte-level form for normal tokens); empty for
+  // ids out of range (kNoToken: a tokenizer without that special token).
   std::string_view TokenText(TokenId id) const;
   TokenId TextToId(std::string_view token_text) const;  // kNoToken when absent
 

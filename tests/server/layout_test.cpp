@@ -5,11 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
+
+#include "source_tree.h"
 
 namespace lineage::server {
 namespace {
@@ -31,18 +31,11 @@ TEST(ServerLayout, FoldersIncludeOnlyTheFoldersBelowThem) {
   const fs::path root = fs::path(LINEAGE_SOURCE_DIR) / "src/server";
   const std::regex include(R"re(#include "server/([^"]+)")re");
   std::set<std::string> seen;
-  for (const auto& entry : fs::recursive_directory_iterator(root)) {
-    const fs::path rel = fs::relative(entry.path(), root);
-    if (!entry.is_regular_file() || rel.begin() == rel.end() || std::next(rel.begin()) == rel.end()) continue;
+  testing::ForEachSourceFile(root, [&](const fs::path& rel, const std::string& s) {
+    if (std::next(rel.begin()) == rel.end()) return;  // the routes at the top may include anything
     const std::string folder = rel.begin()->string();
-    const std::string ext = entry.path().extension().string();
-    if (ext != ".h" && ext != ".cpp") continue;
     ASSERT_TRUE(kMayInclude.count(folder)) << "src/server/" << folder << " is not in the layering (README.md, this test)";
     seen.insert(folder);
-    std::ifstream in(entry.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string s = text.str();
     for (std::sregex_iterator it(s.begin(), s.end(), include), end; it != end; ++it) {
       const std::string target = (*it)[1].str();
       const size_t slash = target.find('/');
@@ -51,7 +44,7 @@ TEST(ServerLayout, FoldersIncludeOnlyTheFoldersBelowThem) {
       EXPECT_TRUE(to == folder || kMayInclude.at(folder).count(to))
           << rel << " (" << folder << ") includes server/" << target;
     }
-  }
+  });
   // Every folder of the layering exists and says what it owns.
   for (const auto& [folder, deps] : kMayInclude) {
     EXPECT_TRUE(seen.count(folder)) << folder;

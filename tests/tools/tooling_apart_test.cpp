@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "source_tree.h"
 
 namespace lineage {
 namespace {
@@ -18,16 +18,10 @@ TEST(ToolingApart, NoProductLibraryIncludesTheTools) {
   int files = 0;
   for (const char* product : {"core", "model", "text", "cache", "trace", "engine", "sim", "server"}) {
     ASSERT_TRUE(fs::is_directory(src / product)) << product;
-    for (const auto& entry : fs::recursive_directory_iterator(src / product)) {
-      const std::string ext = entry.path().extension().string();
-      if (!entry.is_regular_file() || (ext != ".h" && ext != ".cpp" && ext != ".inc")) continue;
-      ++files;
-      std::ifstream in(entry.path());
-      std::stringstream text;
-      text << in.rdbuf();
-      EXPECT_EQ(text.str().find("#include \"tools/"), std::string::npos)
-          << fs::relative(entry.path(), src) << " includes the tooling library";
-    }
+    files += testing::ForEachSourceFile(src / product, [&](const fs::path& rel, const std::string& text) {
+      EXPECT_EQ(text.find("#include \"tools/"), std::string::npos)
+          << product << "/" << rel.string() << " includes the tooling library";
+    });
   }
   EXPECT_GT(files, 100);
   // And the tooling is where the rule says.

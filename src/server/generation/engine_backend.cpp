@@ -9,6 +9,18 @@
 
 namespace lineage::server {
 
+namespace {
+
+// A number that changes when any of `counters` does: what the KV event
+// publisher and the lineage list compare to tell that the cache moved.
+uint64_t MixCounters(std::initializer_list<int64_t> counters) {
+  uint64_t v = 0;
+  for (int64_t x : counters) v = v * 1000003u ^ static_cast<uint64_t>(x);
+  return v;
+}
+
+}  // namespace
+
 int64_t CappedMaxTokens(int64_t requested, int64_t cap) {
   if (cap < 0) return requested;
   return requested < 0 ? cap : std::min(requested, cap);
@@ -50,12 +62,8 @@ Result<std::unique_ptr<EngineBackend>> EngineBackend::Create(std::shared_ptr<con
     // Any commit, extension, eviction or disk rescan moves one of these.
     backend->kv_events_->Start([cache] {
       const cache::CacheStats s = cache->Stats();
-      uint64_t v = 0;
-      for (int64_t x : {s.entries, s.checkpoints, s.ram_bytes, s.evictions, s.absorptions, s.disk.entries,
-                        s.disk.bytes, s.disk.evictions}) {
-        v = v * 1000003u ^ static_cast<uint64_t>(x);
-      }
-      return v;
+      return MixCounters({s.entries, s.checkpoints, s.ram_bytes, s.evictions, s.absorptions, s.disk.entries,
+                          s.disk.bytes, s.disk.evictions});
     });
   }
   return backend;
@@ -128,9 +136,8 @@ BackendProps EngineBackend::Props() const {
   BackendProps p;
   p.model_path = options_.model_path;
   p.chat_template = options_.chat_template_source;
-  auto text_of = [&](int32_t id) { return id >= 0 ? std::string(tokenizer_.TokenText(id)) : std::string(); };
-  p.bos_token = text_of(tokenizer_.bos_id());
-  p.eos_token = text_of(tokenizer_.eos_id());
+  p.bos_token = tokenizer_.TokenText(tokenizer_.bos_id());
+  p.eos_token = tokenizer_.TokenText(tokenizer_.eos_id());
   p.total_slots = options_.scheduler.max_live;
   return p;
 }
@@ -141,12 +148,9 @@ nlohmann::ordered_json EngineBackend::Lineages() const {
   // eviction, trim and disk write), the last answer stands and no token
   // sequence is copied again.
   const cache::CacheStats s = cache_->Stats();
-  uint64_t version = 0;
-  for (int64_t x : {s.entries, s.checkpoints, s.ram_bytes, s.evictions, s.absorptions, s.thinned, s.trimmed,
+  const uint64_t version = MixCounters({s.entries, s.checkpoints, s.ram_bytes, s.evictions, s.absorptions, s.thinned, s.trimmed,
                     s.lookups, s.live_leases, s.disk.entries, s.disk.bytes, s.disk.evictions, s.disk.bytes_written,
-                    s.disk.bytes_read}) {
-    version = version * 1000003u ^ static_cast<uint64_t>(x);
-  }
+                    s.disk.bytes_read});
   std::lock_guard<std::mutex> lock(lineages_mu_);
   if (!lineages_valid_ || version != lineages_version_) {
     lineages_ = DescribeLineages(*cache_, disk_.get());
