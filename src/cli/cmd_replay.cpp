@@ -1,6 +1,7 @@
 // `lineage replay`: replays a trace through prompt-cache policies on a model
 // shape and prints the comparison table (docs/sim.md).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -19,9 +20,10 @@ namespace {
 struct ReplayArgs {
   std::string trace;
   std::string shape = "glm-5.3-flash";
-  std::string policies = "oracle,oracle-zero-latency,lineage,lineage-ram,exact,llama-server,periodic,marconi,omlx,vllm,sglang";
+  std::string policies = "oracle,lineage,lineage-ram,exact,llama-server,periodic,marconi,omlx,vllm,sglang";
   std::string ram, disk, plot, per_request;
   std::string replicas;  // "1,2,4": the replica table instead of the policy table
+  int parallel = 4;  // the server's --parallel default (SchedulerOptions::max_live)
   bool json = false;
 };
 
@@ -46,7 +48,16 @@ int RunReplicas(const ReplayArgs& a, const sim::Trace& trace, const sim::ModelSh
                 const sim::PolicyOptions& per_replica) {
   auto oracle = sim::MakePolicy("oracle", shape, per_replica);
   if (!oracle.ok()) return Fail(oracle.status());
-  Result<sim::ReplayResult> best = sim::Replay(trace, shape, **oracle);
+  // N replicas pool N machines' throughput and admissions: one machine N
+  // times as fast at prefill, admitting N x parallel (docs/sim.md).
+  sim::ModelShape pooled = shape;
+  sim::MachineOptions machine;
+  auto pool = [&](int64_t n) {
+    pooled.prefill_tokens_per_s = shape.prefill_tokens_per_s * static_cast<double>(n);
+    machine.parallel = per_replica.parallel * static_cast<int>(n);
+  };
+  pool(1);
+  Result<sim::ReplayResult> best = sim::Replay(trace, pooled, **oracle, machine);
   if (!best.ok()) return Fail(best.status());
   std::vector<sim::ReplayResult> results{*best};
   for (const std::string& item : SplitComma(a.replicas)) {
@@ -57,7 +68,8 @@ int RunReplicas(const ReplayArgs& a, const sim::Trace& trace, const sim::ModelSh
       for (bool shared : {false, true}) {
         if (n == 1 && (routing == sim::Routing::kRandom || shared)) continue;  // all four are one replica
         sim::ReplicaSetPolicy policy(shape, per_replica, {n, routing, shared, 1});
-        Result<sim::ReplayResult> r = sim::Replay(trace, shape, policy);
+        pool(n);
+        Result<sim::ReplayResult> r = sim::Replay(trace, pooled, policy, machine);
         if (!r.ok()) return Fail(r.status());
         r->oracle_tokens = best->cached_tokens;
         results.push_back(*r);
@@ -78,7 +90,7 @@ int RunReplicas(const ReplayArgs& a, const sim::Trace& trace, const sim::ModelSh
 int RunReplay(const ReplayArgs& a) {
   Result<sim::ModelShape> shape = sim::FindShape(a.shape);
   if (!shape.ok()) return Fail(shape.status());
-  sim::PolicyOptions options{shape->ram_budget_bytes, shape->disk_budget_bytes};
+  sim::PolicyOptions options{shape->ram_budget_bytes, shape->disk_budget_bytes, std::max(1, a.parallel)};
   if (!a.ram.empty()) {
     Result<int64_t> b = sim::ParseBytes(a.ram);
     if (!b.ok()) return Fail(b.status());
@@ -116,9 +128,10 @@ int RunReplay(const ReplayArgs& a) {
   if (a.json) {
     std::fputs(sim::FormatJson(*results).c_str(), stdout);
   } else {
-    std::printf("trace %s (%zu requests), shape %s, RAM budget %s, disk budget %s\n", a.trace.c_str(),
-                trace->requests.size(), shape->name.c_str(), sim::FormatBytes(options.ram_budget_bytes).c_str(),
-                sim::FormatBytes(options.disk_budget_bytes).c_str());
+    std::printf("trace %s (%zu requests), shape %s, RAM budget %s, disk budget %s, %d admitted at once\n",
+                a.trace.c_str(), trace->requests.size(), shape->name.c_str(),
+                sim::FormatBytes(options.ram_budget_bytes).c_str(), sim::FormatBytes(options.disk_budget_bytes).c_str(),
+                options.parallel);
     std::fputs(sim::FormatTable(*results).c_str(), stdout);
   }
   if (!a.plot.empty()) {
@@ -156,6 +169,9 @@ Register reg{{"replay", "Replay a trace through prompt-cache policies on a model
                 sub.add_option("--plot", args->plot, "also sweep RAM budgets 1/16..2x and plot (.png or .svg)");
                 sub.add_option("--per-request", args->per_request,
                                "also write each request's restored tokens per policy as CSV");
+                sub.add_option("--parallel", args->parallel,
+                               "requests admitted at once, for every policy (lineage serve --parallel)")
+                    ->capture_default_str();
                 sub.add_flag("--json", args->json, "print JSON instead of the table");
                 sub.add_option("--replicas", args->replicas,
                                "comma-separated replica counts, e.g. 1,2,4: the lineage policy on N replicas with "

@@ -12,14 +12,13 @@
 namespace lineage::sim {
 
 std::vector<std::string> PolicyNames() {
-  return {"oracle",       "oracle-zero-latency", "lineage",  "lineage-ram", "lineage-seed", "lineage-bytes", "exact",
-          "mlx-vlm",      "llama-server",        "periodic", "marconi",     "omlx",           "vllm",          "sglang"};
+  return {"oracle",  "lineage",  "lineage-ram", "lineage-seed", "lineage-bytes", "exact", "mlx-vlm",
+          "llama-server", "periodic", "marconi", "omlx",        "vllm",          "sglang"};
 }
 
 Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelShape& shape,
                                            const PolicyOptions& options) {
-  if (name == "oracle") return std::unique_ptr<Policy>(new OraclePolicy(shape, false));
-  if (name == "oracle-zero-latency") return std::unique_ptr<Policy>(new OraclePolicy(shape, true));
+  if (name == "oracle") return std::unique_ptr<Policy>(new OraclePolicy(shape));
   if (name == "lineage") return std::unique_ptr<Policy>(new LineagePolicy(shape, options, false));
   if (name == "lineage-ram") {
     PolicyOptions ram_only = options;

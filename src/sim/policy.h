@@ -1,12 +1,12 @@
 // Policy: one prompt-cache behaviour driven by the replay (docs/policies.md).
 //
-// The replay calls, for every request, Admit at arrival (lookup: what can be
-// restored), Commit when its modelled prefill ends (the state at the prompt
-// end exists), and Finish when its modelled decode ends (the state after the
+// The replay calls, for every request, Admit when the machine admits it
+// (lookup: what can be restored), Commit when its prefill ends (the state at
+// the prompt end exists), and Finish when its decode ends (the state after the
 // reply exists). Calls for different requests interleave in time order, so a
 // policy must handle a Commit arriving after other requests were admitted
-// (concurrency). A policy with a fixed number of working contexts may answer
-// Admit with wait_for_slot; the request is admitted later (FIFO).
+// (concurrency). RequestView::progress tells how far every running request
+// has computed (sim/machine.h).
 //
 // Policies charge bytes with the ModelShape they were built with and keep
 // their own counters. Not thread-safe: one replay drives one policy.
@@ -27,11 +27,10 @@ struct Admission {
   int64_t restore_tokens = 0;   // tokens not recomputed (prefix restore + reused chunks)
   int64_t disk_read_bytes = 0;  // read from disk to restore
   int64_t ram_copy_bytes = 0;   // copied in RAM to restore (whole-state clones)
-  // The request cannot start now (llama-server: every slot is busy). The
-  // replay queues it and calls Admit again, in arrival order, after the next
-  // Finish; the other fields are ignored. Its TTFT includes the wait.
-  bool wait_for_slot = false;
-  int64_t wait_ms = 0;          // waited for another request's prefill to reach the restore point
+  // In-flight sharing: the restore comes from running request `wait_for`
+  // once it has computed `restore_tokens` tokens; the request waits for that
+  // (its TTFT includes the wait). -1: it restores now.
+  int64_t wait_for = -1;
 };
 
 struct PolicyCounters {
@@ -46,12 +45,23 @@ struct PolicyCounters {
 struct PolicyOptions {
   int64_t ram_budget_bytes = 0;
   int64_t disk_budget_bytes = 0;
+  int parallel = 4;             // requests admitted at once (llama-server's slots)
+};
+
+// How far the machine has computed each running request.
+class Progress {
+ public:
+  virtual ~Progress() = default;
+  // Tokens of request `index`'s prompt + reply that exist now; -1 when it
+  // is not running (not yet admitted, or its reply has ended).
+  virtual int64_t ComputedTokens(int64_t index) const = 0;
 };
 
 // What a policy is told about the request it serves.
 struct RequestView {
   int64_t index = 0;            // position in the trace
   const Request* request = nullptr;
+  const Progress* progress = nullptr;  // never null under Replay
 };
 
 class Policy {

@@ -1,24 +1,26 @@
 // Replay: drives one Policy over a Trace in modelled time (docs/sim.md).
 //
-// Discrete events per request: arrival (Admit), prompt end (Commit) at
-// arrival + modelled TTFT, reply end (Finish) at prompt end + output tokens ×
-// decode time. Events at one instant run Finish, Commit, then Arrival, so a
-// state committed at t serves a request arriving at t, and requests arriving
-// together (parallel sub-agents, a retry racing its original) all restore
-// before any of them commits. Requests do not share compute: each runs as if
-// it had the machine to itself. A policy with a fixed number of slots
-// (llama-server) may make a request wait for one (Admission::wait_for_slot):
-// it is queued in arrival order and admitted after a Finish frees a slot.
+// Every request runs on one Machine (sim/machine.h) shared with the others:
+// it arrives (at the trace's time, held back behind replies that really
+// ended before it was sent), waits in a FIFO queue while `parallel` requests
+// are admitted, is admitted (Policy::Admit: its restore point), prefills in
+// chunks between the other requests' chunks and decode steps, commits at its
+// prompt end (Policy::Commit) and finishes at its reply end
+// (Policy::Finish). Events at one instant run prompt ends, reply ends, then
+// arrivals, so a state committed at t serves a request arriving at t, and
+// requests arriving together (parallel sub-agents, a retry racing its
+// original) all restore before any of them commits.
 //
-// Modelled TTFT = time waiting for a slot + time waited for another
-// request's prefill (in-flight sharing) + disk bytes read / disk read speed
-// + RAM bytes copied / RAM copy speed + uncached prompt tokens / prefill speed.
+// Modelled TTFT = prompt end - arrival: queueing for admission, waiting for
+// another request's prefill (in-flight sharing), restore I/O, and the prefill
+// chunks, which share the machine with everything else running.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "sim/machine.h"
 #include "sim/policy.h"
 
 namespace lineage::sim {
@@ -31,7 +33,7 @@ struct ReplayResult {
   int64_t cached_tokens = 0;
   int64_t oracle_tokens = 0;       // what the oracle restored on the same trace (0 if not given)
   PolicyCounters counters;
-  double ttft_p50_s = 0, ttft_p95_s = 0;
+  double ttft_p50_s = 0, ttft_p95_s = 0, ttft_mean_s = 0;
   double wall_s = 0;               // host time the replay took
   std::vector<int64_t> restore_tokens;  // per request
   std::vector<double> ttft_s;           // per request, modelled
@@ -42,9 +44,11 @@ struct ReplayResult {
 
 // Replays `trace` through `policy`. Fails (Internal) if the policy returns a
 // restore point >= the prompt length or negative: a policy bug.
-Result<ReplayResult> Replay(const Trace& trace, const ModelShape& shape, Policy& policy);
+Result<ReplayResult> Replay(const Trace& trace, const ModelShape& shape, Policy& policy,
+                            const MachineOptions& machine = {});
 
-// Replays every named policy; runs the oracle first to fill oracle_tokens.
+// Replays every named policy on a machine admitting options.parallel
+// requests; runs the oracle first to fill oracle_tokens.
 Result<std::vector<ReplayResult>> ReplayPolicies(const Trace& trace, const ModelShape& shape,
                                                  const std::vector<std::string>& policies,
                                                  const PolicyOptions& options);

@@ -2,6 +2,8 @@
 // policy's rules in docs/policies.md.
 #include <gtest/gtest.h>
 
+#include "sim/policies/llama_server.h"
+
 #include "sim/policy.h"
 #include "sim/replay.h"
 #include "sim/sim_test_util.h"
@@ -26,9 +28,17 @@ const Segment kSys{1, 1000, Role::kSystem};
 const Segment kT1{2, 2000, Role::kUser}, kT2{3, 2000, Role::kUser}, kT3{4, 500, Role::kUser}, kNew{5, 300, Role::kUser};
 
 TEST(LlamaServer, ChunkReuseRecoversTheTailAfterAHeadDropOnAttentionOnly) {
-  auto r = Restores("llama-server", "qwen3-0.6b",
-                    {MakeRequest(0, {kSys, kT1, kT2, kT3}, 9), MakeRequest(kHourMs, {kSys, kT2, kT3, kNew}, 10)});
-  EXPECT_EQ(r[1], 1000 + 2000 + 500);  // the common prefix, then t2 + t3 shifted into place
+  Trace t;
+  t.sessions = {"s"};
+  t.requests = {MakeRequest(0, {kSys, kT1, kT2, kT3}, 9), MakeRequest(kHourMs, {kSys, kT2, kT3, kNew}, 10)};
+  ModelShape shape = FindShape("qwen3-0.6b").value();
+  for (int64_t reuse : {0, 256}) {
+    LlamaServerPolicy p(shape, {shape.ram_budget_bytes, 0});
+    p.cache_reuse_tokens = reuse;  // --cache-reuse 256; off by default
+    auto r = Replay(t, shape, p).value().restore_tokens;
+    // The common prefix, then with reuse t2 + t3 shifted into place.
+    EXPECT_EQ(r[1], reuse > 0 ? 1000 + 2000 + 500 : 1000) << reuse;
+  }
 }
 
 TEST(LlamaServer, HybridRestoresTheCheckpointAtTheFirstUserMessage) {

@@ -17,13 +17,7 @@ namespace lineage::sim {
 namespace {
 
 using testing::MakeRequest;
-
-ModelShape TestShape() {
-  ModelShape s = FindShape("glm-5.3-flash").value();
-  s.prefill_tokens_per_s = 100;
-  s.decode_s_per_token = 0.01;
-  return s;
-}
+using testing::TestShape;
 
 // The oracle against a brute force over every earlier prompt + reply, on a
 // trace spaced so that every earlier request has finished.
@@ -38,7 +32,7 @@ TEST(Oracle, EqualsBruteForceLcpOverEarlierRequests) {
     t.requests.push_back(MakeRequest(i * 3600'000LL, p, rng() % 5, static_cast<uint32_t>(rng() % 30)));
   }
   ModelShape shape = TestShape();
-  OraclePolicy oracle(shape, false);
+  OraclePolicy oracle(shape);
   ReplayResult r = Replay(t, shape, oracle).value();
   for (size_t i = 0; i < t.requests.size(); ++i) {
     int64_t best = 0;
@@ -47,24 +41,29 @@ TEST(Oracle, EqualsBruteForceLcpOverEarlierRequests) {
   }
 }
 
-TEST(Replay, TtftIsPrefillOfUncachedTokensAndCommitsAfterPrefill) {
+TEST(Replay, TheOracleWaitsForARunningRequestsPromptAndReply) {
   ModelShape shape = TestShape();
   Trace t;
   t.sessions = {"s"};
   std::vector<Segment> p = {{1, 1000}};
   t.requests.push_back(MakeRequest(0, p, 2, 100));        // cold: 10 s of prefill, then 1 s of decode
-  t.requests.push_back(MakeRequest(5'000, p, 3, 10));     // arrives mid-prefill: 500 tokens computed
-  t.requests.push_back(MakeRequest(10'000, p, 4, 10));    // arrives at the commit: sees the prompt
-  t.requests.push_back(MakeRequest(10'000, {{1, 1000}, {2, 100}, {9, 50}}, 5, 10));  // reply not yet decoded
-  t.requests.push_back(MakeRequest(11'000, {{1, 1000}, {2, 100}, {9, 50}}, 6, 10));  // decoded: sees the reply
-  OraclePolicy oracle(shape, false);
+  t.requests.push_back(MakeRequest(5'000, p, 3, 10));     // arrives mid-prefill: waits for 999 tokens
+  t.requests.push_back(MakeRequest(5'000, {{1, 1000}, {2, 100}, {9, 50}}, 5, 10));  // waits for the reply
+  t.requests.push_back(MakeRequest(60'000, {{1, 1000}, {2, 100}, {9, 50}}, 6, 10));  // all computed: no wait
+  OraclePolicy oracle(shape);
   ReplayResult r = Replay(t, shape, oracle).value();
-  EXPECT_EQ(r.restore_tokens, (std::vector<int64_t>{0, 500, 999, 1000, 1100}));
-  // TTFTs: 10 s, 5 s, 0.01 s, 1.5 s, 0.5 s -> p50 is the third smallest.
-  EXPECT_NEAR(r.ttft_p50_s, 1.5, 1e-9);
-  EXPECT_NEAR(r.ttft_p95_s, 10.0, 1e-9);
-  EXPECT_EQ(r.prompt_tokens, 1000 * 3 + 1150 * 2);
-  EXPECT_EQ(r.cached_tokens, 500 + 999 + 1000 + 1100);
+  EXPECT_EQ(r.restore_tokens, (std::vector<int64_t>{0, 999, 1100, 1149}));
+  EXPECT_DOUBLE_EQ(r.ttft_s[0], 10.0);
+  // Request 0 reaches 999 tokens at its prompt end (10 s); request 1 then
+  // prefills one token in the turn after (10 ms + request 0's decode step).
+  EXPECT_GT(r.ttft_s[1], 5.0);
+  EXPECT_LT(r.ttft_s[1], 5.1);
+  // Request 2 waits for request 0's 100 reply tokens (about 1 s more).
+  EXPECT_GT(r.ttft_s[2], 6.0);
+  EXPECT_LT(r.ttft_s[2], 6.6);
+  EXPECT_LT(r.ttft_s[3], 0.1);
+  EXPECT_EQ(r.prompt_tokens, 1000 * 2 + 1150 * 2);
+  EXPECT_EQ(r.cached_tokens, 999 + 1100 + 1149);
 }
 
 // A server's trace records when each reply really ended. Replayed on a
@@ -83,12 +82,17 @@ TEST(Replay, ARequestSentAfterAReplyEndedArrivesAfterItsModelledEnd) {
       t.requests[1].end_ms = 140;
       t.requests[2].end_ms = 200;
     }
-    OraclePolicy oracle(shape, false);
+    OraclePolicy oracle(shape);
     ReplayResult r = Replay(t, shape, oracle).value();
-    // Request 1 at 50 ms sees the 5 tokens request 0 has prefilled; request 2
-    // sees 15 of them at 150 ms, or waits for request 0's modelled end.
-    EXPECT_EQ(r.restore_tokens[1], 5) << with_end;
-    EXPECT_EQ(r.restore_tokens[2], with_end ? 1010 : 15) << with_end;
+    // Request 2 restores request 0's prompt and reply either way; sent
+    // after request 0 really ended, it arrives after its modelled end and
+    // restores at once; otherwise it arrives at 150 ms and waits for it.
+    EXPECT_EQ(r.restore_tokens[2], 1010) << with_end;
+    if (with_end) {
+      EXPECT_LT(r.ttft_s[2], 0.2);
+    } else {
+      EXPECT_GT(r.ttft_s[2], 9.0);
+    }
   }
 }
 
@@ -119,7 +123,11 @@ TEST(Replay, LineageRestoresAtTheHistoryEndTheTraceGives) {
 class BadPolicy final : public Policy {
  public:
   std::string name() const override { return "bad"; }
-  Admission Admit(const RequestView& r, int64_t) override { return {r.request->num_prompt_tokens, 0, 0}; }
+  Admission Admit(const RequestView& r, int64_t) override {
+    Admission a;
+    a.restore_tokens = r.request->num_prompt_tokens;
+    return a;
+  }
   void Commit(const RequestView&, int64_t) override {}
   void Finish(const RequestView&, int64_t) override {}
   PolicyCounters counters() const override { return {}; }

@@ -41,39 +41,34 @@ void LineagePolicy::Fail(const Status& st) {
   if (status_.ok()) status_ = st.With(name());
 }
 
-int64_t LineagePolicy::ReachMs(const InFlight& f, int64_t n) const {
-  const double s = static_cast<double>(n - f.restore_tokens) / shape_.prefill_tokens_per_s;
-  return f.prefill_start_ms + static_cast<int64_t>(std::ceil(s * 1000.0));
-}
-
-void LineagePolicy::UpdateProgress(int64_t now_ms) {
+void LineagePolicy::UpdateProgress(const Progress& progress) {
   for (auto& [index, f] : in_flight_) {
     if (f.driver.committed() || f.driver.prefill_id() == 0) continue;
-    const double s = static_cast<double>(now_ms - f.prefill_start_ms) / 1000.0;
-    const auto done = static_cast<int64_t>(std::floor(std::max(0.0, s) * shape_.prefill_tokens_per_s));
-    f.driver.Progress(std::min(f.driver.prompt_tokens(), f.restore_tokens + done));
+    const int64_t done = progress.ComputedTokens(index);
+    if (done >= 0) f.driver.Progress(std::min(f.driver.prompt_tokens(), done));
   }
 }
 
-int64_t LineagePolicy::ShareFromOwner(cache::RequestDriver& waiter, int64_t now_ms) {
+int64_t LineagePolicy::ShareFromOwner(cache::RequestDriver& waiter) {
   const cache::SharedWait w = *waiter.wait();
   auto owner = prefill_owner_.find(w.owner);
   if (owner == prefill_owner_.end()) {
     waiter.StopWaiting();
-    return 0;
+    return -1;
   }
   InFlight& o = in_flight_.at(owner->second);
-  // The simulator prefilled the owner at once: its state at n exists.
+  // The simulator prefilled the owner at once: its state at n exists; the
+  // machine holds the waiter until the owner has really computed n tokens.
   o.driver.Captured(w.n, o.seq->StateAt(w.n));
   o.driver.Publish([&] { return o.seq->Kv(); });
   if (waiter.TakeShared() != cache::SharedState::kReady) {
     waiter.StopWaiting();
-    return 0;
+    return -1;
   }
-  return std::max<int64_t>(0, ReachMs(o, w.n) - now_ms);
+  return owner->second;
 }
 
-Admission LineagePolicy::Admit(const RequestView& r, int64_t now_ms) {
+Admission LineagePolicy::Admit(const RequestView& r, int64_t) {
   const Request& q = *r.request;
   cache::Tokens prompt;
   prompt.reserve(static_cast<size_t>(q.num_prompt_tokens + q.output.num_tokens));
@@ -84,7 +79,7 @@ Admission LineagePolicy::Admit(const RequestView& r, int64_t now_ms) {
   hints.anchor_tokens = q.anchor_tokens;
   hints.history_end_tokens = q.history_end_tokens;
   const int64_t read_before = disk_ ? disk_->Stats().bytes_read : 0;
-  UpdateProgress(now_ms);
+  if (r.progress) UpdateProgress(*r.progress);
   Result<cache::RequestDriver> driver = cache::RequestDriver::Begin(*cache_, std::move(prompt), hints);
   if (!driver.ok()) {
     Fail(driver.status().With("request " + std::to_string(r.index)));
@@ -92,7 +87,7 @@ Admission LineagePolicy::Admit(const RequestView& r, int64_t now_ms) {
   }
   InFlight f{std::move(driver).value(), std::make_unique<cache::CountedSequence>(pages_, payload_)};
   Admission a;
-  if (f.driver.waiting()) a.wait_ms = ShareFromOwner(f.driver, now_ms);
+  if (f.driver.waiting()) a.wait_for = ShareFromOwner(f.driver);
   const cache::RestorePoint& rp = f.driver.restore();
   const cache::TokenSpan tokens(f.driver.prompt());
   Status safe = cache::VerifyRestore(tokens, rp, !shape_.attention_only());
@@ -113,10 +108,6 @@ Admission LineagePolicy::Admit(const RequestView& r, int64_t now_ms) {
     if (a.restore_tokens % payload_.page_tokens != 0) a.ram_copy_bytes += payload_.page_bytes;
   }
   if (disk_) a.disk_read_bytes = disk_->Stats().bytes_read - read_before;
-  f.restore_tokens = a.restore_tokens;
-  f.prefill_start_ms = now_ms + a.wait_ms +
-                       static_cast<int64_t>(std::ceil(1000.0 * (static_cast<double>(a.disk_read_bytes) / shape_.disk_read_bytes_per_s +
-                                                                static_cast<double>(a.ram_copy_bytes) / shape_.ram_copy_bytes_per_s)));
   if (f.driver.prefill_id() != 0) prefill_owner_[f.driver.prefill_id()] = r.index;
   in_flight_[r.index] = std::move(f);
   return a;

@@ -40,17 +40,14 @@ class LineagePolicy final : public Policy {
   struct InFlight {
     cache::RequestDriver driver;
     std::unique_ptr<cache::CountedSequence> seq;
-    int64_t prefill_start_ms = 0;  // modelled: when its prefill starts computing
-    int64_t restore_tokens = 0;    // where it starts
   };
   void Fail(const Status& st);
-  // Modelled time at which `f`'s prefill has computed its first n tokens.
-  int64_t ReachMs(const InFlight& f, int64_t n) const;
-  // Tells the cache how far every running prefill has got at now_ms.
-  void UpdateProgress(int64_t now_ms);
+  // Tells the cache how far every running prefill has got on the machine.
+  void UpdateProgress(const Progress& progress);
   // In-flight sharing: the capture `waiter` waits for is taken from its
-  // owner's (already computed) sequence; returns the modelled wait.
-  int64_t ShareFromOwner(cache::RequestDriver& waiter, int64_t now_ms);
+  // owner's (already computed) sequence; returns the owner's request index,
+  // which the machine makes it wait for, or -1.
+  int64_t ShareFromOwner(cache::RequestDriver& waiter);
 
   ModelShape shape_;
   bool exact_;

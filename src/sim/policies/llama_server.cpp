@@ -7,7 +7,7 @@
 namespace lineage::sim {
 
 LlamaServerPolicy::LlamaServerPolicy(const ModelShape& shape, const PolicyOptions& options)
-    : PeerPolicy(shape, options), slots_(static_cast<size_t>(num_slots)) {}
+    : PeerPolicy(shape, options), num_slots_(std::max(1, options.parallel)), slots_(static_cast<size_t>(num_slots_)) {}
 
 int64_t LlamaServerPolicy::State::bytes(const ModelShape& s) const {
   if (seq.empty()) return 0;
@@ -17,7 +17,7 @@ int64_t LlamaServerPolicy::State::bytes(const ModelShape& s) const {
 int LlamaServerPolicy::PickSlot(const Request& q, bool* by_similarity) {
   int best = -1;
   double best_sim = similarity;
-  for (int i = 0; i < num_slots; ++i) {
+  for (int i = 0; i < num_slots_; ++i) {
     const Slot& s = slots_[static_cast<size_t>(i)];
     if (s.busy || s.state.seq.empty()) continue;
     double sim = static_cast<double>(Lcp(s.state.seq, q.prompt)) / static_cast<double>(q.num_prompt_tokens);
@@ -30,7 +30,7 @@ int LlamaServerPolicy::PickSlot(const Request& q, bool* by_similarity) {
   if (best >= 0) return best;
   // The least recently used idle slot; none when every slot is busy (the
   // task is deferred until one is released).
-  for (int i = 0; i < num_slots; ++i) {
+  for (int i = 0; i < num_slots_; ++i) {
     const Slot& s = slots_[static_cast<size_t>(i)];
     if (s.busy) continue;
     if (best < 0 || s.state.last_used_ms < slots_[static_cast<size_t>(best)].state.last_used_ms) best = i;
@@ -96,7 +96,7 @@ Admission LlamaServerPolicy::Admit(const RequestView& r, int64_t now_ms) {
   int idx = PickSlot(q, &by_similarity);
   Admission a;
   if (idx < 0) {
-    a.wait_for_slot = true;
+    if (status_.ok()) status_ = Internal("llama-server: no idle slot for request " + std::to_string(r.index));
     return a;
   }
   Slot& slot = slots_[static_cast<size_t>(idx)];

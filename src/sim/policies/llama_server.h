@@ -2,8 +2,8 @@
 //
 // A request takes the idle slot whose stored sequence shares the largest
 // fraction of the new prompt (above `similarity`), else the least recently
-// used idle slot; with every slot busy it waits (Admission::wait_for_slot)
-// and never takes a busy one. A new task first moves every idle slot's state
+// used idle slot. It has one slot per request the machine admits
+// (--parallel), so a slot is always free at admission. A new task first moves every idle slot's state
 // to the prompt cache (cache_idle_slots). When the slot came from LRU or keeps less than
 // half its tokens, its state is saved to the prompt cache and the cache's
 // best match is loaded if it restores more. Hybrid models restore at the
@@ -11,7 +11,8 @@
 // message starts at least `checkpoint_min_spacing` apart, the last user
 // message, and n_ubatch + 4 and 4 tokens before each prompt end, at most
 // `max_checkpoints` per slot); attention-only models restore any prefix and,
-// with `cache_reuse_tokens` > 0, shift later equal chunks into place.
+// with `cache_reuse_tokens` > 0 (--cache-reuse; 0 by default, as in
+// common/common.h), shift later equal chunks into place.
 #pragma once
 
 #include <list>
@@ -29,14 +30,14 @@ class LlamaServerPolicy final : public PeerPolicy {
   void Commit(const RequestView& r, int64_t now_ms) override;
   void Finish(const RequestView& r, int64_t now_ms) override;
 
-  int num_slots = 4;                          // --parallel (the server's automatic choice)
   double similarity = 0.1;                    // --slot-prompt-similarity
   int64_t max_checkpoints = 32;               // --ctx-checkpoints
   int64_t checkpoint_min_spacing = 8192;      // --checkpoint-min-step
   int64_t checkpoint_tail_tokens = 4;
   int64_t ubatch_tokens = 512;                // --ubatch-size
   bool cache_idle_slots = true;               // --cache-idle-slots
-  int64_t cache_reuse_tokens = 256;  // attention-only models only
+  int64_t cache_reuse_tokens = 0;             // --cache-reuse (attention-only models only)
+  Status status() const override { return status_; }
 
  private:
   struct State {
@@ -57,7 +58,9 @@ class LlamaServerPolicy final : public PeerPolicy {
   void SaveToCache(const State& s);
   void Recount();
 
+  int num_slots_;                              // --parallel
   std::vector<Slot> slots_;
+  Status status_;
   std::list<State> cache_;                       // front = most recently used
   std::unordered_map<int64_t, int> slot_of_;     // request index -> slot
   std::unordered_map<int64_t, int64_t> restore_of_;

@@ -47,10 +47,18 @@ std::vector<Segment> MooncakeBlocks(const std::vector<Segment>& prompt) {
   return out;
 }
 
-// Session starts as a Poisson process of `per_s` sessions a second.
+// The session rates below load a machine that prefills this fast (the
+// default pace, glm-5.3-flash) about as one server is loaded: the oracle
+// queues a little (docs/sim.md). A trace paced for another shape scales
+// them by its prefill speed, so that it loads that machine alike.
+constexpr double kRatesPrefillTokensPerS = 420.0;
+
+// Session starts as a Poisson process of `per_s` sessions a second (scaled
+// to the pace's machine).
 int64_t NextStart(GenContext& g, int64_t t_ms, double per_s) {
   const double u = std::max(1e-9, g.rng.Unit());
-  return t_ms + static_cast<int64_t>(-std::log(u) / per_s * 1000.0);
+  const double rate = per_s * g.prefill_tokens_per_s / kRatesPrefillTokensPerS;
+  return t_ms + static_cast<int64_t>(-std::log(u) / rate * 1000.0);
 }
 
 // Starts sessions as a Poisson process of `per_s` a second from start_ms
