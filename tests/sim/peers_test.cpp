@@ -50,10 +50,36 @@ TEST(Vllm, RestoresOnlyAtBlockBoundaries) {
                      MakeRequest(kHourMs, {kSys, body, {9, 100, Role::kAssistant}, {8, 50}}, 10)});
   EXPECT_EQ(r[0], 0);
   EXPECT_EQ(r[1], 2800);
-  // A prompt that shares 1,500 tokens restores 2 blocks (1,120).
+  // Turn 1's prefill ran in chunks of 3 blocks (2,048 tokens rounded down
+  // to blocks: 1,680) and a last one to its last full block (2,800), and
+  // only those steps' ends hold a state. A prompt sharing 1,500 tokens has 2
+  // cached blocks and no state on them; one sharing 2,000 restores 1,680.
   auto s = Restores("vllm", "qwen3.5-0.8b",
                     {MakeRequest(0, {kSys, body}, 9, 100), MakeRequest(kHourMs, {kSys, {7, 500}, {8, 50}}, 10)});
-  EXPECT_EQ(s[1], 1120);
+  EXPECT_EQ(s[1], 0);
+  auto u = Restores("vllm", "qwen3.5-0.8b",
+                    {MakeRequest(0, {kSys, body}, 9, 100), MakeRequest(kHourMs, {kSys, {7, 1000}, {8, 50}}, 10)});
+  EXPECT_EQ(u[1], 1680);
+}
+
+TEST(Vllm, SeesTheBlocksARunningPrefillHasComputed) {
+  // qwen3.5-0.8b prefills 60 tokens/s in 256-token turns: 3,000 tokens take
+  // 50 s. A request sharing them that arrives at 40 s finds the first chunk's
+  // blocks (1,680 tokens, state at the end) already cached.
+  Segment body{7, 2000, Role::kUser};
+  auto r = Restores("vllm", "qwen3.5-0.8b",
+                    {MakeRequest(0, {kSys, body}, 9, 100), MakeRequest(40'000, {kSys, body, {8, 50}}, 10)});
+  EXPECT_EQ(r[1], 1680);
+}
+
+TEST(Sglang, ChunkedPrefillKeepsTheStateAtEachChunkEnd) {
+  // 10,000 tokens prefill in chunks of 4,096: states at 4,096 and 8,192
+  // (the request's own state lands in the tree at its end only when it
+  // finishes, at 10,100). A prompt sharing 9,000 tokens restores 8,192.
+  Segment body{7, 9000, Role::kUser};
+  auto r = Restores("sglang", "qwen3.5-0.8b",
+                    {MakeRequest(0, {kSys, body}, 9, 100), MakeRequest(kHourMs, {kSys, {7, 8000}, {8, 50}}, 10)});
+  EXPECT_EQ(r[1], 8192);
 }
 
 TEST(Sglang, RestoresAtARequestEndAndKeepsTheChunkAlignedBranchPoint) {

@@ -51,7 +51,26 @@ void SglangPolicy::DropState(TokenRadix::NodeId id) {
   --num_states_;
 }
 
+void SglangPolicy::InsertPrefilled(Running& run, int64_t done) {
+  const int64_t m = run.request->num_prompt_tokens;
+  done = std::min(done, m);
+  const bool chunk_due = run.next_chunk_end < m && run.next_chunk_end <= done;
+  const bool branch_due = run.branch > 0 && run.branch <= done;
+  if (shape_.attention_only() || (!chunk_due && !branch_due)) return;
+  std::vector<uint32_t> tokens;
+  ExpandTokens(run.request->prompt, tokens);
+  for (; run.next_chunk_end < m && run.next_chunk_end <= done; run.next_chunk_end += chunked_prefill_tokens)
+    InsertWithState(tokens, run.next_chunk_end);
+  if (branch_due) {
+    InsertWithState(tokens, run.branch);
+    run.branch = 0;
+  }
+  Enforce();
+}
+
 Admission SglangPolicy::Admit(const RequestView& r, int64_t) {
+  if (r.progress)
+    for (auto& [index, run] : running_) InsertPrefilled(run, r.progress->ComputedTokens(index));
   const Request& q = *r.request;
   const std::vector<uint32_t> tokens = LookupTokens(q);
   TokenRadix::Match match = tree_.Walk(tokens, true);
@@ -71,8 +90,10 @@ Admission SglangPolicy::Admit(const RequestView& r, int64_t) {
   a.restore_tokens = tree_.node(best).end_tokens;
   if (!shape_.attention_only() && a.restore_tokens > 0) a.ram_copy_bytes = shape_.recurrent_bytes;  // copy-on-write of the state
   // The KV match runs past the deepest state: the state at the branch point is kept.
+  Running run{&q, a.restore_tokens + chunked_prefill_tokens, 0};
   const int64_t branch = match.tokens / kChunkTokens * kChunkTokens;
-  if (!shape_.attention_only() && branch > a.restore_tokens) branch_of_[r.index] = branch;
+  if (!shape_.attention_only() && branch > a.restore_tokens) run.branch = branch;
+  running_[r.index] = run;
   return a;
 }
 
@@ -84,16 +105,12 @@ void SglangPolicy::InsertWithState(const std::vector<uint32_t>& tokens, int64_t 
 }
 
 void SglangPolicy::Commit(const RequestView& r, int64_t) {
-  auto it = branch_of_.find(r.index);
-  if (it == branch_of_.end()) return;
-  std::vector<uint32_t> tokens;
-  ExpandTokens(r.request->prompt, tokens);
-  InsertWithState(tokens, it->second);
-  branch_of_.erase(it);
-  Enforce();
+  auto it = running_.find(r.index);
+  if (it != running_.end()) InsertPrefilled(it->second, r.request->num_prompt_tokens);
 }
 
 void SglangPolicy::Finish(const RequestView& r, int64_t) {
+  running_.erase(r.index);
   std::vector<uint32_t> tokens;
   ExpandTokens(PromptAndOutput(*r.request), tokens);
   InsertWithState(tokens, static_cast<int64_t>(tokens.size()));

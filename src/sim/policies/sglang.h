@@ -1,9 +1,13 @@
 // SGLang's MambaRadixCache (python/sglang/srt/mem_cache/mamba_radix_cache.py):
 // a token radix tree of KV whose nodes may hold a recurrent ("mamba") state.
 // - A finished request inserts its prompt + reply with its final state at the
-//   node ending there. A prompt whose KV match runs past its deepest state
-//   keeps the state at the branch point (the match floored to the recurrent
-//   kernel's 64-token chunk), inserted when its prefill passes it.
+//   node ending there (cache_finished_req). Chunked prefill inserts each
+//   chunk's tokens with the state at the chunk's end as the chunk finishes
+//   (cache_unfinished_req forks the request's state into the tree), so later
+//   requests see a running prefill's finished chunks. A prompt whose KV
+//   match runs past its deepest state keeps the state at the branch point
+//   (the match floored to the recurrent kernel's 64-token chunk), inserted
+//   when its prefill passes it.
 // - A match restores at the deepest node on the matched path that holds a
 //   state; a split leaves the upper node without one (a "tombstone").
 // - Two pools, as SGLang sizes them: recurrent states get
@@ -33,6 +37,8 @@ class SglangPolicy final : public PeerPolicy {
 
   static constexpr double kMambaFullMemoryRatio = 0.9;  // SGLang's default
   static constexpr int64_t kChunkTokens = 64;           // the recurrent kernel's chunk (FLA)
+  // --chunked-prefill-size when no GPU memory is known (server_args.py).
+  int64_t chunked_prefill_tokens = 4096;
 
  private:
   struct NodeInfo {
@@ -59,7 +65,15 @@ class SglangPolicy final : public PeerPolicy {
   std::set<std::pair<uint64_t, TokenRadix::NodeId>> full_lru_;   // every node but the root
   std::set<std::pair<uint64_t, TokenRadix::NodeId>> state_lru_;  // nodes holding a state
   int64_t num_states_ = 0;
-  std::unordered_map<int64_t, int64_t> branch_of_;  // request index -> branch point to capture
+  struct Running {
+    const Request* request = nullptr;
+    int64_t next_chunk_end = 0;  // the next chunk end to insert
+    int64_t branch = 0;          // branch point still to insert; 0: none
+  };
+  // Inserts what request `run` has prefilled up to `done` tokens: chunk ends
+  // and the branch point.
+  void InsertPrefilled(Running& run, int64_t done);
+  std::unordered_map<int64_t, Running> running_;  // by request index
 };
 
 }  // namespace lineage::sim
