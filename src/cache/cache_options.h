@@ -55,6 +55,10 @@ struct CacheOptions {
   int64_t divergence_min_gain_tokens = 256;
   int64_t periodic_tokens = 0;          // K; 0 = no periodic checkpoints
   bool capture_anchor = true;
+  // Also anchor at the end of the system text when the template renders it
+  // before the tools (LookupHints::system_end_tokens): sessions and
+  // sub-agents with another tool list share it.
+  bool capture_system_end = true;
   bool capture_history_end = true;
   // Structural points for prompts without hints (no anchor, no history
   // end): the last block boundary below the prompt end and boundaries

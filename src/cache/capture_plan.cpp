@@ -63,6 +63,9 @@ std::vector<PlannedCapture> PlanCaptures(const PlanInputs& in, const CacheOption
     return plan;
   }
   if (o.capture_anchor && in.anchor_tokens > 0 && !in.anchor_exists) add(in.anchor_tokens, PointKind::kAnchor);
+  if (o.capture_anchor && o.capture_system_end && in.system_end_tokens >= o.divergence_min_gain_tokens &&
+      !in.system_end_exists)
+    add(in.system_end_tokens, PointKind::kAnchor);
   if (o.recurrent) {
     // The next session may leave one or two tokens earlier (BPE merges at
     // the boundary): the anchor's slack rule.

@@ -3,6 +3,8 @@
 // closest stored sequence; a pure function of its inputs.
 //  - anchor at a when r < a <= m and no anchor exists for prompt[0, a):
 //    wherever it falls, also after the guard (the seed's 426-token case);
+//    the same at the system-end anchor s (system text before the tools)
+//    when it is worth a state (s >= divergence_min_gain_tokens);
 //  - divergence at d = BeforeBoundary(tokens shared with the closest stored
 //    sequence), the anchor's slack rule, when the prompt leaves that
 //    sequence before m and d - r >= divergence_min_gain_tokens;
@@ -35,6 +37,8 @@ struct PlanInputs {
   int64_t closest_shared_tokens = 0;  // d
   int64_t anchor_tokens = 0;          // a; 0 = none
   bool anchor_exists = false;
+  int64_t system_end_tokens = 0;      // s < a; 0 = none
+  bool system_end_exists = false;
   int64_t history_end_tokens = 0;     // h; 0 = none
   bool structural = false;            // no hints: plan structural points
 };

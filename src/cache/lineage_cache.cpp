@@ -134,19 +134,21 @@ Result<LookupResult> LineageCache::Lookup(TokenSpan prompt, const LookupHints& h
   const auto m = static_cast<int64_t>(prompt.size());
   if (m == 0) return InvalidArgument("cache lookup: empty prompt");
   if (hints.anchor_tokens < 0 || hints.anchor_tokens > m || hints.history_end_tokens < 0 ||
-      hints.history_end_tokens > m) {
+      hints.history_end_tokens > m || hints.system_end_tokens < 0 || hints.system_end_tokens > m) {
     return InvalidArgument("cache lookup: hint outside the prompt");
   }
   const bool any_prefix = AnyPrefixRestores(options_);
   std::unique_lock<std::mutex> lock(mu_);
   CacheStore& s = impl_->store;
   ++s.counters().lookups;
-  const int64_t a = AnchorPoint(hints);
-  bool anchor_exists = false;
+  const int64_t a = AnchorPoint(hints), sys = SystemEndPoint(hints);
+  bool anchor_exists = false, system_end_exists = false;
   const RestoreSearch found = FindRestorePoint(
       s.tree(), prompt, !any_prefix, [&](EntryId id) { return s.Recency(id); },
       [&](const TreePoint& p) {
-        if (p.kind == PointKind::kEntryEnd && p.n == a && s.Find(p.entry)->anchor) anchor_exists = true;
+        if (p.kind != PointKind::kEntryEnd || !s.Find(p.entry)->anchor) return;
+        if (p.n == a) anchor_exists = true;
+        if (p.n == sys) system_end_exists = true;
       });
 
   LookupResult out;
@@ -196,6 +198,8 @@ Result<LookupResult> LineageCache::Lookup(TokenSpan prompt, const LookupHints& h
   plan.closest_shared_tokens = shared_tokens;
   plan.anchor_tokens = a;
   plan.anchor_exists = anchor_exists;
+  plan.system_end_tokens = sys;
+  plan.system_end_exists = system_end_exists;
   plan.history_end_tokens = hints.history_end_tokens;
   plan.structural = Hintless(hints);
   out.captures = PlanCaptures(plan, options_);

@@ -90,6 +90,9 @@ struct LookupHints {
   int64_t anchor_tokens = 0;
   // Where the rendered history ends and the generation prompt begins.
   int64_t history_end_tokens = 0;
+  // Where the system text ends when the template renders it before the
+  // tools (below anchor_tokens); a second anchor, with the same slack.
+  int64_t system_end_tokens = 0;
 };
 
 // A request without hints: traffic that says nothing of its structure
@@ -97,6 +100,11 @@ struct LookupHints {
 // capture points (capture_plan.h) and absorbs resend tails at commit
 // (CommitRequest::absorb_tails).
 inline int64_t AnchorPoint(const LookupHints& h) { return h.anchor_tokens > 0 ? BeforeBoundary(h.anchor_tokens) : 0; }
+// The system-end anchor: only below the anchor, 0 when none.
+inline int64_t SystemEndPoint(const LookupHints& h) {
+  const int64_t s = h.system_end_tokens > 0 ? BeforeBoundary(h.system_end_tokens) : 0;
+  return s > 0 && s < AnchorPoint(h) ? s : 0;
+}
 inline bool Hintless(const LookupHints& h) { return AnchorPoint(h) == 0 && h.history_end_tokens == 0; }
 
 struct RestorePoint {

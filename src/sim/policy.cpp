@@ -12,8 +12,9 @@
 namespace lineage::sim {
 
 std::vector<std::string> PolicyNames() {
-  return {"oracle",  "lineage",  "lineage-ram", "lineage-seed", "lineage-bytes", "exact", "mlx-vlm",
-          "llama-server", "periodic", "marconi", "omlx",        "vllm",          "sglang"};
+  return {"oracle",       "lineage",  "lineage-ram", "lineage-seed", "lineage-bytes", "lineage-no-system-end",
+          "exact",        "mlx-vlm",  "llama-server", "periodic",    "marconi",       "omlx",
+          "vllm",         "sglang"};
 }
 
 Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelShape& shape,
@@ -29,6 +30,12 @@ Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelS
   if (name == "lineage-seed") {
     cache::CacheOptions o;
     o.thin_order = cache::ThinOrder::kSeed;
+    return std::unique_ptr<Policy>(new LineagePolicy(shape, options, false, o, name));
+  }
+  // Without the system-end anchor (LookupHints::system_end_tokens), for measurement.
+  if (name == "lineage-no-system-end") {
+    cache::CacheOptions o;
+    o.capture_system_end = false;
     return std::unique_ptr<Policy>(new LineagePolicy(shape, options, false, o, name));
   }
   if (name == "lineage-bytes") {

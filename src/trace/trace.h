@@ -32,6 +32,7 @@ struct Request {
   Segment output;                // the reply; num_tokens may be 0
   int64_t anchor_tokens = 0;     // shared system + tools prefix length; 0 = unknown
   int64_t history_end_tokens = 0; // where the generation prompt begins; 0 = unknown
+  int64_t system_end_tokens = 0; // where the system text ends before the tools; 0 = unknown
   int64_t end_ms = -1;           // when the reply really ended (>= arrival_ms); -1 = unknown
   int64_t num_prompt_tokens = 0; // sum of prompt segment lengths
 };

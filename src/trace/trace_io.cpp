@@ -75,6 +75,12 @@ Status ParseNativeRequest(const json& j, Trace& trace, std::unordered_map<std::s
     r.anchor_tokens = j["anchor"].get<int64_t>();
     if (r.anchor_tokens < 0 || r.anchor_tokens > r.num_prompt_tokens) return InvalidArgument("anchor out of range");
   }
+  if (j.contains("system")) {
+    if (!j["system"].is_number_integer()) return InvalidArgument("system must be an integer");
+    r.system_end_tokens = j["system"].get<int64_t>();
+    if (r.system_end_tokens < 0 || r.system_end_tokens >= std::max<int64_t>(1, r.anchor_tokens))
+      return InvalidArgument("system out of range (0 <= system < anchor)");
+  }
   if (j.contains("end_ms")) {
     if (!j["end_ms"].is_number_integer()) return InvalidArgument("end_ms must be an integer");
     r.end_ms = j["end_ms"].get<int64_t>();
@@ -208,6 +214,7 @@ std::string FormatNative(const Trace& trace) {
               {"prompt", std::move(prompt)},
               {"output", {{"id", r.output.id}, {"len", r.output.num_tokens}}}};
     if (r.anchor_tokens > 0) j["anchor"] = r.anchor_tokens;
+    if (r.system_end_tokens > 0) j["system"] = r.system_end_tokens;
     if (r.history_end_tokens > 0) j["history"] = r.history_end_tokens;
     if (r.end_ms >= 0) j["end_ms"] = r.end_ms;
     out += j.dump() + "\n";

@@ -74,7 +74,7 @@ void TraceLog::NoteSubmitted(const std::vector<int32_t>& prompt, int64_t history
 }
 
 void TraceLog::Append(int64_t t_ms, const std::vector<int32_t>& prompt, int64_t anchor_tokens,
-                      const std::vector<int32_t>& output) {
+                      const std::vector<int32_t>& output, int64_t system_end_tokens) {
   using json = nlohmann::ordered_json;
   const int64_t m = static_cast<int64_t>(prompt.size());
   uint64_t key = PromptKey(prompt);
@@ -89,15 +89,17 @@ void TraceLog::Append(int64_t t_ms, const std::vector<int32_t>& prompt, int64_t 
     if (it->second.submitted.empty()) notes_.erase(it);
   }
   const int64_t anchor = std::min(anchor_tokens, m);
+  const int64_t system_end = system_end_tokens > 0 && system_end_tokens < anchor ? system_end_tokens : 0;
   // No cut at the history end: the next turn leaves this prompt a few tokens
   // after it and never cuts there itself (the continuation covers it).
-  const int64_t cut_points[] = {anchor};
+  const int64_t cut_points[] = {system_end, anchor};
   SegmentedRequest cut = segmenter_.Cut(prompt, cut_points, output);
   json segments = json::array();
   for (const TraceSegment& s : cut.prompt) segments.push_back({{"id", s.id}, {"len", s.num_tokens}});
   json line = {{"t_ms", t_ms}, {"session", ""}, {"prompt", std::move(segments)},
                {"output", {{"id", cut.output.id}, {"len", cut.output.num_tokens}}}};
   if (anchor > 0) line["anchor"] = anchor;
+  if (system_end > 0) line["system"] = system_end;
   if (history_end > 0 && history_end < m) line["history"] = history_end;
   if (end_ms >= 0) line["end_ms"] = end_ms;
   WriteLine(line.dump());

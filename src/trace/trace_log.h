@@ -55,12 +55,13 @@ class TraceLog {
   // one refused after this call (overload) leaves its note, and the next
   // identical prompt's end_ms then counts from the refused submission.
   void NoteSubmitted(const std::vector<int32_t>& prompt, int64_t history_end_tokens);
-  // `anchor_tokens`: the anchor capture point the cache was given (0: none).
+  // `anchor_tokens`, `system_end_tokens`: the anchors the cache was given
+  // (0: none).
   // `output`: the reply tokens the sequence was fed, the ones the cache's
   // extension covers (a reply cut by its length limit without its last
   // token), so that the replay extends the entry as far as the server did.
   void Append(int64_t t_ms, const std::vector<int32_t>& prompt, int64_t anchor_tokens,
-              const std::vector<int32_t>& output);
+              const std::vector<int32_t>& output, int64_t system_end_tokens = 0);
   void Close();
   // Ok, or why the log stopped: a failed write ends it (said once on stderr)
   // while the server goes on serving.

@@ -30,6 +30,37 @@ TEST(CacheAnchors, NewSessionWithTheSameSystemPromptLandsOnTheAnchor) {
   EXPECT_TRUE(s2.commit.anchors_created.empty());
 }
 
+TEST(CacheAnchors, ASessionWithAnotherToolListLandsOnTheSystemEndAnchor) {
+  // The template renders the system text, then the tools: a sub-agent with
+  // its own tool list shares the system text only.
+  Harness h;
+  TokenSource src;
+  const Tokens system = src.Fresh(1500), tools = src.Fresh(3000), sub_tools = src.Fresh(1200);
+  const Tokens main_prefix = Cat({system, tools});
+  Outcome s1 = h.Run(Cat({main_prefix, src.Fresh(40)}), {Len(main_prefix), 0, Len(system)});
+  ASSERT_EQ(s1.commit.anchors_created.size(), 2u) << "the system end and the system + tools end";
+  const Tokens sub_prefix = Cat({system, sub_tools});
+  Outcome s2 = h.Run(Cat({sub_prefix, src.Fresh(60)}), {Len(sub_prefix), 0, Len(system)});
+  EXPECT_EQ(s2.restore.length, 1498);
+  ASSERT_NE(h.Info(s2.restore.entry), nullptr);
+  EXPECT_TRUE(h.Info(s2.restore.entry)->anchor);
+  EXPECT_EQ(s2.commit.anchors_created.size(), 1u) << "its own system + tools end; the system end exists";
+  // Without the hint the first session's anchors are past the shared text.
+  Harness plain;
+  plain.Run(Cat({main_prefix, src.Fresh(40)}), {Len(main_prefix), 0});
+  EXPECT_EQ(plain.Run(Cat({sub_prefix, src.Fresh(60)}), {Len(sub_prefix), 0}).restore.length, 0);
+}
+
+TEST(CacheAnchors, ASystemEndAtOrPastTheAnchorOrTooShortPlansNothingMore) {
+  TokenSource src;
+  const Tokens system = src.Fresh(2000);
+  for (int64_t system_end : {int64_t{2000}, int64_t{100}}) {
+    Harness h;
+    Outcome s = h.Run(Cat({system, src.Fresh(20)}), {Len(system), 0, system_end});
+    EXPECT_EQ(s.commit.anchors_created.size(), 1u) << system_end;
+  }
+}
+
 TEST(CacheAnchors, AnchorIsPinnedEvenWhenItFallsAfterTheGuard) {
   // The seed's live case: a 419-token system block and a 7-token question.
   const PayloadShape shape{64, 1024, 256};

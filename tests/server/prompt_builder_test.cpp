@@ -116,12 +116,51 @@ TEST_F(PromptBuilderTest, AnchorCoversTheSystemAndToolsBlock) {
   size_t block_end = pa->text.find("<|im_end|>\n") + std::string("<|im_end|>\n").size();
   EXPECT_GE(pa->anchor_tokens, static_cast<int64_t>(Encode(pa->text.substr(0, block_end)).size()) - 2);
   EXPECT_EQ(pb->anchor_tokens, pa->anchor_tokens);
-  EXPECT_EQ(builder_->anchor_memo_size(), 1u);  // one distinct prefix text, tokenized once
+  // One distinct system + tools text and one system text, tokenized once each.
+  EXPECT_EQ(builder_->anchor_memo_size(), 2u);
 
   // No system prompt and no tools: no anchor.
   auto none = builder_->Build(Chat(json::array({{{"role", "user"}, {"content", "hi"}}}), false));
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->anchor_tokens, 0);
+}
+
+TEST_F(PromptBuilderTest, SystemEndIsWhatPromptsWithAnotherToolListShare) {
+  // Qwen3's template renders the system text, then the tools: a sub-agent
+  // with other tools shares the system text, which ends below the anchor.
+  // Qwen3.5's puts the tools first: no system end.
+  const std::string qwen3 = std::string(LINEAGE_SHARED_DATA) + "/templates/Qwen-Qwen3-0.6B.jinja";
+  std::ifstream in(qwen3);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto t = ChatTemplate::Create(ss.str(), "", "<|im_end|>");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  PromptBuilder qwen3_builder(tokenizer_, std::move(t).value());
+  json conv = json::array({{{"role", "system"}, {"content", std::string(600, 'x') + " be terse."}},
+                           {{"role", "user"}, {"content", "first question"}}});
+  ApiRequest main = Chat(conv), sub = Chat(conv, false);
+  sub.tools = json::parse(R"([{"type": "function", "function": {"name": "read", "description": "read a file",
+      "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}])");
+  auto pm = qwen3_builder.Build(main);
+  auto ps = qwen3_builder.Build(sub);
+  ASSERT_TRUE(pm.ok() && ps.ok());
+  ASSERT_GT(pm->system_end_tokens, 0);
+  EXPECT_LT(pm->system_end_tokens, pm->anchor_tokens);
+  EXPECT_EQ(ps->system_end_tokens, pm->system_end_tokens);
+  const int64_t shared = CommonPrefixTokens(pm->tokens, ps->tokens);
+  EXPECT_GE(shared, pm->system_end_tokens);
+  EXPECT_LT(shared, pm->anchor_tokens);
+  // It covers the system text: everything up to its last character.
+  const size_t text_end = pm->text.find(" be terse.") + std::string(" be terse.").size();
+  EXPECT_GE(pm->system_end_tokens, static_cast<int64_t>(Encode(pm->text.substr(0, text_end)).size()) - 2);
+  // Without tools the anchor is the system end: no second point.
+  auto plain = qwen3_builder.Build(Chat(conv, false));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->system_end_tokens, 0);
+  auto tools_first = builder_->Build(main);
+  ASSERT_TRUE(tools_first.ok());
+  EXPECT_EQ(tools_first->system_end_tokens, 0);
+  EXPECT_GT(tools_first->anchor_tokens, 0);
 }
 
 TEST_F(PromptBuilderTest, TemplateErrorsAreInvalidArgument) {

@@ -82,17 +82,22 @@ TEST(Tracegen, AssistantsHaveLongPrefixesAndShortQuestions) {
   }
 }
 
-TEST(Tracegen, CodingHasParallelSubAgentsWithNearlyEqualSystemPrompts) {
+TEST(Tracegen, CodingHasParallelSubAgentsWithTheirOwnToolLists) {
   Trace t = Gen("coding", 5, 1500);
   bool found = false;
   for (size_t i = 0; i + 1 < t.requests.size() && !found; ++i) {
     const Request &a = t.requests[i], &b = t.requests[i + 1];
     if (a.arrival_ms != b.arrival_ms || a.session == b.session) continue;
     int64_t lcp = Lcp(a.prompt, b.prompt);
-    // Different agent types: they part within the 4-token variant near the prompt's end.
-    if (lcp < a.anchor_tokens && a.anchor_tokens - lcp <= 44 && lcp >= 9000) found = true;
+    // Different agent types: they share the system text and part at its
+    // end, where their tool lists begin.
+    if (lcp == a.system_end_tokens && lcp == b.system_end_tokens && lcp > 0 && lcp < a.anchor_tokens) found = true;
   }
   EXPECT_TRUE(found);
+  for (const Request& r : t.requests) {
+    EXPECT_EQ(r.system_end_tokens, 2500);
+    EXPECT_GT(r.anchor_tokens, r.system_end_tokens);
+  }
   int64_t longest = 0;
   for (const Request& r : t.requests) longest = std::max(longest, r.num_prompt_tokens);
   EXPECT_GT(longest, 50'000);

@@ -61,6 +61,7 @@ Trace SmallTrace() {
   r1.num_prompt_tokens = 930;
   r1.output = {SegmentIdFromString("r1"), 50, Role::kAssistant};
   r1.anchor_tokens = 900;
+  r1.system_end_tokens = 300;
   Request r2 = r1;
   r2.arrival_ms = 5000;
   r2.session = 1;
@@ -86,6 +87,7 @@ TEST(TraceIo, NativeRoundTrips) {
     EXPECT_EQ(t.sessions[a.session], back->sessions[b.session]);
     EXPECT_EQ(a.num_prompt_tokens, b.num_prompt_tokens);
     EXPECT_EQ(a.anchor_tokens, b.anchor_tokens);
+    EXPECT_EQ(a.system_end_tokens, b.system_end_tokens);
     EXPECT_EQ(a.output.id, b.output.id);
     ASSERT_EQ(a.prompt.size(), b.prompt.size());
     for (size_t k = 0; k < a.prompt.size(); ++k) {
@@ -145,6 +147,8 @@ TEST(TraceIo, MalformedLinesNameTheLine) {
       "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":0,\"prompt\":[{\"id\":1,\"len\":0}]}\n",
       "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":0,\"prompt\":[{\"id\":1,\"len\":3}],\"history\":3}\n",
       "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":0,\"prompt\":[{\"id\":1,\"len\":3}],\"history\":\"2\"}\n",
+      "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":0,\"prompt\":[{\"id\":1,\"len\":3}],\"anchor\":2,\"system\":2}\n",
+      "{\"format\":\"lineage-trace\",\"version\":1}\n{\"t_ms\":0,\"prompt\":[{\"id\":1,\"len\":3}],\"system\":1}\n",
       "{\"format\":\"lineage-trace\",\"version\":1}\nnot json\n",
       "{\"timestamp\":0,\"input_length\":600,\"output_length\":1,\"hash_ids\":[1]}\n",
       "{\"timestamp\":0,\"input_length\":512,\"output_length\":1,\"hash_ids\":[1,2]}\n",

@@ -35,7 +35,7 @@ TEST(TraceLog, TheSimulatorReadsItAndSeesTheSharedPrefix) {
     (*log)->NoteSubmitted(turn1, 3 * B);
     (*log)->Append(0, turn1, 100, Range(100000, 12));
     (*log)->Append(1500, turn2, 100, Range(200000, 7));
-    (*log)->Append(1600, other, 100, {});
+    (*log)->Append(1600, other, 100, {}, 40);
   }  // closed: trailer written
   auto trace = ReadTrace(path);  // verifies the header, the count and the checksum
   std::filesystem::remove(path);
@@ -46,6 +46,8 @@ TEST(TraceLog, TheSimulatorReadsItAndSeesTheSharedPrefix) {
   EXPECT_EQ(r[1].num_prompt_tokens, static_cast<int64_t>(turn2.size()));
   EXPECT_EQ(r[1].arrival_ms, 1500);
   EXPECT_EQ(r[0].anchor_tokens, 100);  // the prefix, as the cache was given it
+  EXPECT_EQ(r[0].system_end_tokens, 0);
+  EXPECT_EQ(r[2].system_end_tokens, 40);  // the system text's end, as the cache was given it
   EXPECT_EQ(r[0].output.num_tokens, 12u);
   // Submitted through the backend: its history end and when it ended.
   EXPECT_EQ(r[0].history_end_tokens, 3 * B);

@@ -102,6 +102,7 @@ Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
   job.prompt = std::move(prompt.tokens);
   job.hints.anchor_tokens = std::min(prompt.anchor_tokens, m);
   job.hints.history_end_tokens = std::min(prompt.history_end_tokens, m);
+  job.hints.system_end_tokens = std::min(prompt.system_end_tokens, job.hints.anchor_tokens);
   if (trace::TraceLog* log = options_.scheduler.trace_log) log->NoteSubmitted(job.prompt, job.hints.history_end_tokens);
   job.sampling.temperature = request.sampling.temperature;
   job.sampling.top_k = request.sampling.top_k;

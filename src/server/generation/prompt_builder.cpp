@@ -117,11 +117,23 @@ Result<BuiltPrompt> PromptBuilder::Build(const ApiRequest& request, int64_t max_
 
   bool has_system = !chat.messages.empty() && chat.messages[0].value("role", "") == "system";
   if (has_system || !request.tools.empty()) {
-    Result<PrefixText> prefix = template_->RenderPrefix(chat.messages, chat.tools);
-    if (prefix.ok() && prefix->shared_chars > 0) {
-      std::vector<int32_t> anchor = AnchorTokens(prefix->text.substr(0, prefix->shared_chars));
-      int64_t shared = CommonPrefixTokens(anchor, out.tokens);
-      out.anchor_tokens = shared;  // the cache anchors a little before it (LookupHints)
+    // The cache anchors a little before each (LookupHints).
+    // `covered`: the share of the prefix's own tokens the prompt starts with.
+    auto shared_with_prompt = [&](const nlohmann::ordered_json& tools, double* covered) -> int64_t {
+      Result<PrefixText> prefix = template_->RenderPrefix(chat.messages, tools);
+      if (!prefix.ok() || prefix->shared_chars == 0) return 0;
+      const std::vector<int32_t> tokens = AnchorTokens(prefix->text.substr(0, prefix->shared_chars));
+      const int64_t shared = CommonPrefixTokens(tokens, out.tokens);
+      if (covered) *covered = tokens.empty() ? 0.0 : static_cast<double>(shared) / static_cast<double>(tokens.size());
+      return shared;
+    };
+    out.anchor_tokens = shared_with_prompt(chat.tools, nullptr);
+    if (has_system && !request.tools.empty()) {
+      // Where the template puts the tools first (Qwen3.5's, GLM's, Kimi's),
+      // the prompt leaves the system-only rendering in its first line.
+      double covered = 0;
+      const int64_t system_end = shared_with_prompt(nlohmann::ordered_json(), &covered);
+      if (system_end < out.anchor_tokens && covered >= 0.5) out.system_end_tokens = system_end;
     }
   }
   return out;

@@ -6,6 +6,11 @@
 //                       that text (once per distinct text, remembered), take
 //                       the common prefix with the prompt (the cache anchors
 //                       a little before it: LookupHints);
+//   system_end_tokens   with tools, where the system text ends when the
+//                       template renders it before them (Qwen's do): the
+//                       same, rendering the system messages without the
+//                       tools; 0 unless it falls below the anchor, as it
+//                       does not where the tools come first (GLM's);
 //   history_end_tokens  where the rendered history ends and the generation
 //                       prompt begins (rendered with and without it). The
 //                       prompt is tokenized as history + generation prompt,
@@ -42,6 +47,7 @@ namespace lineage::server {
 struct BuiltPrompt {
   std::vector<int32_t> tokens;
   int64_t anchor_tokens = 0;       // 0: none
+  int64_t system_end_tokens = 0;   // 0: none; else < anchor_tokens
   int64_t history_end_tokens = 0;  // 0: none
   bool reasoning_open = false;
   std::string text;                // the rendered prompt (chat) or the raw prompt

@@ -293,7 +293,8 @@ void Scheduler::Finish(Live& l, FinishReason reason, Status error) {
     const size_t held = static_cast<size_t>(std::clamp<int64_t>(fed - l.prompt_tokens(), 0,
                                                                 static_cast<int64_t>(l.generated.size())));
     options_.trace_log->Append(Us(started_, l.job.submitted) / 1000, l.job.prompt, l.job.hints.anchor_tokens,
-                               std::vector<int32_t>(l.generated.begin(), l.generated.begin() + held));
+                               std::vector<int32_t>(l.generated.begin(), l.generated.begin() + held),
+                               l.job.hints.system_end_tokens);
   }
   l.report.total_us = Us(l.job.submitted, Clock::now());
   l.job.stream->Close(reason, l.report, std::move(error));

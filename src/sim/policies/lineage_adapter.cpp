@@ -78,6 +78,7 @@ Admission LineagePolicy::Admit(const RequestView& r, int64_t) {
   // gave them to its cache.
   hints.anchor_tokens = q.anchor_tokens;
   hints.history_end_tokens = q.history_end_tokens;
+  hints.system_end_tokens = q.system_end_tokens;
   const int64_t read_before = disk_ ? disk_->Stats().bytes_read : 0;
   if (r.progress) UpdateProgress(*r.progress);
   Result<cache::RequestDriver> driver = cache::RequestDriver::Begin(*cache_, std::move(prompt), hints);

@@ -1,6 +1,6 @@
 // Coding-tool traffic: long growing sessions of tool-call loops, parallel
-// sub-agents whose system prompts differ by a few tokens, and a client that
-// deletes old tool results in the middle when the context is nearly full.
+// sub-agents with their own tool lists, and a client that deletes old tool
+// results in the middle when the context is nearly full.
 #include <algorithm>
 #include <string>
 
@@ -9,19 +9,32 @@
 namespace lineage::sim::gen {
 namespace {
 
-// The coding tool's system prompt: a long head (instructions and tools), a
-// 4-token variant slot that names the agent type, and a short tail.
+// The coding tool's system block as a template that renders the system text
+// before the tools (Qwen3's) gives it: the instructions, the agent type's
+// tool list, a 4-token slot that names the agent type, and a short tail.
+// Sub-agent types (explore, general, review) have tool lists of their own,
+// so they share the instructions only: the system end (docs/traces.md).
 struct CodingPrompt {
-  Segment head, tail;
+  Segment instructions, tail;
+  std::vector<Segment> tools;     // [0] is the main agent's
   std::vector<Segment> variants;  // [0] is the main agent
+  std::vector<Segment> Block(size_t type) const { return {instructions, tools[type], variants[type], tail}; }
 };
 
 CodingPrompt MakePrompt(GenContext& g) {
   CodingPrompt p;
-  p.head = g.Seg("code.sys.head", 9500, Role::kSystem);
+  p.instructions = g.Seg("code.sys.instructions", 2500, Role::kSystem);
   p.tail = g.Seg("code.sys.tail", 40, Role::kSystem);
+  p.tools.push_back(g.Seg("code.sys.tools.0", 7000, Role::kSystem));
+  for (int k = 1; k < 4; ++k)
+    p.tools.push_back(g.Seg("code.sys.tools." + std::to_string(k), g.rng.Range(2000, 6000), Role::kSystem));
   for (int k = 0; k < 4; ++k) p.variants.push_back(g.Seg("code.sys.variant." + std::to_string(k), 4, Role::kSystem));
   return p;
+}
+
+void StartAgent(Conversation& c, const CodingPrompt& p, size_t type) {
+  c.StartWith(p.Block(type));
+  c.system_end_tokens = p.instructions.num_tokens;
 }
 
 // Runs 2-4 sub-agents from `c.now_ms` in parallel; returns when the last ends.
@@ -29,7 +42,7 @@ int64_t RunSubAgents(GenContext& g, Conversation& parent, const CodingPrompt& p)
   int64_t count = g.rng.Range(2, 4), end_ms = parent.now_ms;
   for (int64_t j = 0; j < count; ++j) {
     Conversation sub(g, parent.tag() + ".sub" + std::to_string(j) + "." + std::to_string(parent.now_ms), parent.now_ms);
-    sub.StartWith({p.head, p.variants[static_cast<size_t>(g.rng.Range(1, 3))], p.tail});
+    StartAgent(sub, p, static_cast<size_t>(g.rng.Range(1, 3)));
     sub.history.push_back(sub.NewSeg("task", g.rng.Range(100, 800)));
     int64_t steps = g.rng.Range(2, 8);
     for (int64_t s = 0; s < steps; ++s)
@@ -47,7 +60,7 @@ int64_t RunSubAgents(GenContext& g, Conversation& parent, const CodingPrompt& p)
 void CodingSession(GenContext& g, const CodingPrompt& p, const std::string& tag, int64_t target, int64_t start,
                    bool sub_agents, int64_t delete_at_tokens, int64_t max_steps) {
   Conversation c(g, tag, g.rng.Range(0, kDayMs));
-  c.StartWith({p.head, p.variants[0], p.tail});
+  StartAgent(c, p, 0);
   c.history.push_back(c.NewSeg("task", g.rng.Range(50, 300)));
   Segment cleared = g.Seg("code.cleared", 8, Role::kTool);
   int64_t sub_runs = 0;

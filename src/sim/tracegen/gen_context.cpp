@@ -57,6 +57,7 @@ Segment Conversation::Send(int64_t reply_tokens) {
   r.output = NewSeg("reply", reply_tokens, Role::kAssistant);
   r.output.num_tokens = static_cast<uint32_t>(std::max<int64_t>(0, reply_tokens));
   r.anchor_tokens = std::min(anchor_tokens, NumTokens(history));
+  r.system_end_tokens = system_end_tokens < r.anchor_tokens ? system_end_tokens : 0;
   last_new_tokens_ = NumTokens(history) - Lcp(last_sent_, history);
   last_reply_tokens_ = reply_tokens;
   last_sent_ = history;

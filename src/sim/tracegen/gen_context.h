@@ -58,6 +58,7 @@ class Conversation {
 
   std::vector<Segment> history;  // what the next prompt sends
   int64_t anchor_tokens = 0;
+  int64_t system_end_tokens = 0; // where the system text ends before the tools; 0 = none
   int64_t now_ms = 0;            // when the next request is sent
 
   const std::string& tag() const { return tag_; }
