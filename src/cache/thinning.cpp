@@ -1,6 +1,7 @@
 #include "cache/thinning.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <tuple>
 
@@ -67,20 +68,73 @@ size_t SeedVictim(const std::vector<Checkpoint>& points) {
   return 0;
 }
 
+// A turn boundary just above a guard or a history end: after the end of
+// generation, the prompt's own end sits guard_tokens above the prompt's
+// guard. The guard serves a regenerated reply (the same prompt, restored
+// below its end); the end only a reply re-rendered differently, which the
+// point below serves all but a few tokens of.
+bool ShadowedByGuard(const std::vector<Checkpoint>& points, size_t i, int64_t near_tokens) {
+  if (points[i].kind != PointKind::kFinal || i == 0 || points[i].n - points[i - 1].n > near_tokens) return false;
+  return points[i - 1].kind == PointKind::kGuard || points[i - 1].kind == PointKind::kHistoryEnd;
+}
+
+// The live points spread thinning keeps while older ones can go, by level:
+//  2: the newest guard (a resend or regenerated reply of the last prompt,
+//     the seed's "only the newest guard is a live resend point"; unless a
+//     point within near_tokens serves nearly the same prefix) and the
+//     newest turn boundary not shadowed by a point just below it (where the
+//     last user message begins: an edited last message restores there);
+//  1: the turn boundary below that one (an edit of the message before).
+// Without these the gap rule dropped them first, each being the closest to
+// its neighbours (the entry's end counts as one): chats with retries lost
+// the previous reply on every edit and the guard on every regenerate.
+struct LivePoints {
+  LivePoints(const std::vector<Checkpoint>& points, int64_t near_tokens) : level(points.size(), 0) {
+    // A lineage of prompts without hints keeps its structural points by the
+    // gap rule alone (they are where block-shaped next prompts restore).
+    for (const Checkpoint& c : points)
+      if (c.kind == PointKind::kPeriodic) return;
+    size_t guard = SIZE_MAX, newest = SIZE_MAX, below = SIZE_MAX;
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (points[i].kind == PointKind::kGuard) guard = i;
+      if (points[i].kind != PointKind::kFinal || ShadowedByGuard(points, i, near_tokens)) continue;
+      below = newest;
+      newest = i;
+    }
+    if (guard != SIZE_MAX) {
+      const bool near_below = guard > 0 && points[guard].n - points[guard - 1].n <= near_tokens;
+      const bool near_above = guard + 1 < points.size() && points[guard + 1].n - points[guard].n <= near_tokens &&
+                              !ShadowedByGuard(points, guard + 1, near_tokens);
+      if (near_below || near_above) guard = SIZE_MAX;
+    }
+    if (below != SIZE_MAX) level[below] = 1;
+    for (size_t i : {guard, newest})
+      if (i != SIZE_MAX) level[i] = 2;
+  }
+  std::vector<int> level;
+};
+
 size_t SpreadVictim(const std::vector<Checkpoint>& points, int64_t entry_tokens, int64_t near_tokens) {
-  const KeptHistoryEnds keep(points);
-  if (keep.Count() == points.size()) return 0;  // the older history end goes, as in the seed's order
+  const KeptHistoryEnds history(points);
+  if (history.Count() == points.size()) return 0;  // the older history end goes, as in the seed's order
+  // The victim comes from the least live points there are.
+  const LivePoints live(points, near_tokens);
+  int lowest = INT_MAX;
+  for (size_t i = 0; i < points.size(); ++i)
+    if (!history.Has(i)) lowest = std::min(lowest, live.level[i]);
+  auto keep = [&](size_t i) { return history.Has(i) || live.level[i] > lowest; };
   // (not near another point, rank kept, gap), least first.
   std::tuple<bool, int, int64_t> victim_cost{true, 0, INT64_MAX};
   size_t victim = 0;
   for (size_t i = 0; i < points.size(); ++i) {
-    if (keep.Has(i)) continue;
+    if (keep(i)) continue;
     const int64_t prev = i == 0 ? 0 : points[i - 1].n;
     const int64_t next = i + 1 == points.size() ? entry_tokens : points[i + 1].n;
     const int64_t to_point = std::min(i == 0 ? INT64_MAX : points[i].n - prev,
                                       i + 1 == points.size() ? INT64_MAX : next - points[i].n);
     if (to_point <= near_tokens) {
-      const std::tuple<bool, int, int64_t> cost{false, -KeepRank(points[i].kind), to_point};
+      const int rank = ShadowedByGuard(points, i, near_tokens) ? KeepRank(PointKind::kGuard) + 1 : KeepRank(points[i].kind);
+      const std::tuple<bool, int, int64_t> cost{false, -rank, to_point};
       if (cost < victim_cost) victim = i, victim_cost = cost;
       continue;
     }

@@ -53,10 +53,11 @@ TEST(CacheThinning, SpreadDropsThePointWhoseRemovalLeavesTheSmallestGap) {
   EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{110, 500, 900, 1000}));
   ASSERT_EQ(dropped.size(), 1u);
   EXPECT_EQ(dropped[0].n, 100);
-  // Down to two: 110 (leaves 500, the smaller n on a tie with 900), then
-  // 900 (leaves 500 against 900 and 1100).
+  // Down to two: the newest turn boundary (an edited last message) and the
+  // newest guard (a resend) stay; the older points go first, then the turn
+  // boundary below the newest.
   ThinCheckpoints(cps, 2000, 2, ThinOrder::kSpread);
-  EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{500, 1000}));
+  EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{900, 1000}));
 }
 
 TEST(CacheThinning, SpreadKeepsTheNewTurnBoundaryOfAGrowingConversation) {
@@ -71,14 +72,15 @@ TEST(CacheThinning, SpreadKeepsTheNewTurnBoundaryOfAGrowingConversation) {
 }
 
 TEST(CacheThinning, OfTwoPointsWithinTheGuardDistanceTheLessTellingGoesFirst) {
-  // A guard 11 tokens below a history end restores nearly the same prefix;
-  // it goes before any point that stands alone, however close those are.
+  // A turn boundary 3 tokens above a history end, and a guard 11 below it,
+  // restore nearly the same prefix; they go before any point that stands
+  // alone, however close those are: the turn boundary first (the history
+  // end below it serves what it would, but for 3 tokens).
   auto cps = At({{300, K::kFinal}, {600, K::kFinal}, {3381, K::kGuard}, {3392, K::kHistoryEnd}, {3395, K::kFinal},
                  {5000, K::kFinal}});
   ThinCheckpoints(cps, 6000, 5, ThinOrder::kSpread, 16);
-  EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{300, 600, 3392, 3395, 5000}));
-  // Then the turn boundary 3 above the history end (the only history end
-  // is kept).
+  EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{300, 600, 3381, 3392, 5000}));
+  // Then the guard (the only history end is kept).
   ThinCheckpoints(cps, 6000, 4, ThinOrder::kSpread, 16);
   EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{300, 600, 3392, 5000}));
   // Without the distance the guard stays: the gap it would leave (600 to
@@ -87,6 +89,21 @@ TEST(CacheThinning, OfTwoPointsWithinTheGuardDistanceTheLessTellingGoesFirst) {
                    {5000, K::kFinal}});
   ThinCheckpoints(plain, 6000, 5, ThinOrder::kSpread);
   EXPECT_EQ(Lengths(plain), (std::vector<int64_t>{600, 3381, 3392, 3395, 5000}));
+}
+
+TEST(CacheThinning, SpreadKeepsThePreviousReplysEndAndTheGuardOverThePromptEnd) {
+  // A chat after the end of generation: turn boundaries, then the previous
+  // reply's end (8381, where an edited last message restores), the prompt's
+  // guard (8525, a regenerated reply) and the prompt's own end (8541).
+  auto cps = At({{4131, K::kFinal}, {5200, K::kFinal}, {7031, K::kFinal}, {8381, K::kFinal}, {8525, K::kGuard},
+                 {8541, K::kFinal}});
+  ThinCheckpoints(cps, 9273, 5, ThinOrder::kSpread, 16);
+  // The prompt's end goes first: its guard serves all but 16 tokens of it.
+  EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{4131, 5200, 7031, 8381, 8525}));
+  // Then the older turn boundaries by the gap rule: the live points stay
+  // (the two newest turn boundaries and the guard).
+  ThinCheckpoints(cps, 9273, 3, ThinOrder::kSpread, 16);
+  EXPECT_EQ(Lengths(cps), (std::vector<int64_t>{7031, 8381, 8525}));
 }
 
 // A branch point (another lineage restored from it) outlives the points

@@ -217,3 +217,33 @@ TEST(CacheTurns, RestorePointIsNeverThePromptLength) {
 
 }  // namespace
 }  // namespace lineage::cache::testing
+
+namespace lineage::cache::testing {
+namespace {
+
+// A long chat with replies (end of generation): an edit of the last user
+// message restores where the previous reply ended, however many turns the
+// lineage has thinned away.
+TEST(CacheTurns, AnEditedLastMessageAfterManyTurnsRestoresThePreviousReplysEnd) {
+  Harness h;
+  TokenSource src;
+  const Tokens sys = src.Fresh(4000);
+  Tokens history = sys;
+  const int64_t user[] = {131, 20, 260, 68, 302, 254, 160};
+  const int64_t reply[] = {267, 782, 610, 591, 458, 638, 732};
+  int64_t before_last = 0;
+  for (size_t t = 0; t < 7; ++t) {
+    before_last = Len(history);
+    history = Cat({history, src.Fresh(user[t])});
+    Outcome o = h.Run(history, {4000, 0});
+    ASSERT_TRUE(h.Extend(o, src.Fresh(reply[t])).ok());
+    if (t + 1 < 7) history = o.seq->tokens();
+  }
+  // The last message edited: it shares everything up to its own start.
+  Tokens edited = Cat({Tokens(history.begin(), history.begin() + before_last), src.Fresh(236)});
+  Outcome o = h.Run(edited, {4000, 0});
+  EXPECT_EQ(o.restore.length, before_last);
+}
+
+}  // namespace
+}  // namespace lineage::cache::testing
