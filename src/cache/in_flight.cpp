@@ -39,26 +39,37 @@ std::optional<SharedWait> InFlightTable::FindWait(uint64_t self, TokenSpan promp
   const int64_t shared = tree_.Walk(prompt, m, [](const TreePoint&) {});
   const int64_t n = BeforeBoundary(std::min(shared, m - 1));
   if (shared <= 0 || n - restore_tokens < std::max<int64_t>(1, min_gain_tokens)) return std::nullopt;
-  std::optional<SharedWait> found;
+  // Of the prefills that can still compute n (or keep it already), the one
+  // furthest along: the first found could be a prefill itself waiting for
+  // another's capture, whose restore then jumps past n and never computes
+  // it (its waiter then waited for the whole prefill and started cold).
+  uint64_t best = 0;
+  int64_t best_progress = -1;
   tree_.EntriesSharing(prompt, shared, [&](EntryId id) {
     if (id == self) return true;
-    Record& r = records_.at(id);
-    Point* p = FindPoint(id, n);
+    const Record& r = records_.at(id);
+    const Point* p = FindPoint(id, n);
     // The owner must not have passed n (unless it already keeps it), and
     // must be at least as far as the waiter: otherwise waiting would delay
     // the waiter's first token.
     const bool can = p != nullptr || (r.progress_tokens < n && r.progress_tokens >= restore_tokens);
     if (!can || n >= static_cast<int64_t>(r.tokens.size())) return true;
-    if (p == nullptr) {
-      auto at = std::lower_bound(r.wanted.begin(), r.wanted.end(), n,
-                                 [](const Point& q, int64_t v) { return q.n < v; });
-      p = &*r.wanted.insert(at, Point{n, nullptr, nullptr, 0});
+    const int64_t progress = p != nullptr && p->kv ? n : r.progress_tokens;
+    if (progress > best_progress) {
+      best = id;
+      best_progress = progress;
     }
-    ++p->waiters;
-    found = SharedWait{id, n};
-    return false;
+    return true;
   });
-  return found;
+  if (best_progress < 0) return std::nullopt;
+  Record& r = records_.at(best);
+  Point* p = FindPoint(best, n);
+  if (p == nullptr) {
+    auto at = std::lower_bound(r.wanted.begin(), r.wanted.end(), n, [](const Point& q, int64_t v) { return q.n < v; });
+    p = &*r.wanted.insert(at, Point{n, nullptr, nullptr, 0});
+  }
+  ++p->waiters;
+  return SharedWait{best, n};
 }
 
 std::vector<int64_t> InFlightTable::WantedIn(uint64_t id, int64_t from_tokens, int64_t to_tokens) const {

@@ -24,6 +24,7 @@ struct ReplayArgs {
   std::string ram, disk, plot, per_request;
   std::string replicas;  // "1,2,4": the replica table instead of the policy table
   int parallel = 4;  // the server's --parallel default (SchedulerOptions::max_live)
+  double prefill_speed = 0, decode_time = 0;  // > 0: override the shape's (a measured machine)
   bool json = false;
 };
 
@@ -90,6 +91,9 @@ int RunReplicas(const ReplayArgs& a, const sim::Trace& trace, const sim::ModelSh
 int RunReplay(const ReplayArgs& a) {
   Result<sim::ModelShape> shape = sim::FindShape(a.shape);
   if (!shape.ok()) return Fail(shape.status());
+  if (a.prefill_speed < 0 || a.decode_time < 0) return Fail(InvalidArgument("--prefill-speed and --decode-time must be positive"));
+  if (a.prefill_speed > 0) shape->prefill_tokens_per_s = a.prefill_speed;
+  if (a.decode_time > 0) shape->decode_s_per_token = a.decode_time;
   sim::PolicyOptions options{shape->ram_budget_bytes, shape->disk_budget_bytes, std::max(1, a.parallel)};
   if (!a.ram.empty()) {
     Result<int64_t> b = sim::ParseBytes(a.ram);
@@ -114,12 +118,14 @@ int RunReplay(const ReplayArgs& a) {
   if (!a.per_request.empty()) {
     std::string csv = "index,t_ms,session,prompt_tokens";
     for (const sim::ReplayResult& r : *results) csv += "," + r.policy;
+    for (const sim::ReplayResult& r : *results) csv += "," + r.policy + " ttft_s";
     csv += "\n";
     for (size_t i = 0; i < trace->requests.size(); ++i) {
       const sim::Request& q = trace->requests[i];
       csv += std::to_string(i) + "," + std::to_string(q.arrival_ms) + "," + trace->sessions[q.session] + "," +
              std::to_string(q.num_prompt_tokens);
       for (const sim::ReplayResult& r : *results) csv += "," + std::to_string(r.restore_tokens[i]);
+      for (const sim::ReplayResult& r : *results) csv += "," + std::to_string(r.ttft_s[i]);
       csv += "\n";
     }
     Status st = WriteFileAtomic(a.per_request, csv);
@@ -169,6 +175,9 @@ Register reg{{"replay", "Replay a trace through prompt-cache policies on a model
                 sub.add_option("--plot", args->plot, "also sweep RAM budgets 1/16..2x and plot (.png or .svg)");
                 sub.add_option("--per-request", args->per_request,
                                "also write each request's restored tokens per policy as CSV");
+                sub.add_option("--prefill-speed", args->prefill_speed,
+                               "prefill tokens per second, in place of the shape's (a machine measured with lineage bench)");
+                sub.add_option("--decode-time", args->decode_time, "seconds per decode step, in place of the shape's");
                 sub.add_option("--parallel", args->parallel,
                                "requests admitted at once, for every policy (lineage serve --parallel)")
                     ->capture_default_str();

@@ -312,6 +312,25 @@ TEST(NoHints, NoWaitBehindAPrefillThatIsBehindTheWaitersOwnRestorePoint) {
   EXPECT_TRUE(c.driver.waiting());
 }
 
+// A third request sharing the prefix waits for the prefill that computes it,
+// not for a second waiter: that one's restore jumps past the shared point
+// when its own wait ends, and it never computes it (the server's third
+// request waited for the second's whole prefill and then started cold).
+TEST(NoHints, AThirdRequestWaitsForThePrefillThatComputesThePrefixNotForAnotherWaiter) {
+  Harness h;
+  TwoQuestions q(h);
+  auto& [src, doc, a_prompt, b_prompt, a, b] = q;
+  ASSERT_TRUE(b.driver.waiting());
+  PrefillTo(a, a_prompt, 1000);
+  Live c = Begin(h, Cat({doc, src.Fresh(90)}));
+  ASSERT_TRUE(c.driver.waiting());
+  EXPECT_EQ(c.driver.wait()->owner, a.driver.prefill_id());
+  PrefillTo(a, a_prompt, Len(a_prompt));
+  EXPECT_EQ(b.driver.TakeShared(), SharedState::kReady);
+  EXPECT_EQ(c.driver.TakeShared(), SharedState::kReady);
+  EXPECT_EQ(c.driver.restore().length, BeforeBoundary(3000));
+}
+
 TEST(NoHints, WaitsAreOffForThePreviousDesignAndWhenSwitchedOff) {
   for (bool exact : {false, true}) {
     CacheOptions o;

@@ -176,7 +176,7 @@ TEST(Cli, TracegenReplayAndPlot) {
   std::ifstream rows(csv);
   std::string line;
   std::getline(rows, line);
-  EXPECT_EQ(line, "index,t_ms,session,prompt_tokens,oracle,periodic");
+  EXPECT_EQ(line, "index,t_ms,session,prompt_tokens,oracle,periodic,oracle ttft_s,periodic ttft_s");
   int num_rows = 0;
   while (std::getline(rows, line)) ++num_rows;
   EXPECT_EQ(num_rows, 60);
