@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "engine/sequence.h"
@@ -20,6 +22,13 @@ struct Segment {
   const int32_t* tokens = nullptr;
   int64_t num_tokens = 0;
   int64_t row_begin = 0;
+  // Recurrent states to capture inside the segment: after its first
+  // capture_offsets[i] tokens (ascending, in [1, num_tokens]) every
+  // recurrent layer writes its conv window and delta state into
+  // captures[i] (same layout as the sequence's). The recurrent scan is split
+  // there; the projections are not, so a capture costs no extra step.
+  std::span<const int64_t> capture_offsets;
+  std::span<const std::shared_ptr<RecurrentState>> captures;
   int64_t start_pos() const { return seq->num_tokens(); }
 };
 

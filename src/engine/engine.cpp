@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/prefill_steps.h"
 #include "engine/forward.h"
 
 #include <xmmintrin.h>
@@ -147,18 +148,31 @@ Status Engine::Prefill(Sequence& seq, std::span<const int32_t> tokens, const Pre
   const int64_t chunk = options.chunk_tokens > 0 ? options.chunk_tokens : options_.prefill_chunk_tokens;
   result->captures.clear();
   result->logits.assign(static_cast<size_t>(config().vocab), 0.0f);
+  // Captures do not end a step: the recurrent layers write the state at each
+  // one inside it (Segment::captures). Ending a step there cost each capture
+  // a pass over every weight (a 12-layer Q8_0 model: 11 tokens 65 ms, 14
+  // tokens 100 ms, against 220 ms for 256), two or three per warm turn.
   auto next_capture = captures.begin();
+  std::vector<int64_t> offsets;
+  std::vector<std::shared_ptr<RecurrentState>> states;
   while (seq.num_tokens() < end) {
     const int64_t pos = seq.num_tokens();
-    int64_t stop = std::min(end, pos + chunk);
-    if (next_capture != captures.end()) stop = std::min(stop, *next_capture);
+    const int64_t stop = PrefillStepEnd(pos, end, chunk);
+    offsets.clear();
+    states.clear();
+    for (; next_capture != captures.end() && *next_capture <= stop; ++next_capture) {
+      offsets.push_back(*next_capture - pos);
+      if (rec_layout_.num_layers > 0) states.push_back(std::make_shared<RecurrentState>(rec_layout_));
+    }
     Batch batch;
     batch.Add(&seq, tokens.data() + (pos - start), stop - pos);
-    Step(batch, stop == end ? result->logits.data() : nullptr);
-    if (next_capture != captures.end() && *next_capture == stop) {
-      result->captures.push_back({stop, rec_layout_.num_layers > 0 ? seq.CopyRecurrent() : nullptr});
-      ++next_capture;
+    if (!states.empty()) {
+      batch.segments.back().capture_offsets = offsets;
+      batch.segments.back().captures = states;
     }
+    Step(batch, stop == end ? result->logits.data() : nullptr);
+    for (size_t i = 0; i < offsets.size(); ++i)
+      result->captures.push_back({pos + offsets[i], states.empty() ? nullptr : states[i]});
   }
   return Status::Ok();
 }

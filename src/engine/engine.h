@@ -46,7 +46,8 @@ struct EngineOptions {
 
 struct PrefillOptions {
   // Absolute lengths at which to copy the recurrent state out (each within
-  // (start, end] of this prefill); chunk boundaries are forced there.
+  // (start, end] of this prefill); captured inside the step that passes
+  // them (Segment::captures), no step ends there.
   std::span<const int64_t> capture_at;
   int64_t chunk_tokens = 0;  // 0: EngineOptions::prefill_chunk_tokens
 };

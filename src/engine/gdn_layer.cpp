@@ -7,6 +7,7 @@
 //   out   = out_proj( rmsnorm_dv(o) * norm_w * silu(in_proj_z xn) )
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -86,6 +87,7 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
           _mm_prefetch(reinterpret_cast<const char*>(window + j * conv_dim) + b, _MM_HINT_T0);
     });
   };
+  CaptureConvWindows(K, conv_dim, gdn_index, ctx, mixed);
   ctx.pool->parallel_for(static_cast<int64_t>(segs.size()) * Hk, [&](int64_t i0, int64_t i1, int) {
     if (i0 < i1) prefetch_conv(i0);
     for (int64_t i = i0; i < i1; ++i) {
@@ -117,11 +119,19 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
         const float* v = rows + 2 * key_dim + h * dv;
         float* S = s.seq->recurrent().delta(gdn_index) + h * dk * dv;
         float* o = core + s.row_begin * value_dim + h * dv;
-        if (T >= ctx.delta_chunked_min_tokens) {
-          kernels::DeltaRuleChunked(q, k, conv_dim, v, conv_dim, gh, bh, Hv, T, dk, dv, S, o, value_dim);
-        } else {
-          kernels::DeltaRuleRecurrent(q, k, conv_dim, v, conv_dim, gh, bh, Hv, T, dk, dv, S, o, value_dim);
-        }
+        ScanWithCaptures(
+            s,
+            [&](int64_t t0, int64_t t1) {
+              const int64_t n = t1 - t0, skip = t0 * conv_dim;
+              if (n >= ctx.delta_chunked_min_tokens) {
+                kernels::DeltaRuleChunked(q + skip, k + skip, conv_dim, v + skip, conv_dim, gh + t0 * Hv,
+                                          bh + t0 * Hv, Hv, n, dk, dv, S, o + t0 * value_dim, value_dim);
+              } else {
+                kernels::DeltaRuleRecurrent(q + skip, k + skip, conv_dim, v + skip, conv_dim, gh + t0 * Hv,
+                                            bh + t0 * Hv, Hv, n, dk, dv, S, o + t0 * value_dim, value_dim);
+              }
+            },
+            [&](size_t c) { std::copy(S, S + dk * dv, s.captures[c]->delta(gdn_index) + h * dk * dv); });
         for (int64_t t = 0; t < T; ++t) {  // o = rmsnorm_dv(o) * norm_w * silu(z)
           float* ot = o + t * value_dim;
           kernels::RmsNorm(ot, w.norm.data(), eps, 1, dv, ot);

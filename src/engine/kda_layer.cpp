@@ -11,6 +11,7 @@
 // three convs' channels are one [q | k | v] window of 3 inner channels.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -59,6 +60,7 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
   }
   kernels::Gemm(w.f_b, low, 2 * d, decay, inner, R, ctx.pool);
 
+  CaptureConvWindows(K, conv_dim, kda_index, ctx, mixed);
   ConvAllSegments(w.conv.data(), K, conv_dim, kda_index, ctx, mixed, conv);
   const std::vector<Segment>& segs = ctx.batch.segments;
 
@@ -94,11 +96,19 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
       const float* b = beta + s.row_begin * nh + h;
       float* S = s.seq->recurrent().delta(kda_index) + h * d * d;
       float* o = core + s.row_begin * inner + h * d;
-      if (s.num_tokens >= ctx.delta_chunked_min_tokens) {
-        kernels::KdaChunked(q, k, conv_dim, v, conv_dim, g, inner, b, nh, s.num_tokens, d, d, S, o, inner);
-      } else {
-        kernels::KdaRecurrent(q, k, conv_dim, v, conv_dim, g, inner, b, nh, s.num_tokens, d, d, S, o, inner);
-      }
+      ScanWithCaptures(
+          s,
+          [&](int64_t t0, int64_t t1) {
+            const int64_t n = t1 - t0, skip = t0 * conv_dim;
+            if (n >= ctx.delta_chunked_min_tokens) {
+              kernels::KdaChunked(q + skip, k + skip, conv_dim, v + skip, conv_dim, g + t0 * inner, inner,
+                                  b + t0 * nh, nh, n, d, d, S, o + t0 * inner, inner);
+            } else {
+              kernels::KdaRecurrent(q + skip, k + skip, conv_dim, v + skip, conv_dim, g + t0 * inner, inner,
+                                    b + t0 * nh, nh, n, d, d, S, o + t0 * inner, inner);
+            }
+          },
+          [&](size_t c) { std::copy(S, S + d * d, s.captures[c]->delta(kda_index) + h * d * d); });
     }
   });
 

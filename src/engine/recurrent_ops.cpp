@@ -98,6 +98,23 @@ void NormalizeQk(float* rows, int64_t R, int64_t ld, int64_t heads, int64_t d) {
   }
 }
 
+void CaptureConvWindows(int64_t K, int64_t conv_dim, int64_t index, const StepContext& ctx, const float* mixed) {
+  const int64_t keep = K - 1;
+  for (const Segment& s : ctx.batch.segments) {
+    if (s.capture_offsets.empty()) continue;
+    const float* window = s.seq->recurrent().conv(index);
+    for (size_t i = 0; i < s.capture_offsets.size(); ++i) {
+      const int64_t p = s.capture_offsets[i];
+      float* dst = s.captures[i]->conv(index);
+      for (int64_t j = 0; j < keep; ++j) {
+        const int64_t t = p - keep + j;  // the raw row window row j holds, relative to the segment
+        const float* src = t >= 0 ? mixed + (s.row_begin + t) * conv_dim : window + (keep + t) * conv_dim;
+        std::copy(src, src + conv_dim, dst + j * conv_dim);
+      }
+    }
+  }
+}
+
 void ConvAllSegments(const float* weight, int64_t K, int64_t conv_dim, int64_t index, const StepContext& ctx,
                      const float* mixed, float* conv) {
   const std::vector<Segment>& segs = ctx.batch.segments;

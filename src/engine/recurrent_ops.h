@@ -25,6 +25,25 @@ void CausalConv(const float* weight, int64_t K, int64_t conv_dim, int64_t c0, in
 void ConvAllSegments(const float* weight, int64_t K, int64_t conv_dim, int64_t index, const StepContext& ctx,
                      const float* mixed, float* conv);
 
+// Before the conv of recurrent layer `index` slides the windows: writes the
+// conv window each capture of each segment will hold (the K-1 raw rows
+// before its offset, from the segment's rows and its sequence's window).
+void CaptureConvWindows(int64_t K, int64_t conv_dim, int64_t index, const StepContext& ctx, const float* mixed);
+
+// Runs `scan(t0, t1)` over a segment's rows in pieces split at its capture
+// offsets, calling `keep(i)` after the piece that ends at capture i.
+template <typename Scan, typename Keep>
+void ScanWithCaptures(const Segment& s, Scan scan, Keep keep) {
+  int64_t t0 = 0;
+  for (size_t i = 0; i < s.capture_offsets.size(); ++i) {
+    const int64_t p = s.capture_offsets[i];
+    if (p > t0) scan(t0, p);
+    t0 = p;
+    keep(i);
+  }
+  if (s.num_tokens > t0) scan(t0, s.num_tokens);
+}
+
 // Rows [R, ld] that start with q (heads x d) then k (heads x d) after the
 // conv: each head L2-normalised (eps 1e-6), q then scaled by 1/sqrt(d).
 void NormalizeQk(float* rows, int64_t R, int64_t ld, int64_t heads, int64_t d);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/prefill_steps.h"
+
 namespace lineage::sim {
 namespace {
 
@@ -68,7 +70,8 @@ void Machine::Kick() {
   if (pick != running_.end()) {
     const Running& r = pick->second;
     t.prefill_index = pick->first;
-    t.chunk = std::min(options_.chunk_tokens, r.work.prompt_tokens - r.work.restore_tokens - r.done);
+    const int64_t pos = r.work.restore_tokens + r.done;
+    t.chunk = PrefillStepEnd(pos, r.work.prompt_tokens, options_.chunk_tokens) - pos;
     seconds += static_cast<double>(t.chunk) / shape_.prefill_tokens_per_s;
     last_prefill_ = pick->first;
   }

@@ -78,6 +78,35 @@ TEST_P(StateEquivalence, CaptureEqualsStateOfAPrefillOfThatLength) {
   EXPECT_LT(MaxRelError(a, b), kTol);
 }
 
+// Captures inside one step (the recurrent scan split there, the projections
+// not): at the first tokens (the conv window still holds rows from before
+// the step), mid-chunk, at a chunk's end and at the prompt's end, on a
+// sequence that already holds tokens; each equals a cold prefill of that
+// length, and the prompt's logits do not change.
+TEST_P(StateEquivalence, CapturesInsideAStepEqualPrefillsOfThoseLengths) {
+  if (engine_->recurrent_layout().num_layers == 0) GTEST_SKIP() << "attention-only model has no recurrent state";
+  const std::vector<int32_t> tokens = Tokens(150, vocab());
+  const int64_t head = 30;
+  Sequence seq = engine_->NewSequence();
+  PrefillResult r;
+  ASSERT_TRUE(engine_->Prefill(seq, std::span(tokens).first(head), {}, &r).ok());
+  const int64_t at[] = {31, 32, 95, 110, 111, 150};
+  ASSERT_TRUE(engine_->Prefill(seq, std::span(tokens).subspan(head), {.capture_at = at, .chunk_tokens = 80}, &r).ok());
+  ASSERT_EQ(r.captures.size(), std::size(at));
+  EXPECT_LT(MaxRelError(r.logits, ColdPrefill(*engine_, tokens)), kTol);
+  for (size_t i = 0; i < std::size(at); ++i) {
+    ASSERT_EQ(r.captures[i].num_tokens, at[i]);
+    Sequence upto = engine_->NewSequence();
+    PrefillResult r2;
+    ASSERT_TRUE(engine_->Prefill(upto, std::span(tokens).first(at[i]), {}, &r2).ok());
+    const RecurrentState& want = upto.recurrent();
+    const RecurrentState& got = *r.captures[i].recurrent;
+    ASSERT_EQ(got.bytes(), want.bytes());
+    const std::span<const float> x(got.conv(0), got.bytes() / 4), y(want.conv(0), want.bytes() / 4);
+    EXPECT_LT(MaxRelError(x, y), kTol) << "capture at " << at[i];
+  }
+}
+
 TEST_P(StateEquivalence, RestoreFromSnapshotThenPrefillEqualsCold) {
   const std::vector<int32_t> tokens = Tokens(150, vocab());
   const std::vector<float> cold = ColdPrefill(*engine_, tokens);

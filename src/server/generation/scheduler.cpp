@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/prefill_steps.h"
+
 namespace lineage::server {
 
 namespace {
@@ -163,7 +165,7 @@ void Scheduler::PrefillOne() {
       return;
     }
     int64_t pos = l.seq.num_tokens(), m = l.prompt_tokens();
-    int64_t end = std::min(m, pos + options_.prefill_chunk_tokens);
+    int64_t end = PrefillStepEnd(pos, m, options_.prefill_chunk_tokens);
     std::vector<int64_t> capture_at = l.driver.CapturesIn(pos, end);
     engine::PrefillOptions po;
     po.capture_at = capture_at;
