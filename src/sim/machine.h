@@ -54,7 +54,6 @@ class Machine final : public Progress {
   Machine(const ModelShape& shape, const MachineOptions& options);
 
   bool full() const { return static_cast<int>(running_.size()) >= options_.parallel; }
-  bool idle() const { return running_.empty(); }
   // Admits `index` at now_ms().
   void Start(int64_t index, const Work& work);
   // Moves the clock to `t` (<= NextEventMs(): nothing ends on the way).
