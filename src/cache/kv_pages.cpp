@@ -75,6 +75,14 @@ void PageTable::Reserve(int64_t n) {
   reserved_tokens_ = end;
 }
 
+void PageTable::Truncate(int64_t n) {
+  assert(n >= 0 && n <= num_tokens_ && reserved_tokens_ == num_tokens_);
+  // Pages past n go; the page holding row n stays (shared or not: a later
+  // Reserve copies it if a view still holds it).
+  pages_.resize(static_cast<size_t>(layout_.num_pages(n)));
+  num_tokens_ = reserved_tokens_ = n;
+}
+
 KvPage& PageTable::WritablePage(int64_t pos) {
   assert(pos >= num_tokens_ && pos < reserved_tokens_);
   return *pages_[pos / layout_.page_tokens];

@@ -151,6 +151,10 @@ class PageTable {
     reserved_tokens_ = num_tokens_;
   }
 
+  // Forgets rows [n, num_tokens()) (rejected drafts): later appends write
+  // over them. REQUIRES: n <= num_tokens(), no Reserve pending.
+  void Truncate(int64_t n);
+
   // A view sharing every page; the partial last page becomes shared, so the
   // next append into it copies it.
   std::shared_ptr<const PagedKv> Share() const;

@@ -29,6 +29,9 @@ struct Segment {
   // there; the projections are not, so a capture costs no extra step.
   std::span<const int64_t> capture_offsets;
   std::span<const std::shared_ptr<RecurrentState>> captures;
+  // Logits of every row, not only the last (verification of drafts).
+  bool logits_every_row = false;
+  int64_t logits_rows() const { return logits_every_row ? num_tokens : 1; }
   int64_t start_pos() const { return seq->num_tokens(); }
 };
 
@@ -38,7 +41,12 @@ struct Batch {
   int64_t max_tokens_per_segment = 0;
 
   void Add(Sequence* seq, const int32_t* tokens, int64_t num_tokens) {
-    segments.push_back({seq, tokens, num_tokens, num_rows});
+    Segment s;
+    s.seq = seq;
+    s.tokens = tokens;
+    s.num_tokens = num_tokens;
+    s.row_begin = num_rows;
+    segments.push_back(s);
     num_rows += num_tokens;
     if (num_tokens > max_tokens_per_segment) max_tokens_per_segment = num_tokens;
   }

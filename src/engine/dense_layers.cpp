@@ -34,16 +34,17 @@ void FeedForward(const model::LayerWeights& w, const StepContext& ctx, const flo
   kernels::Gemm(w.down_proj, gate, I, out, H, R, ctx.pool);
 }
 
-void LastRowLogits(const model::Weights& w, const StepContext& ctx, const float* x, float* logits) {
+void HeadLogits(const model::Weights& w, const StepContext& ctx, const float* x, float* logits) {
   const int64_t H = ctx.config.hidden, V = ctx.config.vocab;
-  const int64_t S = static_cast<int64_t>(ctx.batch.segments.size());
-  float* last = ctx.ws.xn.data();  // [S, H]
-  for (int64_t s = 0; s < S; ++s) {
-    const Segment& seg = ctx.batch.segments[s];
-    std::memcpy(last + s * H, x + (seg.row_begin + seg.num_tokens - 1) * H, static_cast<size_t>(H) * 4);
+  float* rows = ctx.ws.xn.data();  // [rows emitted, H] <= [R, H]
+  int64_t n = 0;
+  for (const Segment& seg : ctx.batch.segments) {
+    const int64_t k = seg.logits_rows();
+    std::memcpy(rows + n * H, x + (seg.row_begin + seg.num_tokens - k) * H, static_cast<size_t>(k * H) * 4);
+    n += k;
   }
-  kernels::RmsNorm(last, w.final_norm.data(), static_cast<float>(ctx.config.rms_eps), S, H, last);
-  kernels::Gemm(w.lm_head, last, H, logits, V, S, ctx.pool);
+  kernels::RmsNorm(rows, w.final_norm.data(), static_cast<float>(ctx.config.rms_eps), n, H, rows);
+  kernels::Gemm(w.lm_head, rows, H, logits, V, n, ctx.pool);
 }
 
 }  // namespace lineage::engine

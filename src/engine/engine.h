@@ -62,6 +62,18 @@ struct PrefillResult {
   std::vector<float> logits;      // [vocab], of the last token prefilled
 };
 
+// One sequence's part of a verification step (speculative decoding): its
+// last sampled token, then the drafts that might follow it.
+struct VerifyRun {
+  Sequence* seq = nullptr;
+  std::span<const int32_t> tokens;  // 1 + drafts
+  // Capture slots, reused round after round: after the step, (*states)[i]
+  // holds the recurrent state after tokens [0, i] (i < tokens.size() - 1),
+  // so Sequence::Rewind(start + i + 1, &(*states)[i]) keeps exactly those.
+  // Slots still shared with anyone are replaced by new states first.
+  std::vector<std::shared_ptr<RecurrentState>>* states = nullptr;
+};
+
 class Engine {
  public:
   static Result<std::unique_ptr<Engine>> Create(std::shared_ptr<const model::Model> model,
@@ -86,12 +98,18 @@ class Engine {
   // One token per sequence (distinct sequences of any lengths) in one step;
   // logits becomes [seqs.size(), vocab].
   Status Decode(std::span<Sequence* const> seqs, std::span<const int32_t> tokens, std::vector<float>* logits);
+  // Appends every run's tokens to its sequence in one step (distinct
+  // sequences); logits becomes [sum of run lengths, vocab], the row after
+  // each token. The recurrent layers use the token-by-token recurrence, as
+  // decode does, so each row's logits are those Decode would give there.
+  Status Verify(std::span<const VerifyRun> runs, std::vector<float>* logits);
 
  private:
   Engine(std::shared_ptr<const model::Model> model, const EngineOptions& options);
   Status CheckTokens(const Sequence& seq, std::span<const int32_t> tokens) const;
   // Runs one batch; logits [segments, vocab] when not null.
-  void Step(const Batch& batch, float* logits);
+  // delta_chunked_min_tokens > 0 overrides EngineOptions' for this step.
+  void Step(const Batch& batch, float* logits, int64_t delta_chunked_min_tokens = 0);
 
   std::shared_ptr<const model::Model> model_;
   EngineOptions options_;

@@ -3,7 +3,7 @@
 // and a feed-forward (dense, MoE), as its kinds say (layer_table.h):
 //   h = embed[token]
 //   h += Mixer(norm(h));  h += FFN(norm(h))       for every layer
-//   logits = head(norm(h))                         of each segment's last row
+//   logits = head(norm(h))                         of each segment's last row (or every row)
 // Norm weights arrive with every file convention applied (weights.h). Kimi
 // K3 replaces the residual stream by Block AttnRes (ForwardAttnRes).
 #include "engine/forward.h"
@@ -87,7 +87,7 @@ void ForwardAttnRes(const model::Model& m, const StepContext& ctx, float* logits
   }
   AttnResMix(bank.data(), banked, h, m.weights.output_res_score, R, H, eps, mix);
   std::memcpy(h, mix, static_cast<size_t>(R * H) * 4);
-  if (logits != nullptr) LastRowLogits(m.weights, ctx, h, logits);
+  if (logits != nullptr) HeadLogits(m.weights, ctx, h, logits);
 }
 
 }  // namespace
@@ -106,7 +106,7 @@ void Forward(const model::Model& m, const StepContext& ctx, float* logits) {
       RunFfn(c, layer, l, ctx, xn, out);
     });
   }
-  if (logits != nullptr) LastRowLogits(m.weights, ctx, ctx.ws.x.data(), logits);
+  if (logits != nullptr) HeadLogits(m.weights, ctx, ctx.ws.x.data(), logits);
 }
 
 }  // namespace lineage::engine

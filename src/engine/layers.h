@@ -66,7 +66,8 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
 void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t index_layer, const StepContext& ctx,
                      const float* xn, float* out);
 
-// logits[s, V] of the last row of segment s: lm_head(final_norm(x)).
-void LastRowLogits(const model::Weights& w, const StepContext& ctx, const float* x, float* logits);
+// lm_head(final_norm(x)) of the last row of each segment, or of every row
+// of a segment with logits_every_row, in batch order: [sum logits_rows(), V].
+void HeadLogits(const model::Weights& w, const StepContext& ctx, const float* x, float* logits);
 
 }  // namespace lineage::engine

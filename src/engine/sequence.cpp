@@ -54,6 +54,11 @@ void Sequence::OwnRecurrent() {
   rec_ = std::make_shared<RecurrentState>(*rec_);
 }
 
+void Sequence::Rewind(int64_t n, std::shared_ptr<RecurrentState>* state) {
+  kv_.Truncate(n);
+  if (rec_->layout().num_layers > 0 && state != nullptr) rec_.swap(*state);
+}
+
 Snapshot Sequence::Snap() const {
   Snapshot s;
   s.kv = kv_.Share();

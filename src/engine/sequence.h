@@ -65,6 +65,13 @@ class Sequence {
   // Takes a private copy of the recurrent state if a snapshot shares it.
   void OwnRecurrent();
 
+  // Back to length n <= num_tokens() after a verification step: KV rows past
+  // n are forgotten and the recurrent state becomes `*state` (the state at
+  // n, captured in that step); the replaced state goes into `*state`, so a
+  // caller reusing its capture slots allocates nothing per round.
+  // (Attention-only models: `state` is ignored and may be null.)
+  void Rewind(int64_t n, std::shared_ptr<RecurrentState>* state);
+
   Snapshot Snap() const;
   // Just the recurrent state (a checkpoint at the current length), shared
   // until the sequence runs again.

@@ -1,0 +1,198 @@
+// Speculative decoding on every architecture: verifying drafts in one step
+// and rewinding past the rejected ones gives the tokens of plain greedy
+// decoding, token for token, wherever the drafts go wrong (first draft,
+// middle, last, none), and the sequence left behind is the one decoding
+// would have left (its snapshot, restored and continued, equals a cold
+// prefill). Each verified row's logits equal the decode step's at that
+// position: both use the same recurrence and the same Gemm row path, so the
+// only allowed difference is summation order in attention over k rows
+// (1e-5 relative).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "engine/prompt_lookup.h"
+#include "engine/sampler.h"
+#include "engine/speculation.h"
+#include "engine_test_util.h"
+
+namespace lineage::engine {
+namespace {
+
+using testing::ColdPrefill;
+using testing::MakeEngine;
+using testing::MaxRelError;
+using testing::Tokens;
+using testing::TinyModel;
+
+class Speculative : public ::testing::TestWithParam<model::Arch> {
+ protected:
+  void SetUp() override { engine_ = MakeEngine(TinyModel(GetParam()), 2, 16); }
+  int64_t vocab() const { return engine_->config().vocab; }
+
+  // Greedy decode of n tokens after `prompt`; logits_out[i] is the row that chose token i.
+  std::vector<int32_t> Greedy(const std::vector<int32_t>& prompt, int64_t n,
+                              std::vector<std::vector<float>>* logits_out) {
+    Sequence seq = engine_->NewSequence();
+    PrefillResult r;
+    EXPECT_TRUE(engine_->Prefill(seq, prompt, {}, &r).ok());
+    std::vector<int32_t> out{Argmax(r.logits)};
+    logits_out->push_back(r.logits);
+    std::vector<float> logits;
+    while (static_cast<int64_t>(out.size()) < n) {
+      Sequence* one[] = {&seq};
+      EXPECT_TRUE(engine_->Decode(one, std::span(&out.back(), 1), &logits).ok());
+      out.push_back(Argmax(logits));
+      logits_out->push_back(logits);
+    }
+    return out;
+  }
+
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_P(Speculative, GreedyTokensEqualDecodingWhereverDraftsFail) {
+  const std::vector<int32_t> prompt = Tokens(37, vocab(), 5);
+  const int64_t n = 40;
+  std::vector<std::vector<float>> want_logits;
+  const std::vector<int32_t> want = Greedy(prompt, n, &want_logits);
+
+  // Drafts: the true continuation with one token wrong at a position that
+  // cycles through every place in the run (and runs with none wrong).
+  Sequence seq = engine_->NewSequence();
+  PrefillResult r;
+  ASSERT_TRUE(engine_->Prefill(seq, prompt, {}, &r).ok());
+  std::vector<int32_t> got{Argmax(r.logits)};
+  SpecOptions so;
+  so.type = SpecType::kNgram;
+  so.draft_max = 5;
+  so.adaptive = false;
+  Speculator spec(so);
+  std::vector<float> logits;
+  double worst = 0;
+  int64_t round = 0, rewinds = 0;
+  while (static_cast<int64_t>(got.size()) < n) {
+    const int64_t done = static_cast<int64_t>(got.size());
+    const int64_t k = std::min<int64_t>(so.draft_max, n - done);
+    std::vector<int32_t> drafts(want.begin() + done, want.begin() + done + k);
+    const int64_t wrong = round++ % (so.draft_max + 2);  // 0..k-1 wrong there; k, k+1: all right
+    if (wrong < k) drafts[wrong] = (drafts[wrong] + 1) % static_cast<int32_t>(vocab());
+    std::vector<int32_t> run{got.back()};
+    run.insert(run.end(), drafts.begin(), drafts.end());
+    const int64_t start = seq.num_tokens();
+    const VerifyRun vr{&seq, run, spec.slots()};
+    ASSERT_TRUE(engine_->Verify(std::span(&vr, 1), &logits).ok());
+    ASSERT_EQ(seq.num_tokens(), start + static_cast<int64_t>(run.size()));
+    const int64_t rows = TakeVerified(drafts, logits, vocab(), [&](int64_t, std::span<const float> row) {
+      const size_t at = got.size();
+      worst = std::max(worst, MaxRelError(std::vector<float>(row.begin(), row.end()), want_logits[at]));
+      got.push_back(Argmax(row));
+      return static_cast<int64_t>(got.size()) >= n ? -1 : got.back();
+    });
+    if (rows < static_cast<int64_t>(run.size())) ++rewinds;
+    spec.Keep(seq, start, rows, static_cast<int64_t>(run.size()));
+    ASSERT_EQ(seq.num_tokens(), static_cast<int64_t>(prompt.size() + got.size()) - 1);
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_LT(worst, 1e-5) << "verified rows against decode rows";
+  EXPECT_GT(rewinds, 3);
+  EXPECT_GT(spec.accepted(), 0);
+  EXPECT_LT(spec.accepted(), spec.proposed());
+
+  // The sequence is the one decoding leaves: its snapshot, restored and
+  // continued by a prefill, equals a cold prefill of the same tokens.
+  std::vector<int32_t> all = prompt;
+  all.insert(all.end(), want.begin(), want.end() - 1);
+  const Snapshot snap = seq.Snap();
+  ASSERT_EQ(snap.num_tokens(), static_cast<int64_t>(all.size()));
+  auto restored = engine_->Admit(*snap.kv, snap.recurrent.get());
+  ASSERT_TRUE(restored.ok());
+  const std::vector<int32_t> more = Tokens(9, vocab(), 8);
+  PrefillResult warm;
+  ASSERT_TRUE(engine_->Prefill(*restored, more, {}, &warm).ok());
+  all.insert(all.end(), more.begin(), more.end());
+  EXPECT_LT(MaxRelError(warm.logits, ColdPrefill(*engine_, all)), 1e-4);
+}
+
+TEST_P(Speculative, SeveralSequencesVerifyInOneStep) {
+  // Two sequences of different lengths, one with good drafts and one with a
+  // bad first draft, in one step: each gets its own decode logits.
+  const std::vector<int32_t> pa = Tokens(20, vocab(), 1), pb = Tokens(45, vocab(), 2);
+  std::vector<std::vector<float>> la, lb;
+  const std::vector<int32_t> wa = Greedy(pa, 6, &la), wb = Greedy(pb, 6, &lb);
+  Sequence a = engine_->NewSequence(), b = engine_->NewSequence();
+  PrefillResult r;
+  ASSERT_TRUE(engine_->Prefill(a, pa, {}, &r).ok());
+  ASSERT_TRUE(engine_->Prefill(b, pb, {}, &r).ok());
+  const std::vector<int32_t> ra{wa[0], wa[1], wa[2], wa[3]};
+  const std::vector<int32_t> rb{wb[0], (wb[1] + 1) % static_cast<int32_t>(vocab()), wb[2]};
+  std::vector<std::shared_ptr<RecurrentState>> sa, sb;
+  const VerifyRun runs[] = {{&a, ra, &sa}, {&b, rb, &sb}};
+  std::vector<float> logits;
+  ASSERT_TRUE(engine_->Verify(runs, &logits).ok());
+  ASSERT_EQ(logits.size(), static_cast<size_t>(7 * vocab()));
+  auto row = [&](int64_t i) { return std::vector<float>(logits.begin() + i * vocab(), logits.begin() + (i + 1) * vocab()); };
+  for (int64_t i = 0; i < 4; ++i) EXPECT_LT(MaxRelError(row(i), la[i + 1]), 1e-5) << "a row " << i;
+  EXPECT_LT(MaxRelError(row(4), lb[1]), 1e-5);
+  EXPECT_NE(Argmax(row(4)), rb[1]);
+  // b keeps only its last token: rewind to the state after it, then decode on.
+  b.Rewind(pb.size() + 1, &sb[0]);
+  Sequence* one[] = {&b};
+  ASSERT_TRUE(engine_->Decode(one, std::span(&wb[1], 1), &logits).ok());
+  EXPECT_LT(MaxRelError(logits, lb[2]), 1e-5);
+}
+
+TEST_P(Speculative, RejectsBadRuns) {
+  Sequence a = engine_->NewSequence();
+  std::vector<float> logits;
+  const std::vector<int32_t> bad{0, static_cast<int32_t>(vocab())};
+  std::vector<std::shared_ptr<RecurrentState>> slots;
+  const VerifyRun run{&a, bad, &slots};
+  EXPECT_FALSE(engine_->Verify(std::span(&run, 1), &logits).ok());
+  const std::vector<int32_t> ok{1, 2};
+  const VerifyRun twice[] = {{&a, ok, &slots}, {&a, ok, &slots}};
+  EXPECT_FALSE(engine_->Verify(twice, &logits).ok());
+  EXPECT_EQ(a.num_tokens(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, Speculative,
+                         ::testing::Values(model::Arch::kQwen3_5, model::Arch::kQwen3, model::Arch::kQwen3_5Moe,
+                                           model::Arch::kQwen3Next, model::Arch::kKimiLinear, model::Arch::kGlmDsa,
+                                           model::Arch::kDeepseek32, model::Arch::kKdaDsa, model::Arch::kKimiK3),
+                         [](const auto& info) { return std::string(model::ArchName(info.param)); });
+
+TEST(PromptLookup, DraftsFollowTheMostRecentEarlierOccurrence) {
+  const std::vector<int32_t> prompt{5, 6, 7, 8, 9, 1, 2, 3, 7, 8, 4, 4};
+  // Tail "7 8" (ngram 2) last occurred at 8..9, followed by 4 4 ("7 8 9" earlier is older).
+  const std::vector<int32_t> reply{7, 8};
+  EXPECT_EQ(PromptLookupDrafts(prompt, reply, 3), (std::vector<int32_t>{4, 4, 7}));
+  // A 3-gram beats a 2-gram: "1 2 3" occurs once, so the tail "2 3" ... "1 2 3" -> 7.
+  const std::vector<int32_t> reply3{1, 2, 3};
+  EXPECT_EQ(PromptLookupDrafts(prompt, reply3, 2), (std::vector<int32_t>{7, 8}));
+  // No repeat: nothing.
+  const std::vector<int32_t> fresh{100, 101};
+  EXPECT_TRUE(PromptLookupDrafts(prompt, fresh, 4).empty());
+  EXPECT_TRUE(PromptLookupDrafts(prompt, reply, 0).empty());
+  // A loop of period 2 drafts past the end of the context.
+  const std::vector<int32_t> loop{3, 9, 3, 9, 3, 9};
+  EXPECT_EQ(PromptLookupDrafts(loop, {}, 5), (std::vector<int32_t>{3, 9, 3, 9, 3}));
+}
+
+TEST(Speculator, AdaptsItsDraftCountAndHonoursTheMinimum) {
+  SpecOptions so;
+  so.type = SpecType::kNgram;
+  so.draft_max = 6;
+  so.draft_min = 2;
+  Speculator spec(so);
+  const std::vector<int32_t> loop{3, 9, 3, 9, 3, 9, 3, 9};
+  EXPECT_EQ(spec.Propose(loop, {}, 100).size(), 6u);
+  EXPECT_EQ(spec.Propose(loop, {}, 4).size(), 4u);  // the caller's limit
+  EXPECT_TRUE(spec.Propose(loop, {}, 1).empty());   // under draft_min
+  Speculator none(SpecOptions{});
+  EXPECT_TRUE(none.Propose(loop, {}, 100).empty());
+  EXPECT_TRUE(ParseSpecType("ngram-simple").ok());
+  EXPECT_FALSE(ParseSpecType("eagle9").ok());
+}
+
+}  // namespace
+}  // namespace lineage::engine
