@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/model_options.h"
 #include "tools/bench_workload.h"
+#include "tools/spec_bench.h"
 #include "tools/model_source.h"
 
 namespace lineage::cli {
@@ -19,7 +20,18 @@ struct BenchArgs {
   EngineArgs engine_args;
   int64_t delta_chunked_min_tokens = engine::EngineOptions{}.delta_chunked_min_tokens;
   bool json = false;
+  bool spec = false;
+  engine::SpecBenchOptions spec_options;
 };
+
+template <typename Report>
+void Print(const Report& r, bool json) {
+  if (json) {
+    std::printf("%s\n", r.ToJson().dump(2).c_str());
+  } else {
+    std::printf("%s", r.ToTable().c_str());
+  }
+}
 
 Status Run(const BenchArgs& a) {
   LINEAGE_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> m, engine::OpenModel(a.source));
@@ -27,13 +39,18 @@ Status Run(const BenchArgs& a) {
   eo.delta_chunked_min_tokens = a.delta_chunked_min_tokens;
   eo.prefill_chunk_tokens = std::max<int64_t>(eo.prefill_chunk_tokens, a.options.prompt_tokens);
   LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> eng, engine::Engine::Create(m, eo));
+  if (a.spec) {
+    engine::SpecBenchOptions so = a.spec_options;
+    so.prompt_tokens = a.options.prompt_tokens;
+    so.gen_tokens = a.options.gen_tokens;
+    LINEAGE_ASSIGN_OR_RETURN(engine::SpecBenchReport r, engine::RunSpecBench(*eng, so));
+    r.model = engine::DescribeModel(*m);
+    Print(r, a.json);
+    return Status::Ok();
+  }
   LINEAGE_ASSIGN_OR_RETURN(engine::BenchReport r, engine::RunBench(*eng, a.options));
   r.model = engine::DescribeModel(*m);
-  if (a.json) {
-    std::printf("%s\n", r.ToJson().dump(2).c_str());
-  } else {
-    std::printf("%s", r.ToTable().c_str());
-  }
+  Print(r, a.json);
   return Status::Ok();
 }
 
@@ -53,6 +70,17 @@ Register reg{{"bench", "Measure prefill and decode speed against the machine's r
                              "also decode with fp32 activations for every block type (the exact path) and print "
                              "the ratio");
                 sub.add_flag("--json", a->json, "print JSON instead of a table");
+                sub.add_flag("--spec", a->spec,
+                             "speculative decoding instead: decode speed with drafts against without, the drafts "
+                             "taken from a greedy record and each wrong with chance 1 - rate (tools/spec_bench.h)");
+                sub.add_option("--draft-max", a->spec_options.drafts, "with --spec: drafts per round")
+                    ->capture_default_str();
+                sub.add_option("--draft-rate", a->spec_options.acceptance,
+                               "with --spec: the chances that a draft is right, one run each")
+                    ->delimiter(',')
+                    ->capture_default_str();
+                sub.add_option("--repeats", a->spec_options.repeats, "with --spec: runs of each, the best kept")
+                    ->capture_default_str();
                 return std::function<int()>([a] {
                   return ExitCode(Run(*a));
                 });

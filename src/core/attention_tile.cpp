@@ -45,7 +45,8 @@ void AttentionTile::Begin(const AttentionQueries& queries) {
   sum_.assign(static_cast<size_t>(ldq_t_), 0.0f);
   alpha_.resize(static_cast<size_t>(ldq_t_));
   out_rows_.resize(static_cast<size_t>(num_queries_));
-  const bool few = num_queries_ <= kFewQueries;
+  few_ = (q_.rows_as_decode ? q_.group : num_queries_) <= kFewQueries;
+  const bool few = few_;
   if (few) {
     q_rows_.resize(static_cast<size_t>(num_queries_ * hd));
     // The few-query kernel leaves the padding columns alone: keep them finite.
@@ -95,8 +96,11 @@ void AttentionTile::AddBlock(int64_t first_key, int64_t n, const void* k, const 
   const bool masked = first_key + n - 1 > static_cast<int64_t>(limit_[q_begin]);
   float* s = s_.data();
   const IsaKernels& isa = Kernels();
-  if (num_queries_ <= kFewQueries) {
-    isa.scores_few(q_rows_.data(), num_queries_, q_.head_dim, k, v, dtype, n, s, ldq_t_);
+  if (few_) {
+    // Groups of at most kFewQueries: a query's dot products do not depend on its neighbours.
+    for (int64_t i = 0; i < num_queries_; i += kFewQueries)
+      isa.scores_few(q_rows_.data() + i * q_.head_dim, std::min(kFewQueries, num_queries_ - i), q_.head_dim, k, v,
+                     dtype, n, s + i, ldq_t_);
   } else {
     isa.scores(qt_.data(), ldq_t_, q_begin, ldq_t_, q_.head_dim, k, dtype, n, s);
   }

@@ -50,6 +50,10 @@ struct AttentionQueries {
   int64_t head_dim = 0;      // multiple of 16
   int64_t first_pos = 0;     // position of row 0
   float scale = 1.0f;        // applied to q · k
+  // Each query's scores from the kernel one row of the block would get
+  // alone (a decode step's), however many rows there are: verified draft
+  // rows then equal decode rows bit for bit.
+  bool rows_as_decode = false;
 };
 
 class AttentionTile {
@@ -80,6 +84,7 @@ class AttentionTile {
 
   AttentionQueries q_;
   int64_t num_queries_ = 0;
+  bool few_ = false;               // scores as dot products along head_dim (q_rows_), not from qt_
   int64_t ldq_t_ = 0;              // padded query count: row stride of qt_ and s_
   std::vector<float> qt_;          // [head_dim][ldq_t_], scaled queries, zero padded
   std::vector<float> q_rows_;      // [num_queries_][head_dim], scaled: few-query blocks only

@@ -77,7 +77,7 @@ void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, con
   thread_local std::vector<AttentionRows> runs;
   runs.clear();
   for (const Segment& s : segs) {
-    runs.push_back({{&s.seq->kv(), attn_index, s.start_pos(), nh, scale},
+    runs.push_back({{&s.seq->kv(), attn_index, s.start_pos(), nh, scale, s.rows_as_decode},
                     q + s.row_begin * q_dim,
                     att + s.row_begin * q_dim,
                     s.num_tokens});

@@ -31,6 +31,10 @@ struct Segment {
   std::span<const std::shared_ptr<RecurrentState>> captures;
   // Logits of every row, not only the last (verification of drafts).
   bool logits_every_row = false;
+  // Each row computed exactly as a decode step of that row alone would
+  // (verification: a verified token's logits are its decode logits): the
+  // kernels that would mix rows choose their per-row form.
+  bool rows_as_decode = false;
   int64_t logits_rows() const { return logits_every_row ? num_tokens : 1; }
   int64_t start_pos() const { return seq->num_tokens(); }
 };

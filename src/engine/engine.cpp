@@ -212,6 +212,7 @@ Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logit
     const int64_t n = static_cast<int64_t>(r.tokens.size());
     batch.Add(r.seq, r.tokens.data(), n);
     batch.segments.back().logits_every_row = true;
+    batch.segments.back().rows_as_decode = true;
     if (rec_layout_.num_layers == 0 || n == 1) continue;
     if (r.states == nullptr) return InvalidArgument("a verification run of a recurrent model needs capture slots");
     std::vector<std::shared_ptr<RecurrentState>>& slots = *r.states;

@@ -84,6 +84,12 @@ class Engine {
   const cache::KvLayout& kv_layout() const { return kv_layout_; }
   const RecurrentLayout& recurrent_layout() const { return rec_layout_; }
   ThreadPool& pool() { return *pool_; }
+  // Distinct routed experts run per MoE layer pass since the engine began
+  // (0 for a dense model): what a step reads of the experts' weights.
+  struct ExpertCounts {
+    int64_t layer_passes = 0, experts_run = 0;
+  };
+  ExpertCounts expert_counts() const { return {ws_.moe.layer_passes, ws_.moe.experts_run}; }
 
   Sequence NewSequence() const { return Sequence(kv_layout_, rec_layout_); }
   // From a snapshot (KV of n tokens + recurrent state at n).

@@ -104,7 +104,12 @@ void SelectKeys(const model::IndexerWeights& w, int64_t index_layer, const StepC
           view.shape = {n, D};
           view.data = block.data();
           view.nbytes = n * key_bytes;
-          kernels::Gemm(view, q_rows, D, dots.data(), n, rows * Hi, nullptr);
+          if (s.rows_as_decode) {  // each row's scores as its own decode step computes them
+            for (int64_t r = 0; r < rows; ++r)
+              kernels::Gemm(view, q_rows + r * Hi * D, D, dots.data() + r * Hi * n, n, Hi, nullptr);
+          } else {
+            kernels::Gemm(view, q_rows, D, dots.data(), n, rows * Hi, nullptr);
+          }
           for (int64_t r = 0; r < rows; ++r) {
             float* out = scores.data() + r * keys + k0;
             const int64_t visible = std::clamp<int64_t>(first_pos + r + 1 - k0, 0, n);  // keys s <= t

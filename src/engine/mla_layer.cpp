@@ -106,7 +106,7 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
   bool any_absorbed = false, any_expanded = false;
   for (size_t si = 0; si < segs.size(); ++si) {
     const Segment& s = segs[si];
-    if (s.num_tokens > 1 && W % 16 == 0) {
+    if (s.num_tokens > 1 && W % 16 == 0 && !s.rows_as_decode) {
       path[si] = ctx.latent_path != LatentPath::kAuto
                      ? ctx.latent_path
                      : ChooseLatentPath(EstimateLatentCosts(shape, s.start_pos(), s.num_tokens, sel, s.row_begin));
@@ -151,9 +151,12 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
   // Sparse decode: a row's selection split into parts of at least this many
   // keys, one task each (no head split: each key is gathered once).
   constexpr int64_t kMinPartKeys = 256;
+  // Rows verified as decode rows split as one decode row alone would.
+  const bool as_decode = std::all_of(segs.begin(), segs.end(), [](const Segment& s) { return s.rows_as_decode; });
+  const int64_t R_split = as_decode ? 1 : R;
   int64_t parts = 1;
-  if (sparse && W % 16 == 0 && R < 2 * threads)
-    parts = std::max<int64_t>(1, std::min((2 * threads + R - 1) / R, c.indexer_top_k / kMinPartKeys));
+  if (sparse && W % 16 == 0 && R_split < 2 * threads)
+    parts = std::max<int64_t>(1, std::min((2 * threads + R_split - 1) / R_split, c.indexer_top_k / kMinPartKeys));
   std::vector<Task> tasks;
   for (int64_t si = 0; si < static_cast<int64_t>(segs.size()); ++si) {
     const int64_t T = segs[si].num_tokens;

@@ -164,6 +164,9 @@ void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const fl
   }
   }
 
+  ++m.layer_passes;
+  for (int64_t e = 0; e < E; ++e) m.experts_run += m.count[e] > 0;
+
   // K3's latent MoE: the routed experts read z = latent_down xn, X wide
   // (spec latent-attention §2.3); the router and the shared expert read xn.
   const bool latent = w.latent_down.valid();

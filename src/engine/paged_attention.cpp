@@ -91,7 +91,7 @@ KeyParts KeyPartsOf(const AttentionRun& run, int64_t pos, int64_t rows) {
   // Several rows: parts of the least multiple of kDecodePartKeys that keeps
   // them to kMaxBlockParts whole parts before the block's own.
   const int64_t whole = pos / kDecodePartKeys;
-  const int64_t part_keys = rows == 1 ? kDecodePartKeys : kDecodePartKeys * std::max<int64_t>(1, (whole + kMaxBlockParts - 1) / kMaxBlockParts);
+  const int64_t part_keys = rows == 1 || run.rows_as_decode ? kDecodePartKeys : kDecodePartKeys * std::max<int64_t>(1, (whole + kMaxBlockParts - 1) / kMaxBlockParts);
   const int64_t parts = pos / part_keys + 1;
   return parts >= 2 ? KeyParts{part_keys, parts} : KeyParts{};
 }
@@ -118,6 +118,7 @@ kernels::AttentionTile& TileOver(const AttentionRun& run, int64_t kv_head, int64
   queries.head_dim = hd;
   queries.first_pos = run.start_pos + row_begin;
   queries.scale = run.scale;
+  queries.rows_as_decode = run.rows_as_decode;
   thread_local kernels::AttentionTile tile;
   tile.Begin(queries);
   end_key = std::min(end_key, tile.last_key() + 1);

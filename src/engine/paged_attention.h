@@ -27,6 +27,9 @@ struct AttentionRun {
   int64_t start_pos = 0;    // p0
   int64_t num_heads = 0;    // query heads
   float scale = 1.0f;       // 1 / sqrt(head_dim)
+  // Every row as a decode step of it alone would compute it (Segment::
+  // rows_as_decode): the tile's per-row kernel and decode's key parts.
+  bool rows_as_decode = false;
 };
 
 // Query rows [row_begin, row_end) of the run, every query head of `kv_head`.

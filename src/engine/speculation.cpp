@@ -19,15 +19,48 @@ std::string_view SpecTypeName(SpecType type) {
   return "none";
 }
 
-Speculator::Speculator(const SpecOptions& options) : options_(options), next_drafts_(options.draft_max) {}
+void StepCosts::Observe(int64_t rows, int64_t sequences, double seconds) {
+  if (sequences <= 0 || rows < sequences || seconds <= 0) return;
+  constexpr double kWeight = 0.2;  // of the newest step
+  if (rows == sequences) {
+    const double per = seconds / static_cast<double>(sequences);
+    decode_s_ = decode_s_ > 0 ? (1 - kWeight) * decode_s_ + kWeight * per : per;
+    return;
+  }
+  if (decode_s_ <= 0) return;
+  const double extra = (seconds - decode_s_ * static_cast<double>(sequences)) / static_cast<double>(rows - sequences);
+  const double cost = std::clamp(extra / decode_s_, 0.01, 4.0);
+  row_cost_ = (1 - kWeight) * row_cost_ + kWeight * cost;
+}
+
+Speculator::Speculator(const SpecOptions& options) : options_(options) {}
+
+int64_t Speculator::DraftCount(int64_t available, int64_t limit, double row_cost) {
+  if (!enabled()) return 0;
+  const int64_t most = std::min({available, limit, options_.draft_max});
+  const int64_t least = std::max<int64_t>(1, options_.draft_min);
+  if (most < least) return 0;
+  if (!options_.adaptive) return most;
+  const double a = acceptance();
+  int64_t best = 0;
+  double best_rate = 1.0;  // a plain decode step: one token per unit cost
+  double expected = 1.0, power = 1.0;
+  for (int64_t k = 1; k <= most; ++k) {
+    power *= a;
+    expected += power;  // 1 + a + ... + a^k tokens per round
+    const double rate = expected / (1.0 + row_cost * static_cast<double>(k));
+    if (k >= least && rate > best_rate) best = k, best_rate = rate;
+  }
+  if (best == 0 && ++idle_rounds_ >= kProbeEvery) best = least;
+  if (best > 0) idle_rounds_ = 0;
+  return best;
+}
 
 std::vector<int32_t> Speculator::Propose(std::span<const int32_t> prompt, std::span<const int32_t> reply,
-                                         int64_t limit) {
-  if (!enabled()) return {};
-  const int64_t want = std::min(limit, options_.adaptive ? next_drafts_ : options_.draft_max);
-  if (want <= 0 || want < options_.draft_min) return {};
-  std::vector<int32_t> drafts = PromptLookupDrafts(prompt, reply, want, options_.lookup);
-  if (static_cast<int64_t>(drafts.size()) < std::max<int64_t>(1, options_.draft_min)) return {};
+                                         int64_t limit, double row_cost) {
+  if (!enabled() || limit <= 0) return {};
+  std::vector<int32_t> drafts = PromptLookupDrafts(prompt, reply, std::min(limit, options_.draft_max), options_.lookup);
+  drafts.resize(static_cast<size_t>(DraftCount(static_cast<int64_t>(drafts.size()), limit, row_cost)));
   return drafts;
 }
 
@@ -37,13 +70,21 @@ void Speculator::Keep(Sequence& seq, int64_t start, int64_t rows_used, int64_t r
     // The state after the last token and `taken` drafts was captured in slot `taken`.
     seq.Rewind(start + rows_used, &slots_[static_cast<size_t>(taken)]);
   }
+  Settle(drafts, taken);
+}
+
+void Speculator::Settle(int64_t drafts, int64_t taken) {
   if (drafts <= 0) return;
   ++rounds_;
   proposed_ += drafts;
   accepted_ += taken;
-  const int64_t floor = std::max<int64_t>(1, options_.draft_min);
-  if (taken == drafts) next_drafts_ = std::min(options_.draft_max, next_drafts_ + 2);
-  else next_drafts_ = std::max(floor, next_drafts_ - 1);
+  // Decay old rounds: a sequence moves between text it repeats and new text.
+  constexpr double kKeep = 0.85;
+  taken_ = kKeep * taken_ + static_cast<double>(taken);
+  missed_ = kKeep * missed_ + (taken < drafts ? 1.0 : 0.0);
+  // Keep the estimate off 0 and 1, so neither side locks in.
+  taken_ = std::max(taken_, 0.05);
+  missed_ = std::max(missed_, 0.05);
 }
 
 }  // namespace lineage::engine

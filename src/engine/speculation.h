@@ -43,12 +43,28 @@ std::string_view SpecTypeName(SpecType type);
 struct SpecOptions {
   SpecType type = SpecType::kNone;
   int64_t draft_max = 16;  // drafts per round at most
-  int64_t draft_min = 1;   // fewer found: no speculation this round
-  // Adapt the drafts per round to what the sequence accepts: +2 after a
-  // round that took every draft, -1 after one that did not (at least
-  // draft_min), so text that never repeats costs almost nothing.
+  int64_t draft_min = 1;   // fewer worth drafting: no speculation this round
+  // Choose the drafts per round by expected gain (DraftCount), or always
+  // draft_max when drafts exist (benchmarks that set the acceptance).
   bool adaptive = true;
   PromptLookupOptions lookup;
+};
+
+// What a verified row costs beside a decode step, learnt from the steps the
+// caller times: a step of R rows over S sequences costs about a + b (R - S),
+// and row_cost() = b / a. CPU decode is bound by reading the weights; each
+// further row adds its multiply-adds (here about a third of a step for a
+// 0.8B Q4_K_M file on two cores), so whether a draft pays depends on the
+// machine and the file.
+class StepCosts {
+ public:
+  explicit StepCosts(double initial_row_cost = 0.35) : row_cost_(initial_row_cost) {}
+  void Observe(int64_t rows, int64_t sequences, double seconds);
+  double row_cost() const { return row_cost_; }
+
+ private:
+  double decode_s_ = 0;  // EMA of steps with one row per sequence, per sequence
+  double row_cost_;
 };
 
 class Speculator {
@@ -58,10 +74,22 @@ class Speculator {
   const SpecOptions& options() const { return options_; }
   bool enabled() const { return options_.type != SpecType::kNone && options_.draft_max > 0; }
 
+  // How many drafts to verify next round, at most `limit` (what max_tokens
+  // and the context leave) and `available` (what the source has): the k
+  // that maximises expected tokens per step cost, (1 - a^(k+1)) / (1 - a)
+  // over 1 + row_cost k, for this sequence's estimated acceptance a; 0 when
+  // no k beats a plain decode step. A sequence that stopped drafting probes
+  // with one draft every kProbeEvery rounds, so it notices when its text
+  // starts repeating.
+  int64_t DraftCount(int64_t available, int64_t limit, double row_cost);
   // Drafts to follow prompt ++ reply (the reply ends with the token sampled
-  // last, not yet in the sequence), at most `limit` (what max_tokens and the
-  // context leave); empty for none.
-  std::vector<int32_t> Propose(std::span<const int32_t> prompt, std::span<const int32_t> reply, int64_t limit);
+  // last, not yet in the sequence), as many as DraftCount allows; empty for
+  // none.
+  std::vector<int32_t> Propose(std::span<const int32_t> prompt, std::span<const int32_t> reply, int64_t limit,
+                               double row_cost);
+  // Estimated chance that the next draft is taken.
+  double acceptance() const { return taken_ / (taken_ + missed_); }
+  static constexpr int64_t kProbeEvery = 8;
 
   // The capture slots for Engine::Verify (VerifyRun::states).
   std::vector<std::shared_ptr<RecurrentState>>* slots() { return &slots_; }
@@ -71,6 +99,9 @@ class Speculator {
   // last token and rows_used - 1 drafts in `seq` (rewinding past them) and
   // counts the round.
   void Keep(Sequence& seq, int64_t start, int64_t rows_used, int64_t run_tokens);
+  // Counts a round of `drafts` verified drafts of which the first `taken`
+  // were taken (Keep calls it).
+  void Settle(int64_t drafts, int64_t taken);
 
   int64_t proposed() const { return proposed_; }  // drafts verified
   int64_t accepted() const { return accepted_; }  // of those, taken
@@ -78,7 +109,10 @@ class Speculator {
 
  private:
   SpecOptions options_;
-  int64_t next_drafts_ = 0;  // the adaptive count for the next round
+  // Decayed counts of drafts taken and of rounds ended by a wrong draft:
+  // acceptance a = taken / (taken + missed), the geometric estimate.
+  double taken_ = 1.0, missed_ = 1.0;
+  int64_t idle_rounds_ = 0;  // rounds without drafts since the last one with
   std::vector<std::shared_ptr<RecurrentState>> slots_;
   int64_t proposed_ = 0, accepted_ = 0, rounds_ = 0;
 };

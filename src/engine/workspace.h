@@ -25,6 +25,9 @@ struct MoeScratch {
   std::vector<float> ys;               // [R k, H] expert outputs, slot order
   std::vector<float> latent_in;        // [R, X]: a latent MoE's z, then its weighted sum
   std::vector<float> latent_out;       // [R, H]: latent_up of that sum
+  // Since the engine began: MoE layer passes, and the distinct routed
+  // experts they ran (what a step reads of the experts' weights).
+  int64_t layer_passes = 0, experts_run = 0;
 };
 
 // Scratch of the latent archs' mixers (kda_layer.cpp, mla_layer.cpp,

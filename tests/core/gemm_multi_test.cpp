@@ -75,6 +75,42 @@ TEST_P(GemmMultiTest, ColumnsWithATail) {
   for (int64_t T : {1, 4}) CheckMulti(weights, 103, T, &pool);
 }
 
+// A row's result does not depend on the rows beside it: speculative
+// decoding verifies 1 + k rows in one step and must see the logits a decode
+// step of that row alone would (engine/speculation.h), for every block type
+// and for several targets sharing the pass (a layer's sibling projections).
+TEST_P(GemmMultiTest, EachRowEqualsThatRowAlone) {
+  ThreadPool pool(2);
+  const int64_t cols = 512;
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
+                      DType::kQ5_1, DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K,
+                      DType::kIQ4_NL, DType::kIQ4_XS}) {
+    std::vector<OwnedTensor> weights;
+    for (int64_t rows : {1500, 67, 16}) weights.push_back(RandomWeights(dtype, rows, cols, static_cast<uint32_t>(rows)));
+    for (int64_t T : {2, 5, 11}) {
+      SCOPED_TRACE(::testing::Message() << Info(dtype).name << " T " << T);
+      const std::vector<float> x = RandomActivations(T * cols, 5 + static_cast<uint32_t>(T));
+      std::vector<std::vector<float>> together, alone;
+      std::vector<GemmTarget> targets;
+      for (const OwnedTensor& w : weights) {
+        together.emplace_back(static_cast<size_t>(T * w.view.rows()));
+        alone.emplace_back(static_cast<size_t>(T * w.view.rows()));
+        targets.push_back({&w.view, together.back().data(), w.view.rows()});
+      }
+      GemmMulti(targets, x.data(), cols, T, &pool);
+      for (int64_t t = 0; t < T; ++t) {
+        targets.clear();
+        for (size_t i = 0; i < weights.size(); ++i)
+          targets.push_back({&weights[i].view, alone[i].data() + t * weights[i].view.rows(), weights[i].view.rows()});
+        GemmMulti(targets, x.data() + t * cols, cols, 1, &pool);
+      }
+      for (size_t i = 0; i < weights.size(); ++i)
+        EXPECT_EQ(0, std::memcmp(together[i].data(), alone[i].data(), together[i].size() * sizeof(float)))
+            << "target " << i;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(BothIsas, GemmMultiTest, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
                          [](const auto& info) { return std::string(IsaName(info.param)); });
 

@@ -4,13 +4,14 @@
 // middle, last, none), and the sequence left behind is the one decoding
 // would have left (its snapshot, restored and continued, equals a cold
 // prefill). Each verified row's logits equal the decode step's at that
-// position: both use the same recurrence and the same Gemm row path, so the
-// only allowed difference is summation order in attention over k rows
-// (1e-5 relative).
+// position bit for bit (Segment::rows_as_decode): on a random model with
+// quantised weights a rounding difference anywhere grows through the int8
+// activations into percent-size logit changes and other greedy tokens.
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "engine/paged_attention.h"
 #include "engine/prompt_lookup.h"
 #include "engine/sampler.h"
 #include "engine/speculation.h"
@@ -67,7 +68,7 @@ TEST_P(Speculative, GreedyTokensEqualDecodingWhereverDraftsFail) {
   so.type = SpecType::kNgram;
   so.draft_max = 5;
   so.adaptive = false;
-  Speculator spec(so);
+  Speculator spec(so);  // the drafts come from the test, not from Propose
   std::vector<float> logits;
   double worst = 0;
   int64_t round = 0, rewinds = 0;
@@ -94,7 +95,7 @@ TEST_P(Speculative, GreedyTokensEqualDecodingWhereverDraftsFail) {
     ASSERT_EQ(seq.num_tokens(), static_cast<int64_t>(prompt.size() + got.size()) - 1);
   }
   EXPECT_EQ(got, want);
-  EXPECT_LT(worst, 1e-5) << "verified rows against decode rows";
+  EXPECT_EQ(worst, 0.0) << "verified rows against decode rows";
   EXPECT_GT(rewinds, 3);
   EXPECT_GT(spec.accepted(), 0);
   EXPECT_LT(spec.accepted(), spec.proposed());
@@ -132,14 +133,32 @@ TEST_P(Speculative, SeveralSequencesVerifyInOneStep) {
   ASSERT_TRUE(engine_->Verify(runs, &logits).ok());
   ASSERT_EQ(logits.size(), static_cast<size_t>(7 * vocab()));
   auto row = [&](int64_t i) { return std::vector<float>(logits.begin() + i * vocab(), logits.begin() + (i + 1) * vocab()); };
-  for (int64_t i = 0; i < 4; ++i) EXPECT_LT(MaxRelError(row(i), la[i + 1]), 1e-5) << "a row " << i;
-  EXPECT_LT(MaxRelError(row(4), lb[1]), 1e-5);
+  for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(row(i), la[i + 1]) << "a row " << i;
+  EXPECT_EQ(row(4), lb[1]);
   EXPECT_NE(Argmax(row(4)), rb[1]);
   // b keeps only its last token: rewind to the state after it, then decode on.
   b.Rewind(pb.size() + 1, &sb[0]);
   Sequence* one[] = {&b};
   ASSERT_TRUE(engine_->Decode(one, std::span(&wb[1], 1), &logits).ok());
-  EXPECT_LT(MaxRelError(logits, lb[2]), 1e-5);
+  EXPECT_EQ(logits, lb[2]);
+}
+
+TEST_P(Speculative, LongContextRowsEqualDecodeRows) {
+  // Past two parts of keys (paged_attention.h: kDecodePartKeys) a decode
+  // row's attention is split and merged; verified rows split the same way.
+  const std::vector<int32_t> prompt = Tokens(2 * kDecodePartKeys + 90, vocab(), 4);
+  std::vector<std::vector<float>> want;
+  const std::vector<int32_t> tokens = Greedy(prompt, 7, &want);
+  Sequence seq = engine_->NewSequence();
+  PrefillResult r;
+  ASSERT_TRUE(engine_->Prefill(seq, prompt, {}, &r).ok());
+  std::vector<std::shared_ptr<RecurrentState>> slots;
+  const VerifyRun run{&seq, tokens, &slots};
+  std::vector<float> logits;
+  ASSERT_TRUE(engine_->Verify(std::span(&run, 1), &logits).ok());
+  for (size_t i = 0; i + 1 < tokens.size(); ++i)
+    EXPECT_EQ(std::vector<float>(logits.begin() + i * vocab(), logits.begin() + (i + 1) * vocab()), want[i + 1])
+        << "row " << i;
 }
 
 TEST_P(Speculative, RejectsBadRuns) {
@@ -178,20 +197,49 @@ TEST(PromptLookup, DraftsFollowTheMostRecentEarlierOccurrence) {
   EXPECT_EQ(PromptLookupDrafts(loop, {}, 5), (std::vector<int32_t>{3, 9, 3, 9, 3}));
 }
 
-TEST(Speculator, AdaptsItsDraftCountAndHonoursTheMinimum) {
+TEST(Speculator, FixedCountsHonourTheLimitsAndTheMinimum) {
   SpecOptions so;
   so.type = SpecType::kNgram;
   so.draft_max = 6;
   so.draft_min = 2;
+  so.adaptive = false;
   Speculator spec(so);
   const std::vector<int32_t> loop{3, 9, 3, 9, 3, 9, 3, 9};
-  EXPECT_EQ(spec.Propose(loop, {}, 100).size(), 6u);
-  EXPECT_EQ(spec.Propose(loop, {}, 4).size(), 4u);  // the caller's limit
-  EXPECT_TRUE(spec.Propose(loop, {}, 1).empty());   // under draft_min
+  EXPECT_EQ(spec.Propose(loop, {}, 100, 0.3).size(), 6u);
+  EXPECT_EQ(spec.Propose(loop, {}, 4, 0.3).size(), 4u);  // the caller's limit
+  EXPECT_TRUE(spec.Propose(loop, {}, 1, 0.3).empty());   // under draft_min
+  const std::vector<int32_t> fresh{1, 2, 3, 4, 5};
+  EXPECT_TRUE(spec.Propose(fresh, {}, 100, 0.3).empty());  // nothing to draft from
   Speculator none(SpecOptions{});
-  EXPECT_TRUE(none.Propose(loop, {}, 100).empty());
+  EXPECT_TRUE(none.Propose(loop, {}, 100, 0.3).empty());
   EXPECT_TRUE(ParseSpecType("ngram-simple").ok());
   EXPECT_FALSE(ParseSpecType("eagle9").ok());
+}
+
+TEST(Speculator, DraftsWhatPaysForItsRows) {
+  SpecOptions so;
+  so.type = SpecType::kNgram;
+  so.draft_max = 16;
+  Speculator spec(so);
+  // Prior acceptance 1/2: one draft pays at a row cost of 0.35, two do not.
+  EXPECT_EQ(spec.DraftCount(16, 100, 0.35), 1);
+  // Rows that cost almost nothing: draft more on the same estimate.
+  EXPECT_GT(spec.DraftCount(16, 100, 0.02), 3);
+  // A sequence that takes every draft drafts many.
+  for (int i = 0; i < 30; ++i) spec.Settle(4, 4);
+  EXPECT_GT(spec.acceptance(), 0.9);
+  EXPECT_GE(spec.DraftCount(16, 100, 0.35), 6);
+  EXPECT_EQ(spec.DraftCount(16, 5, 0.35), 5);  // the limit
+  // ... and one whose drafts all fail stops, probing now and then.
+  for (int i = 0; i < 40; ++i) spec.Settle(1, 0);
+  EXPECT_LT(spec.acceptance(), 0.1);
+  int drafted = 0;
+  for (int i = 0; i < 4 * Speculator::kProbeEvery; ++i) drafted += spec.DraftCount(16, 100, 0.35) > 0;
+  EXPECT_EQ(drafted, 4);
+  // Rows as dear as a whole step never pay, however sure the drafts.
+  Speculator sure(so);
+  for (int i = 0; i < 60; ++i) sure.Settle(8, 8);
+  EXPECT_EQ(sure.DraftCount(16, 100, 1.0), 0);
 }
 
 }  // namespace
