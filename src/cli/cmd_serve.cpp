@@ -54,6 +54,9 @@ struct ServeArgs {
   int max_connections_per_client = 0;
   int64_t n_predict = -1;
   bool keep_billing_header = false;
+  std::string spec_type = std::string(engine::SpecTypeName(server::EngineBackendOptions{}.spec.type));
+  int64_t draft_max = server::EngineBackendOptions{}.spec.draft_max;
+  int64_t draft_min = server::EngineBackendOptions{}.spec.draft_min;
 };
 
 // Each connection holds a descriptor, and a soft limit of 1024 is below what
@@ -187,6 +190,11 @@ Status Run(const ServeArgs& a) {
   bo.cache_reuse_min_tokens = cache_reuse;
   bo.max_predict_tokens = a.n_predict;
   bo.prompt.keep_billing_header = a.keep_billing_header;
+  LINEAGE_ASSIGN_OR_RETURN(bo.spec.type, engine::ParseSpecType(a.spec_type));
+  if (a.draft_max < 0 || a.draft_min < 0 || a.draft_max > 256)
+    return InvalidArgument("--draft-max must be in [0, 256] and --draft-min not negative");
+  bo.spec.draft_max = a.draft_max;
+  bo.spec.draft_min = a.draft_min;
   if (a.cache_disk_max_mib > 0) bo.cache_disk_max_bytes = a.cache_disk_max_mib << 20;
   LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<server::EngineBackend> backend,
                            server::EngineBackend::Create(m, tokenizer, std::move(chat_template), bo));
@@ -279,6 +287,15 @@ Register reg{{"serve", "Serve a model over HTTP (OpenAI and Anthropic APIs)", []
                 sub.add_option("--trace-log", a->trace_log, "write requests in the simulator's trace format");
                 sub.add_flag("--no-lineage", a->no_lineage, "previous behaviour: whole snapshots at m-16 and m, small LRU");
                 sub.add_flag("--no-extend", a->no_extend, "do not extend entries over the generated reply");
+                sub.add_option("--spec-type", a->spec_type,
+                               "speculative decoding: none, or ngram-simple (drafts by prompt lookup; verified in one "
+                               "step, exact, drafted only while they pay)")
+                    ->capture_default_str();
+                sub.add_option("--draft-max,--spec-draft-n-max", a->draft_max, "drafts per step at most")
+                    ->capture_default_str();
+                sub.add_option("--draft-min,--spec-draft-n-min", a->draft_min,
+                               "drafts per step at least (fewer worth drafting: none)")
+                    ->capture_default_str();
                 sub.add_option("--prefill-chunk", a->prefill_chunk, "prompt tokens per scheduler step")->capture_default_str();
                 sub.add_option("--max-queue", a->max_queue, "waiting requests before 503")->capture_default_str();
                 sub.add_option("--max-body-mb", a->max_body_mib, "largest request body in MiB")->capture_default_str();

@@ -40,6 +40,11 @@ struct SamplingParams {
   std::vector<std::pair<int32_t, float>> logit_bias;  // (token id, -100..100); ids checked by the backend
   float frequency_penalty = 0.0f;  // -2..2
   float presence_penalty = 0.0f;   // -2..2
+  // Speculative decoding, llama-server's per-request fields
+  // ("speculative.type", "speculative.n_max", "speculative.n_min"); absent:
+  // the server's --spec-type / --draft-max / --draft-min.
+  std::optional<std::string> spec_type;
+  std::optional<int64_t> spec_draft_max, spec_draft_min;
 };
 
 // The reply's shape: OpenAI response_format, the Responses API's text.format.

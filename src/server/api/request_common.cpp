@@ -13,6 +13,18 @@ Status ParseSampling(const json& body, SamplingParams* out) {
   int64_t top_k = out->top_k;
   LINEAGE_RETURN_IF_ERROR(GetInt(body, "top_k", "", &top_k, 0, 1 << 24));
   out->top_k = static_cast<int32_t>(top_k);
+  if (Has(body, "speculative.type")) {
+    std::string type;
+    LINEAGE_RETURN_IF_ERROR(GetString(body, "speculative.type", "", &type));
+    out->spec_type = type;
+  }
+  for (auto [key, field] : {std::pair{"speculative.n_max", &out->spec_draft_max},
+                            std::pair{"speculative.n_min", &out->spec_draft_min}}) {
+    if (!Has(body, key)) continue;
+    int64_t n = 0;
+    LINEAGE_RETURN_IF_ERROR(GetInt(body, key, "", &n, 0, 256));
+    *field = n;
+  }
   return GetSeed(body, "seed", &out->seed);
 }
 

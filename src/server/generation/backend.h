@@ -47,6 +47,8 @@ struct RequestReport {
   int64_t cached_tokens = 0;       // the restore length r plus reused_tokens
   int64_t reused_tokens = 0;       // of those, rows shifted into place by chunk reuse (--cache-reuse)
   int64_t completion_tokens = 0;
+  int64_t draft_tokens = 0;           // drafts verified (speculative decoding)
+  int64_t draft_accepted = 0;         // of those, taken: completion tokens that cost no step of their own
   std::string restore_kind = "none";  // none | entry | checkpoint kind (guard, anchor, ...)
   std::string restore_tier = "none";  // none | ram | disk
   int64_t closest_tokens = -1;        // on a miss: tokens shared with the closest stored sequence

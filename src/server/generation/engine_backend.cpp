@@ -114,6 +114,14 @@ Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
                              std::to_string(engine_->config().vocab) + " tokens");
   job.adjust = {request.sampling.logit_bias, request.sampling.frequency_penalty, request.sampling.presence_penalty};
   job.max_tokens = CappedMaxTokens(request.sampling.max_tokens, options_.max_predict_tokens);
+  job.spec = options_.spec;
+  if (request.sampling.spec_type) {
+    Result<engine::SpecType> type = engine::ParseSpecType(*request.sampling.spec_type);
+    if (!type.ok()) return InvalidArgument("'speculative.type': " + type.status().message());
+    job.spec.type = *type;
+  }
+  if (request.sampling.spec_draft_max) job.spec.draft_max = *request.sampling.spec_draft_max;
+  if (request.sampling.spec_draft_min) job.spec.draft_min = *request.sampling.spec_draft_min;
   if (!request.billing_header.empty())
     job.notes = options_.prompt.keep_billing_header ? "billing_header=kept" : "billing_header=stripped";
   LINEAGE_ASSIGN_OR_RETURN(job.grammar, ReplyGrammarForRequest(request, prompt.text, prompt.reasoning_open));

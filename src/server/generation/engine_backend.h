@@ -45,6 +45,11 @@ struct EngineBackendOptions {
   // Chunk reuse (server/chunk_reuse.h): minimum run in tokens, 0 = off.
   // Attention-only models only: Create refuses it for a hybrid model.
   int64_t cache_reuse_min_tokens = 0;
+  // Speculative decoding for requests that do not say (--spec-type,
+  // --draft-max, --draft-min); a request may override each. On: prompt
+  // lookup costs a scan per step and drafts only while drafts pay
+  // (engine/speculation.h), and the tokens are those of plain decoding.
+  engine::SpecOptions spec{.type = engine::SpecType::kNgram};
   // KV events (kv_events.h, docs/kv-events.md): empty endpoint means off.
   KvEventOptions kv_events;
 };

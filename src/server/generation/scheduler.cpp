@@ -19,6 +19,7 @@ struct Scheduler::Live {
   engine::Sequence seq;
   cache::RequestDriver driver;  // the cache side: lookup, lease, captures, entry
   engine::Sampler sampler;
+  engine::Speculator spec;
   std::unique_ptr<TokenConstraint> constraint;  // null: unconstrained
   std::vector<float> masked_logits;
   std::vector<int32_t> generated;  // sampled tokens; all but the last are in seq
@@ -30,7 +31,11 @@ struct Scheduler::Live {
   Clock::time_point last_progress_log = admitted;
 
   Live(Job j, engine::Sequence s, cache::RequestDriver d)
-      : job(std::move(j)), seq(std::move(s)), driver(std::move(d)), sampler(job.sampling, job.adjust) {}
+      : job(std::move(j)),
+        seq(std::move(s)),
+        driver(std::move(d)),
+        sampler(job.sampling, job.adjust),
+        spec(job.spec) {}
   int64_t prompt_tokens() const { return static_cast<int64_t>(job.prompt.size()); }
 };
 
@@ -221,11 +226,15 @@ Result<int32_t> Scheduler::Sample(Live& l, std::span<const float> logits) {
 }
 
 void Scheduler::TakeToken(Live& l, std::span<const float> logits) {
+  if (std::optional<End> end = Emit(l, logits)) Finish(l, end->reason, std::move(end->error));
+}
+
+std::optional<Scheduler::End> Scheduler::Emit(Live& l, std::span<const float> logits) {
   Result<int32_t> sampled = Sample(l, logits);
-  if (!sampled.ok()) return Finish(l, FinishReason::kError, sampled.status().With("constrained sampling"));
+  if (!sampled.ok()) return End{FinishReason::kError, sampled.status().With("constrained sampling")};
   int32_t token = *sampled;
   if (l.report.first_token_us < 0) l.report.first_token_us = Us(l.job.submitted, Clock::now());
-  if (tokenizer_.IsEndOfGeneration(token)) return Finish(l, FinishReason::kEndOfSequence);
+  if (tokenizer_.IsEndOfGeneration(token)) return End{FinishReason::kEndOfSequence, Status::Ok()};
   l.generated.push_back(token);
   l.report.completion_tokens = static_cast<int64_t>(l.generated.size());
   std::string bytes = tokenizer_.IsControl(token) ? std::string() : std::string(tokenizer_.TokenBytes(token));
@@ -233,8 +242,18 @@ void Scheduler::TakeToken(Live& l, std::span<const float> logits) {
   bool out_of_budget = l.job.max_tokens >= 0 && static_cast<int64_t>(l.generated.size()) >= l.job.max_tokens;
   bool out_of_context = l.seq.num_tokens() + 1 > options_.context_tokens;
   // A finished grammar allows only an end token: end now, as it would.
-  if (l.constraint && l.constraint->matcher().Finished()) return Finish(l, FinishReason::kEndOfSequence);
-  if (out_of_budget || out_of_context) return Finish(l, FinishReason::kLength);
+  if (l.constraint && l.constraint->matcher().Finished()) return End{FinishReason::kEndOfSequence, Status::Ok()};
+  if (out_of_budget || out_of_context) return End{FinishReason::kLength, Status::Ok()};
+  return std::nullopt;
+}
+
+std::vector<int32_t> Scheduler::Drafts(Live& l) {
+  if (!l.spec.enabled()) return {};
+  // Every draft taken is a token: no more than max_tokens and the context
+  // leave after the token sampled last (which the step feeds first).
+  int64_t limit = options_.context_tokens - (l.seq.num_tokens() + 1);
+  if (l.job.max_tokens >= 0) limit = std::min(limit, l.job.max_tokens - static_cast<int64_t>(l.generated.size()));
+  return l.spec.Propose(l.job.prompt, l.generated, limit, step_costs_.row_cost());
 }
 
 void Scheduler::DecodeAll() {
@@ -248,20 +267,59 @@ void Scheduler::DecodeAll() {
     batch.push_back(l.get());
   }
   if (batch.empty()) return;
-  std::vector<engine::Sequence*> seqs;
-  std::vector<int32_t> tokens;
-  for (Live* l : batch) {
-    seqs.push_back(&l->seq);
-    tokens.push_back(l->generated.back());
+  // Each sequence's run: its last sampled token, then its drafts if any.
+  std::vector<std::vector<int32_t>> drafts(batch.size());
+  std::vector<std::vector<int32_t>> runs(batch.size());
+  int64_t rows = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    drafts[i] = Drafts(*batch[i]);
+    runs[i].push_back(batch[i]->generated.back());
+    runs[i].insert(runs[i].end(), drafts[i].begin(), drafts[i].end());
+    rows += static_cast<int64_t>(runs[i].size());
   }
   std::vector<float> logits;
-  Status st = engine_->Decode(seqs, tokens, &logits);
+  std::vector<int64_t> starts;
+  for (Live* l : batch) starts.push_back(l->seq.num_tokens());
+  const auto t0 = Clock::now();
+  Status st;
+  if (rows == static_cast<int64_t>(batch.size())) {  // no drafts: the plain decode step
+    std::vector<engine::Sequence*> seqs;
+    std::vector<int32_t> tokens;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      seqs.push_back(&batch[i]->seq);
+      tokens.push_back(runs[i][0]);
+    }
+    st = engine_->Decode(seqs, tokens, &logits);
+  } else {
+    std::vector<engine::VerifyRun> verify;
+    for (size_t i = 0; i < batch.size(); ++i) verify.push_back({&batch[i]->seq, runs[i], batch[i]->spec.slots()});
+    st = engine_->Verify(verify, &logits);
+  }
   if (!st.ok()) {
     for (Live* l : batch) Finish(*l, FinishReason::kError, st.With("decode"));
     return;
   }
-  size_t vocab = logits.size() / batch.size();
-  for (size_t i = 0; i < batch.size(); ++i) TakeToken(*batch[i], std::span(logits).subspan(i * vocab, vocab));
+  step_costs_.Observe(rows, static_cast<int64_t>(batch.size()), Us(t0, Clock::now()) * 1e-6);
+  const size_t vocab = logits.size() / static_cast<size_t>(rows);
+  size_t row = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Live& l = *batch[i];
+    const std::span<const float> rows_i = std::span(logits).subspan(row * vocab, runs[i].size() * vocab);
+    row += runs[i].size();
+    // Rows in order while the token taken is the draft; the first that is
+    // not (or that ends the sequence) is the last.
+    std::optional<End> end;
+    const int64_t used = engine::TakeVerified(drafts[i], rows_i, static_cast<int64_t>(vocab),
+                                              [&](int64_t, std::span<const float> r) -> int64_t {
+                                                end = Emit(l, r);
+                                                return end ? -1 : l.generated.back();
+                                              });
+    const int64_t before = l.spec.proposed(), taken_before = l.spec.accepted();
+    l.spec.Keep(l.seq, starts[i], used, static_cast<int64_t>(runs[i].size()));
+    l.report.draft_tokens += l.spec.proposed() - before;
+    l.report.draft_accepted += l.spec.accepted() - taken_before;
+    if (end) Finish(l, end->reason, std::move(end->error));
+  }
 }
 
 void Scheduler::CommitPrompt(Live& l, int64_t num_tokens) {

@@ -19,6 +19,11 @@
 //   3. runs one decode step over every decoding sequence at once;
 //      a request with a grammar (tool_choice) samples only tokens that
 //      continue it (token_constraint.h); others pay nothing for it;
+//      a request with speculative decoding (Job::spec) adds its drafts to
+//      its row, the step verifies them (engine.Verify) and the rows are
+//      sampled in order while they agree with the drafts; the sequence is
+//      rewound past the rest (engine/speculation.h), so everything after
+//      (stop checks, the cache's Extend) sees only tokens taken;
 //   4. ends sequences that finished, hit a limit, or whose client went away:
 //      driver.Extend (the reply's KV and state are already there; a failure
 //      is noted in the report), then the stream is closed with the report.
@@ -37,6 +42,7 @@
 #include <string>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -45,6 +51,7 @@
 #include "core/status.h"
 #include "engine/engine.h"
 #include "engine/sampler.h"
+#include "engine/speculation.h"
 #include "server/generation/backend.h"
 #include "server/tools/token_constraint.h"
 #include "server/tools/tool_grammar_request.h"
@@ -76,6 +83,7 @@ struct Job {
   cache::LookupHints hints;
   engine::SamplingParams sampling;
   engine::LogitAdjustments adjust;
+  engine::SpecOptions spec;  // speculative decoding (drafts per step), off by default
   int64_t max_tokens = -1;  // -1: until the context is full
   std::string notes;        // copied into the report (RequestReport::notes)
   // The reply's grammar (tool_choice required or named); null: unconstrained.
@@ -121,8 +129,18 @@ class Scheduler {
   void DecodeAll();
   // Logs the progress of a long prefill (SchedulerOptions::prefill_log_interval).
   void LogPrefillProgress(Live& live);
-  // Samples from `logits`, emits the token or ends the sequence.
+  // How a sequence ends, when a token ends it.
+  struct End {
+    FinishReason reason;
+    Status error;
+  };
+  // Samples from `logits` and emits the token; returns the end if the
+  // sequence ends there (the caller finishes it, after any rewind).
+  std::optional<End> Emit(Live& live, std::span<const float> logits);
+  // Emit, then Finish if it ended.
   void TakeToken(Live& live, std::span<const float> logits);
+  // Drafts for the sequence's next step (none when it does not speculate).
+  std::vector<int32_t> Drafts(Live& live);
   // Commits the sequence holding the first `num_tokens` prompt tokens.
   void CommitPrompt(Live& l, int64_t num_tokens);
   void Finish(Live& live, FinishReason reason, Status error = Status::Ok());
@@ -144,6 +162,7 @@ class Scheduler {
   std::vector<std::unique_ptr<Live>> live_;
   std::vector<Waiting> waiting_;
   size_t next_prefill_ = 0;
+  engine::StepCosts step_costs_;  // what a verified row costs beside a decode step, measured
   // Built at the first constrained request, on its connection's thread (in
   // Enqueue, so decoding never waits for it), then shared by all of them.
   std::once_flag constraint_vocab_once_;

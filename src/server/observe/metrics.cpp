@@ -63,6 +63,8 @@ void Metrics::ObserveGeneration(const RequestReport& r) {
   cached_tokens_ += r.cached_tokens;
   reused_tokens_ += r.reused_tokens;
   completion_tokens_ += r.completion_tokens;
+  draft_tokens_ += r.draft_tokens;
+  draft_accepted_ += r.draft_accepted;
   captures_ += r.captures;
   ++restores_[{r.restore_kind, r.restore_tier}];
   if (r.first_token_us >= 0) ttft_.Observe(r.first_token_us * 1e-6);
@@ -97,6 +99,11 @@ std::string Metrics::RenderPrometheus(const CacheStats& c, const ServerGauges& g
   Sample(&out, "lineage_reused_tokens_total", reused_tokens_);
   Header(&out, "lineage_completion_tokens_total", "counter", "Generated tokens.");
   Sample(&out, "lineage_completion_tokens_total", completion_tokens_);
+  Header(&out, "lineage_draft_tokens_total", "counter", "Draft tokens verified by speculative decoding.");
+  Sample(&out, "lineage_draft_tokens_total", draft_tokens_);
+  Header(&out, "lineage_draft_accepted_tokens_total", "counter",
+         "Draft tokens accepted (generated tokens that took no decode step of their own).");
+  Sample(&out, "lineage_draft_accepted_tokens_total", draft_accepted_);
   Header(&out, "lineage_restores_total", "counter", "Generations by the restore point they started from (kind, tier).");
   for (const auto& [key, n] : restores_)
     Sample(&out, "lineage_restores_total", n, "kind=\"" + key.first + "\",tier=\"" + key.second + "\"");
@@ -139,6 +146,8 @@ nlohmann::ordered_json Metrics::Summary() const {
           {"cached_tokens", cached_tokens_},
           {"reused_tokens", reused_tokens_},
           {"completion_tokens", completion_tokens_},
+          {"draft_tokens", draft_tokens_},
+          {"draft_accepted", draft_accepted_},
           {"captures", captures_},
           {"restores", restores}};
 }

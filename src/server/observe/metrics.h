@@ -65,6 +65,7 @@ class Metrics {
   int64_t generations_ = 0;
   int64_t prompt_tokens_ = 0;
   int64_t cached_tokens_ = 0;
+  int64_t draft_tokens_ = 0, draft_accepted_ = 0;  // speculative decoding
   int64_t reused_tokens_ = 0;  // part of cached_tokens_: chunk reuse by KV shifting
   int64_t completion_tokens_ = 0;
   int64_t captures_ = 0;

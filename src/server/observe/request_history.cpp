@@ -48,6 +48,8 @@ json RequestHistory::Finished() const {
                    {"cached_tokens", r.cached_tokens},
                    {"reused_tokens", r.reused_tokens},
                    {"completion_tokens", r.completion_tokens},
+                   {"draft_tokens", r.draft_tokens},
+                   {"draft_accepted", r.draft_accepted},
                    {"restore_kind", r.restore_kind},
                    {"restore_tier", r.restore_tier},
                    {"closest_tokens", r.closest_tokens < 0 ? json(nullptr) : json(r.closest_tokens)},
