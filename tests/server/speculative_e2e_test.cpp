@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <thread>
 
 #include "e2e_stack.h"
 #include "http_test_util.h"
@@ -97,6 +98,30 @@ TEST_P(SpeculativeEndToEnd, RepliesEqualPlainDecoding) {
     EXPECT_EQ(ta, tb) << "stream " << stream;
     EXPECT_EQ(ta.find(stop), std::string::npos);
   }
+}
+
+TEST_P(SpeculativeEndToEnd, SequencesSpeculatingTogetherEqualEachAlone) {
+  // Four requests at once (one decode step verifies all their drafts): each
+  // reply is the one plain decoding gives alone. (`n` > 1 and logprobs are
+  // refused by this server with or without drafts.)
+  auto s = Start();
+  std::vector<json> bodies;
+  for (int i = 0; i < 4; ++i)
+    bodies.push_back(Completion({{"logit_bias", {{std::to_string(300 + i), 4 + i}}},
+                                 {"temperature", i % 2 ? 0.9 : 0.0}, {"seed", 20 + i}}));
+  std::vector<std::string> alone;
+  for (json b : bodies) {
+    b["speculative.type"] = "none";
+    alone.push_back(Text(testing::PostJson(*s, "/v1/completions", b)));
+  }
+  const int64_t taken_before = Counter(*s, "lineage_draft_accepted_tokens_total");
+  std::vector<std::string> together(bodies.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < bodies.size(); ++i)
+    clients.emplace_back([&, i] { together[i] = Text(testing::PostJson(*s, "/v1/completions", bodies[i])); });
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(together, alone);
+  EXPECT_GT(Counter(*s, "lineage_draft_accepted_tokens_total"), taken_before);
 }
 
 TEST_P(SpeculativeEndToEnd, EnforcedToolCallsEqualPlainDecoding) {
