@@ -106,8 +106,9 @@ class Engine {
   Status Decode(std::span<Sequence* const> seqs, std::span<const int32_t> tokens, std::vector<float>* logits);
   // Appends every run's tokens to its sequence in one step (distinct
   // sequences); logits becomes [sum of run lengths, vocab], the row after
-  // each token. The recurrent layers use the token-by-token recurrence, as
-  // decode does, so each row's logits are those Decode would give there.
+  // each token. Every row is computed as a decode step of it alone would
+  // compute it (Segment::rows_as_decode), so its logits equal, bit for bit,
+  // those Decode would give at that position.
   Status Verify(std::span<const VerifyRun> runs, std::vector<float>* logits);
 
  private:

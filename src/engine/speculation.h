@@ -2,11 +2,12 @@
 // many to propose, the capture slots its verification steps reuse, and what
 // was proposed and accepted. The step itself is Engine::Verify; a round is
 //
-//   drafts = spec.Propose(prompt, reply, limit);       // maybe none
+//   drafts = spec.Propose(prompt, reply, limit, costs.row_cost());  // maybe none
 //   run = {&seq, [last sampled token] ++ drafts, spec.slots()};
 //   engine.Verify({run}, &logits);                      // 1 + k rows
 //   rows = TakeVerified(drafts, logits, vocab, take);   // sample row by row
 //   spec.Keep(seq, start, rows, run length);            // rewind the rest
+//   costs.Observe(rows in the step, sequences, seconds);  // what rows cost
 //
 // Row i's logits are those of the sequence after the last token and drafts
 // [0, i), so sampling row i is exactly what decoding would sample there;
