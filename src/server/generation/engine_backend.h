@@ -49,7 +49,11 @@ struct EngineBackendOptions {
   // --draft-max, --draft-min); a request may override each. On: prompt
   // lookup costs a scan per step and drafts only while drafts pay
   // (engine/speculation.h), and the tokens are those of plain decoding.
-  engine::SpecOptions spec{.type = engine::SpecType::kNgram};
+  engine::SpecOptions spec = [] {
+    engine::SpecOptions o;
+    o.type = engine::SpecType::kNgram;
+    return o;
+  }();
   // KV events (kv_events.h, docs/kv-events.md): empty endpoint means off.
   KvEventOptions kv_events;
 };
