@@ -315,7 +315,9 @@ TEST_F(CachePage, PropsAndSlotsDescribeTheServerAndItsLiveGenerations) {
   int status = 0;
   Get(*s, "/slots?fail_on_no_slot=1", &status);
   const bool still_running = Get(*s, "/v1/cache/lineages")["in_flight"].size() == 1;
-  if (still_running) EXPECT_EQ(status, 503);
+  if (still_running) {
+    EXPECT_EQ(status, 503);
+  }
   long_run.join();
   EXPECT_FALSE(Get(*s, "/slots")[0]["is_processing"].get<bool>());
   Get(*s, "/slots?fail_on_no_slot=1", &status);
