@@ -209,6 +209,49 @@ TEST_P(QuantForwardFast, PrefilledLogitsNearOracle) {
               Argmax(r.logits) == Argmax(c.want) ? "same" : "differs");
 }
 
+// One prompt is one draw: the MoE file's distance on the oracle prompt
+// moves from 47% to 17% when only the activation scales are rounded to
+// fp16 as llama.cpp stores them (a less precise scale), while over many
+// prompts that change moves nothing (17.5% -> 17.9%): top-2-of-8 routing
+// makes some prompts of this random model flip experts on any rounding
+// (worst 75% of 24 prompts). So the paths are compared over many prompts
+// too, against the exact path, which equals the oracle's exact forward
+// (QuantForwardOracle): the mean relative L2 over 16 random 40-token
+// prompts, prefilled. Measured: 21.5% MoE, 6.2-8.6% dense. Tolerances
+// about 2x.
+TEST_P(QuantForwardFast, MeanOverPromptsNearExactPath) {
+  OracleCase c;
+  ASSERT_NO_FATAL_FAILURE(OpenOracle(GetParam(), &c));
+  const int kPrompts = 16;
+  double sum = 0;
+  uint32_t x = 12345;
+  for (int p = 0; p < kPrompts; ++p) {
+    std::vector<int32_t> prompt;
+    for (int i = 0; i < 40; ++i) {
+      x = x * 1664525u + 1013904223u;
+      prompt.push_back(static_cast<int32_t>((x >> 8) % static_cast<uint32_t>(c.model->config.vocab)));
+    }
+    std::vector<float> logits[2];
+    for (int exact = 0; exact < 2; ++exact) {
+      kernels::SetExactQ8(exact == 1);
+      Sequence seq = c.engine->NewSequence();
+      PrefillResult r;
+      ASSERT_TRUE(c.engine->Prefill(seq, prompt, {}, &r).ok());
+      logits[exact] = r.logits;
+    }
+    kernels::SetExactQ8(false);
+    double diff2 = 0, want2 = 0;
+    for (size_t i = 0; i < logits[1].size(); ++i) {
+      const double d = static_cast<double>(logits[0][i]) - logits[1][i];
+      diff2 += d * d, want2 += static_cast<double>(logits[1][i]) * logits[1][i];
+    }
+    sum += std::sqrt(diff2 / want2);
+  }
+  const double mean = sum / kPrompts;
+  EXPECT_LE(mean, c.model->config.moe() ? 0.4 : 0.2);
+  std::printf("  %s: mean |l - exact| / |exact| over %d prompts %.3g\n", GetParam().c_str(), kPrompts, mean);
+}
+
 INSTANTIATE_TEST_SUITE_P(SharedModels, QuantForwardFast, ::testing::ValuesIn(OracleFiles()),
                          TestName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(QuantForwardFast);
