@@ -166,6 +166,24 @@ TEST_P(SpeculativeEndToEnd, TheTurnAfterASpeculativeTurnRestoresAndEqualsACold) 
   EXPECT_EQ(w["choices"][0]["message"]["content"], c["choices"][0]["message"]["content"]);
 }
 
+TEST_P(SpeculativeEndToEnd, TheContextEndsTheReplyWhereItEndsWithoutDrafts) {
+  // A reply cut by the context, not max_tokens: the cut falls on the same
+  // token with drafts (whose verification step holds more rows) as without.
+  EngineBackendOptions bo;
+  bo.engine.num_threads = 2;
+  bo.scheduler.context_tokens = 64;
+  auto s = testing::StartStack(models_->Path(GetParam()), bo);
+  json body = Completion({{"max_tokens", 200}, {"logit_bias", {{"300", 100}}}});
+  const json spec = testing::PostJson(*s, "/v1/completions", body);
+  body["speculative.type"] = "none";
+  const json plain = testing::PostJson(*s, "/v1/completions", body);
+  EXPECT_EQ(Text(spec), Text(plain));
+  EXPECT_EQ(spec["usage"]["completion_tokens"], plain["usage"]["completion_tokens"]);
+  EXPECT_EQ(spec["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(plain["choices"][0]["finish_reason"], "length");
+  EXPECT_GT(Counter(*s, "lineage_draft_accepted_tokens_total"), 0);
+}
+
 TEST_P(SpeculativeEndToEnd, BadFieldsAre400sAndTheServerGoesOn) {
   auto s = Start();
   for (json bad : {json{{"speculative.type", "eagle9"}}, json{{"speculative.n_max", -1}},

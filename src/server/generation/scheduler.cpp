@@ -240,7 +240,10 @@ std::optional<Scheduler::End> Scheduler::Emit(Live& l, std::span<const float> lo
   std::string bytes = tokenizer_.IsControl(token) ? std::string() : std::string(tokenizer_.TokenBytes(token));
   l.job.stream->PushText(std::move(bytes), 1);
   bool out_of_budget = l.job.max_tokens >= 0 && static_cast<int64_t>(l.generated.size()) >= l.job.max_tokens;
-  bool out_of_context = l.seq.num_tokens() + 1 > options_.context_tokens;
+  // The next step would feed this token: prompt + reply must fit. Counted
+  // from the reply, not the sequence, which after a verification step also
+  // holds drafts not yet taken.
+  bool out_of_context = l.prompt_tokens() + static_cast<int64_t>(l.generated.size()) > options_.context_tokens;
   // A finished grammar allows only an end token: end now, as it would.
   if (l.constraint && l.constraint->matcher().Finished()) return End{FinishReason::kEndOfSequence, Status::Ok()};
   if (out_of_budget || out_of_context) return End{FinishReason::kLength, Status::Ok()};
