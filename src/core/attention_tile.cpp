@@ -46,8 +46,7 @@ void AttentionTile::Begin(const AttentionQueries& queries) {
   alpha_.resize(static_cast<size_t>(ldq_t_));
   out_rows_.resize(static_cast<size_t>(num_queries_));
   few_ = (q_.rows_as_decode ? q_.group : num_queries_) <= kFewQueries;
-  const bool few = few_;
-  if (few) {
+  if (few_) {
     q_rows_.resize(static_cast<size_t>(num_queries_ * hd));
     // The few-query kernel leaves the padding columns alone: keep them finite.
     std::fill(s_.begin(), s_.end(), 0.0f);
@@ -56,7 +55,7 @@ void AttentionTile::Begin(const AttentionQueries& queries) {
     const int64_t r = i / q_.group, g = i % q_.group;
     const float* qi = q_.q + r * q_.ldq + g * hd;
     for (int64_t d = 0; d < hd; ++d) qt_[d * ldq_t_ + i] = qi[d] * q_.scale;
-    if (few) {
+    if (few_) {
       for (int64_t d = 0; d < hd; ++d) q_rows_[i * hd + d] = qi[d] * q_.scale;
     }
     limit_[i] = static_cast<float>(q_.first_pos + r);

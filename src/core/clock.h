@@ -14,6 +14,11 @@ inline int64_t WallMs() {
       .count();
 }
 
+// Seconds from a to b, for timing work (benchmarks).
+inline double SecondsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
 inline int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();

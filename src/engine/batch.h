@@ -33,7 +33,8 @@ struct Segment {
   bool logits_every_row = false;
   // Each row computed exactly as a decode step of that row alone would
   // (verification: a verified token's logits are its decode logits): the
-  // kernels that would mix rows choose their per-row form.
+  // kernels that would mix rows choose their per-row form, the recurrent
+  // layers the token-by-token recurrence.
   bool rows_as_decode = false;
   int64_t logits_rows() const { return logits_every_row ? num_tokens : 1; }
   int64_t start_pos() const { return seq->num_tokens(); }

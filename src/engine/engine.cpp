@@ -1,7 +1,6 @@
 #include "engine/engine.h"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 
 #include "core/prefill_steps.h"
@@ -119,16 +118,14 @@ Status Engine::CheckTokens(const Sequence& seq, std::span<const int32_t> tokens)
   return Status::Ok();
 }
 
-void Engine::Step(const Batch& batch, float* logits, int64_t delta_chunked_min_tokens) {
+void Engine::Step(const Batch& batch, float* logits) {
   const ScopedFlushDenormals flush;
   ws_.Ensure(config(), batch.num_rows);
   for (const Segment& s : batch.segments) {
     s.seq->kv().Reserve(s.num_tokens);
     s.seq->OwnRecurrent();  // before the threads write it (copy-on-write of a shared state)
   }
-  const StepContext ctx{config(), batch, ws_, pool_.get(),
-                        delta_chunked_min_tokens > 0 ? delta_chunked_min_tokens : options_.delta_chunked_min_tokens,
-                        options_.latent_path};
+  const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens, options_.latent_path};
   Forward(*model_, ctx, logits);
   for (const Segment& s : batch.segments) s.seq->kv().Commit(s.num_tokens);
 }
@@ -201,7 +198,10 @@ Status Engine::Decode(std::span<Sequence* const> seqs, std::span<const int32_t> 
 Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logits) {
   if (runs.empty()) return InvalidArgument("verification of no sequences");
   Batch batch;
-  std::vector<std::vector<int64_t>> offsets(runs.size());
+  // Every run captures after each of its tokens but the last: offsets 1, 2, ...
+  size_t longest = 0;
+  for (const VerifyRun& r : runs) longest = std::max(longest, r.tokens.size());
+  while (verify_offsets_.size() + 1 < longest) verify_offsets_.push_back(static_cast<int64_t>(verify_offsets_.size()) + 1);
   for (size_t i = 0; i < runs.size(); ++i) {
     const VerifyRun& r = runs[i];
     if (r.seq == nullptr || r.tokens.empty()) return InvalidArgument("a verification run without tokens");
@@ -216,18 +216,17 @@ Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logit
     if (rec_layout_.num_layers == 0 || n == 1) continue;
     if (r.states == nullptr) return InvalidArgument("a verification run of a recurrent model needs capture slots");
     std::vector<std::shared_ptr<RecurrentState>>& slots = *r.states;
-    if (static_cast<int64_t>(slots.size()) < n - 1) slots.resize(static_cast<size_t>(n - 1));
-    for (auto& slot : slots) {
+    const size_t used = static_cast<size_t>(n - 1);
+    if (slots.size() < used) slots.resize(used);
+    for (size_t k = 0; k < used; ++k) {
       // A slot a snapshot or the sequence still holds must not be written.
-      if (slot == nullptr || slot.use_count() > 1) slot = std::make_shared<RecurrentState>(rec_layout_);
+      if (slots[k] == nullptr || slots[k].use_count() > 1) slots[k] = std::make_shared<RecurrentState>(rec_layout_);
     }
-    for (int64_t k = 1; k < n; ++k) offsets[i].push_back(k);
-    batch.segments.back().capture_offsets = offsets[i];
-    batch.segments.back().captures = std::span(slots).first(static_cast<size_t>(n - 1));
+    batch.segments.back().capture_offsets = std::span(verify_offsets_).first(used);
+    batch.segments.back().captures = std::span(slots).first(used);
   }
   logits->resize(static_cast<size_t>(batch.num_rows) * static_cast<size_t>(config().vocab));
-  // The recurrence, never the chunked rule: rounding as in decode.
-  Step(batch, logits->data(), std::numeric_limits<int64_t>::max());
+  Step(batch, logits->data());
   return Status::Ok();
 }
 

@@ -115,8 +115,7 @@ class Engine {
   Engine(std::shared_ptr<const model::Model> model, const EngineOptions& options);
   Status CheckTokens(const Sequence& seq, std::span<const int32_t> tokens) const;
   // Runs one batch; logits [segments, vocab] when not null.
-  // delta_chunked_min_tokens > 0 overrides EngineOptions' for this step.
-  void Step(const Batch& batch, float* logits, int64_t delta_chunked_min_tokens = 0);
+  void Step(const Batch& batch, float* logits);
 
   std::shared_ptr<const model::Model> model_;
   EngineOptions options_;
@@ -124,6 +123,7 @@ class Engine {
   RecurrentLayout rec_layout_;
   std::unique_ptr<ThreadPool> pool_;
   Workspace ws_;
+  std::vector<int64_t> verify_offsets_;  // 1, 2, ...: Verify's capture offsets, grown as runs need
 };
 
 }  // namespace lineage::engine

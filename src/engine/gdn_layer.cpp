@@ -123,7 +123,7 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
             s,
             [&](int64_t t0, int64_t t1) {
               const int64_t n = t1 - t0, skip = t0 * conv_dim;
-              if (n >= ctx.delta_chunked_min_tokens) {
+              if (n >= ctx.delta_chunked_min_tokens && !s.rows_as_decode) {  // decode rows: the recurrence
                 kernels::DeltaRuleChunked(q + skip, k + skip, conv_dim, v + skip, conv_dim, gh + t0 * Hv,
                                           bh + t0 * Hv, Hv, n, dk, dv, S, o + t0 * value_dim, value_dim);
               } else {

@@ -100,7 +100,7 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
           s,
           [&](int64_t t0, int64_t t1) {
             const int64_t n = t1 - t0, skip = t0 * conv_dim;
-            if (n >= ctx.delta_chunked_min_tokens) {
+            if (n >= ctx.delta_chunked_min_tokens && !s.rows_as_decode) {  // decode rows: the recurrence
               kernels::KdaChunked(q + skip, k + skip, conv_dim, v + skip, conv_dim, g + t0 * inner, inner,
                                   b + t0 * nh, nh, n, d, d, S, o + t0 * inner, inner);
             } else {

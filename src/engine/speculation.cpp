@@ -67,8 +67,10 @@ std::vector<int32_t> Speculator::Propose(std::span<const int32_t> prompt, std::s
 void Speculator::Keep(Sequence& seq, int64_t start, int64_t rows_used, int64_t run_tokens) {
   const int64_t drafts = run_tokens - 1, taken = rows_used - 1;
   if (rows_used < run_tokens) {
-    // The state after the last token and `taken` drafts was captured in slot `taken`.
-    seq.Rewind(start + rows_used, &slots_[static_cast<size_t>(taken)]);
+    // The state after the last token and `taken` drafts was captured in slot
+    // `taken` (a model without recurrent layers captures none).
+    const size_t slot = static_cast<size_t>(taken);
+    seq.Rewind(start + rows_used, slot < slots_.size() ? &slots_[slot] : nullptr);
   }
   Settle(drafts, taken);
 }

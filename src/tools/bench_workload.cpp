@@ -9,6 +9,7 @@
 #include <map>
 #include <utility>
 
+#include "core/clock.h"
 #include "core/read_file.h"
 #include "core/isa.h"
 #include "core/kernels.h"
@@ -22,7 +23,6 @@ namespace lineage::engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 // User + system CPU seconds of the whole process so far.
 double CpuSeconds() {
@@ -98,7 +98,7 @@ double CachedSecondsPerByte(const TensorView& w) {
     while (s < 4e-3) {
       for (int i = 0; i < 8; ++i) kernels::Gemm(slice, x.data(), w.cols(), y.data(), rows, 1, nullptr);
       calls += 8;
-      s = Seconds(t0, Clock::now());
+      s = SecondsBetween(t0, Clock::now());
     }
     best = std::min(best, s / static_cast<double>(calls * slice.nbytes));
   }
@@ -149,7 +149,7 @@ double MedianAdmitUs(Engine& engine, int64_t context_tokens) {
     auto seq = engine.Admit(*snap.kv, snap.recurrent.get());
     if (!seq.ok()) return -1;
     seq->kv().Reserve(1);  // first append: copies the shared partial page
-    us.push_back(Seconds(t0, Clock::now()) * 1e6);
+    us.push_back(SecondsBetween(t0, Clock::now()) * 1e6);
   }
   return Percentile(std::move(us), 0.5);
 }
@@ -204,7 +204,7 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   double cpu0 = CpuSeconds();
   auto t0 = Clock::now();
   LINEAGE_RETURN_IF_ERROR(engine.Prefill(seq, prompt, {}, &pre));
-  r.prefill_s = Seconds(t0, Clock::now());
+  r.prefill_s = SecondsBetween(t0, Clock::now());
   r.prefill_cpu_share = (CpuSeconds() - cpu0) / (r.prefill_s * r.threads);
   r.prefill_tok_s = static_cast<double>(options.prompt_tokens) / r.prefill_s;
 
@@ -219,7 +219,7 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   cpu0 = CpuSeconds();
   t0 = Clock::now();
   for (int64_t i = 0; i < options.gen_tokens; ++i) LINEAGE_RETURN_IF_ERROR(decode_next());
-  r.decode_s = Seconds(t0, Clock::now());
+  r.decode_s = SecondsBetween(t0, Clock::now());
   r.decode_cpu_share = (CpuSeconds() - cpu0) / (r.decode_s * r.threads);
   r.decode_tok_s = options.gen_tokens > 0 ? static_cast<double>(options.gen_tokens) / r.decode_s : 0;
   if (options.compare_exact && options.gen_tokens > 0) {
@@ -230,7 +230,7 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
     for (int64_t i = 0; i < options.gen_tokens && st.ok(); ++i) st = decode_next();
     kernels::SetExactQ8(was_exact);
     LINEAGE_RETURN_IF_ERROR(st);
-    r.decode_exact_tok_s = static_cast<double>(options.gen_tokens) / Seconds(t0, Clock::now());
+    r.decode_exact_tok_s = static_cast<double>(options.gen_tokens) / SecondsBetween(t0, Clock::now());
   }
 
   r.peak_rss_bytes = PeakRssBytes();
@@ -252,7 +252,7 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
     for (int64_t i = 0; i < options.gen_tokens; ++i) {
       const auto step0 = Clock::now();
       LINEAGE_RETURN_IF_ERROR(decode_next());
-      const double step_s = Seconds(step0, Clock::now());
+      const double step_s = SecondsBetween(step0, Clock::now());
       ratios.push_back(SecondsToRead(engine.pool(), ranges, pattern) / step_s);
     }
     r.decode_paired_read_ratio_q1 = Percentile(ratios, 0.25);

@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/clock.h"
 #include "engine/sampler.h"
 #include "engine/speculation.h"
 #include "tools/bench_workload.h"
@@ -14,7 +15,6 @@ namespace lineage::engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 struct RunResult {
   std::vector<int32_t> tokens;
@@ -41,7 +41,7 @@ Result<RunResult> Plain(Engine& engine, const Snapshot& start, int32_t first, in
     LINEAGE_RETURN_IF_ERROR(engine.Decode(one, std::span(&r.tokens.back(), 1), &logits));
     r.tokens.push_back(Argmax(logits));
   }
-  r.seconds = Seconds(t0, Clock::now());
+  r.seconds = SecondsBetween(t0, Clock::now());
   r.experts_per_layer = ExpertsPerLayer(e0, engine.expert_counts());
   return r;
 }
@@ -80,14 +80,14 @@ Result<RunResult> Drafted(Engine& engine, const Snapshot& start, const std::vect
     const VerifyRun vr{&seq, run, spec.slots()};
     const auto s0 = Clock::now();
     LINEAGE_RETURN_IF_ERROR(engine.Verify(std::span(&vr, 1), &logits));
-    costs.Observe(static_cast<int64_t>(run.size()), 1, Seconds(s0, Clock::now()));
+    costs.Observe(static_cast<int64_t>(run.size()), 1, SecondsBetween(s0, Clock::now()));
     const int64_t rows = TakeVerified(draft, logits, engine.config().vocab, [&](int64_t, std::span<const float> row) {
       r.tokens.push_back(Argmax(row));
       return static_cast<int64_t>(r.tokens.size()) > n ? -1 : r.tokens.back();
     });
     spec.Keep(seq, at, rows, static_cast<int64_t>(run.size()));
   }
-  r.seconds = Seconds(t0, Clock::now());
+  r.seconds = SecondsBetween(t0, Clock::now());
   r.experts_per_layer = ExpertsPerLayer(e0, engine.expert_counts());
   r.proposed = spec.proposed();
   r.accepted = spec.accepted();

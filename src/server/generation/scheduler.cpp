@@ -271,18 +271,15 @@ void Scheduler::DecodeAll() {
   }
   if (batch.empty()) return;
   // Each sequence's run: its last sampled token, then its drafts if any.
-  std::vector<std::vector<int32_t>> drafts(batch.size());
   std::vector<std::vector<int32_t>> runs(batch.size());
   int64_t rows = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
-    drafts[i] = Drafts(*batch[i]);
     runs[i].push_back(batch[i]->generated.back());
-    runs[i].insert(runs[i].end(), drafts[i].begin(), drafts[i].end());
+    const std::vector<int32_t> drafts = Drafts(*batch[i]);
+    runs[i].insert(runs[i].end(), drafts.begin(), drafts.end());
     rows += static_cast<int64_t>(runs[i].size());
   }
   std::vector<float> logits;
-  std::vector<int64_t> starts;
-  for (Live* l : batch) starts.push_back(l->seq.num_tokens());
   const auto t0 = Clock::now();
   Status st;
   if (rows == static_cast<int64_t>(batch.size())) {  // no drafts: the plain decode step
@@ -307,20 +304,20 @@ void Scheduler::DecodeAll() {
   size_t row = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     Live& l = *batch[i];
+    const int64_t run = static_cast<int64_t>(runs[i].size());
     const std::span<const float> rows_i = std::span(logits).subspan(row * vocab, runs[i].size() * vocab);
     row += runs[i].size();
     // Rows in order while the token taken is the draft; the first that is
     // not (or that ends the sequence) is the last.
     std::optional<End> end;
-    const int64_t used = engine::TakeVerified(drafts[i], rows_i, static_cast<int64_t>(vocab),
+    const int64_t used = engine::TakeVerified(std::span(runs[i]).subspan(1), rows_i, static_cast<int64_t>(vocab),
                                               [&](int64_t, std::span<const float> r) -> int64_t {
                                                 end = Emit(l, r);
                                                 return end ? -1 : l.generated.back();
                                               });
-    const int64_t before = l.spec.proposed(), taken_before = l.spec.accepted();
-    l.spec.Keep(l.seq, starts[i], used, static_cast<int64_t>(runs[i].size()));
-    l.report.draft_tokens += l.spec.proposed() - before;
-    l.report.draft_accepted += l.spec.accepted() - taken_before;
+    l.spec.Keep(l.seq, l.seq.num_tokens() - run, used, run);  // the step appended the whole run
+    l.report.draft_tokens = l.spec.proposed();
+    l.report.draft_accepted = l.spec.accepted();
     if (end) Finish(l, end->reason, std::move(end->error));
   }
 }
