@@ -20,7 +20,7 @@ namespace {
 struct ReplayArgs {
   std::string trace;
   std::string shape = "glm-5.3-flash";
-  std::string policies = "oracle,lineage,lineage-ram,exact,llama-server,periodic,marconi,omlx,vllm,sglang";
+  std::string policies = "oracle,lineage,lineage-ram,exact,mlx-vlm,llama-server,rapid-mlx,marconi,omlx,vllm,sglang";
   std::string ram, disk, plot, per_request;
   std::string replicas;  // "1,2,4": the replica table instead of the policy table
   int parallel = 4;  // the server's --parallel default (SchedulerOptions::max_live)

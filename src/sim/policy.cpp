@@ -5,7 +5,7 @@
 #include "sim/policies/marconi.h"
 #include "sim/policies/omlx.h"
 #include "sim/policies/oracle.h"
-#include "sim/policies/periodic.h"
+#include "sim/policies/rapid_mlx.h"
 #include "sim/policies/sglang.h"
 #include "sim/policies/vllm.h"
 
@@ -13,7 +13,7 @@ namespace lineage::sim {
 
 std::vector<std::string> PolicyNames() {
   return {"oracle",       "lineage",  "lineage-ram", "lineage-seed", "lineage-bytes", "lineage-no-system-end",
-          "exact",        "mlx-vlm",  "llama-server", "periodic",    "marconi",       "omlx",
+          "exact",        "mlx-vlm",  "llama-server", "rapid-mlx",    "marconi",       "omlx",
           "vllm",         "sglang"};
 }
 
@@ -43,10 +43,17 @@ Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelS
     o.thin_count = cache::ThinCount::kBytes;
     return std::unique_ptr<Policy>(new LineagePolicy(shape, options, false, o, name));
   }
-  // mlx-vlm's exact mode is the previous behaviour the off switch restores.
-  if (name == "exact" || name == "mlx-vlm") return std::unique_ptr<Policy>(new LineagePolicy(shape, options, true, {}, name));
+  // The previous behaviour the off switch restores (the seed's exact mode).
+  if (name == "exact") return std::unique_ptr<Policy>(new LineagePolicy(shape, options, true, {}, name));
+  // mlx-vlm's exact mode is the same rule with its own entry count
+  // (mlx_vlm/apc.py: APC_EXACT_CACHE_ENTRIES, 2 by default).
+  if (name == "mlx-vlm") {
+    cache::CacheOptions o;
+    o.exact_max_entries = 2;
+    return std::unique_ptr<Policy>(new LineagePolicy(shape, options, true, o, name));
+  }
   if (name == "llama-server") return std::unique_ptr<Policy>(new LlamaServerPolicy(shape, options));
-  if (name == "periodic") return std::unique_ptr<Policy>(new PeriodicPolicy(shape, options));
+  if (name == "rapid-mlx") return std::unique_ptr<Policy>(new RapidMlxPolicy(shape, options));
   if (name == "omlx") return std::unique_ptr<Policy>(new OmlxPolicy(shape, options));
   if (name == "marconi") return std::unique_ptr<Policy>(new MarconiPolicy(shape, options));
   if (name == "vllm") return std::unique_ptr<Policy>(new VllmPolicy(shape, options));

@@ -1,6 +1,6 @@
 // TokenRadix: a radix tree over token ids, one edge per run of tokens, split
 // wherever two sequences part (at any token, inside a segment or not): the
-// simulator's one tree (the oracle, periodic, SGLang and Marconi). The
+// simulator's one tree (the oracle, SGLang and Marconi). The
 // tree SGLang's MambaRadixCache and Marconi keep: a node ends at a token
 // position where a recurrent state may be held, and live_tokens() is the
 // number of distinct KV rows the tree holds.

@@ -15,12 +15,13 @@ constexpr int64_t kHourMs = 3600LL * 1000;
 
 using testing::MakeRequest;
 
-std::vector<int64_t> Restores(const std::string& policy, const std::string& shape_name, std::vector<Request> reqs) {
+std::vector<int64_t> Restores(const std::string& policy, const std::string& shape_name, std::vector<Request> reqs,
+                              bool disk = true) {
   Trace t;
   t.sessions = {"s"};
   t.requests = std::move(reqs);
   ModelShape shape = FindShape(shape_name).value();
-  auto p = MakePolicy(policy, shape, {shape.ram_budget_bytes, shape.disk_budget_bytes}).value();
+  auto p = MakePolicy(policy, shape, {shape.ram_budget_bytes, disk ? shape.disk_budget_bytes : 0}).value();
   return Replay(t, shape, *p).value().restore_tokens;
 }
 
@@ -47,15 +48,54 @@ TEST(LlamaServer, HybridRestoresTheCheckpointAtTheFirstUserMessage) {
   EXPECT_EQ(r[1], 1000);
 }
 
-TEST(Periodic, ThinningKeepsTheLaterCheckpoints) {
-  // A 10,000-token cold prefill checkpoints at 2048, 4096, 6144, 8192 and the
-  // end; thinning to 4 drops the first of the equal smallest gaps: 2048.
-  Segment body{7, 9000, Role::kUser};
-  auto r = Restores("periodic", "glm-5.3-flash",
-                    {MakeRequest(0, {kSys, body}, 9), MakeRequest(kHourMs, {kSys, {7, 2000}, {8, 100}}, 10),
-                     MakeRequest(2 * kHourMs, {kSys, {7, 4000}, {8, 100}}, 11)});
-  EXPECT_EQ(r[1], 0);
-  EXPECT_EQ(r[2], 4096);
+// A chat turn whose prompt ends in a generation prompt {9, 5} after
+// `history` tokens; the next turn renders the reply as segment 11, not as the
+// output 10 (a thinking template), so only the message boundary is a prefix.
+Request Turn(int64_t t_ms, std::vector<Segment> history, uint64_t out_id) {
+  std::vector<Segment> prompt = history;
+  prompt.push_back({9, 5, Role::kAssistant});
+  Request r = MakeRequest(t_ms, prompt, out_id, 50);
+  r.history_end_tokens = NumTokens(history);
+  return r;
+}
+
+TEST(RapidMlx, HybridRestoresTheMessageBoundaryNotThePromptEnd) {
+  const Segment reply{11, 60, Role::kAssistant};
+  auto r = Restores("rapid-mlx", "glm-5.3-flash",
+                    {Turn(0, {kSys, kT1}, 10), Turn(kHourMs, {kSys, kT1, reply, kT3}, 12),
+                     Turn(2 * kHourMs, {kSys, kT1, reply, kT3}, 13)});
+  EXPECT_EQ(r[1], 3000);  // the boundary snapshot: the prompt and prompt + reply entries are not prefixes
+  EXPECT_EQ(r[2], 3560);  // an exact resend: the prompt-end entry cannot be trimmed, the boundary restores
+}
+
+TEST(RapidMlx, KeepsAtMostEightHybridEntries) {
+  // Each turn stores three entries (boundary, prompt, prompt + reply): after
+  // three other sessions the first one's boundary has left.
+  const Segment reply{11, 60, Role::kAssistant};
+  for (int others : {1, 2}) {
+    std::vector<Request> reqs = {Turn(0, {kSys, kT1}, 10)};
+    for (int i = 0; i < others; ++i) reqs.push_back(Turn((i + 1) * kHourMs, {{100u + i, 800}}, 20 + i));
+    reqs.push_back(Turn((others + 1) * kHourMs, {kSys, kT1, reply, kT3}, 12));
+    auto r = Restores("rapid-mlx", "glm-5.3-flash", reqs);
+    EXPECT_EQ(r.back(), others == 1 ? 3000 : 0) << others;
+  }
+}
+
+TEST(RapidMlx, AttentionOnlyRestoresTheLongestCommonPrefix) {
+  auto r = Restores("rapid-mlx", "qwen3-0.6b", {MakeRequest(0, {kSys, kT1}, 9), MakeRequest(kHourMs, {kSys, kT2}, 10)});
+  EXPECT_EQ(r[1], 1000);
+}
+
+TEST(MlxVlm, KeepsTwoExactSnapshots) {
+  // Each cold turn stores its guard (m - 16) and its prompt end: a second
+  // session pushes the first one's snapshots out of RAM (no disk tier here).
+  for (int others : {0, 1}) {
+    std::vector<Request> reqs = {MakeRequest(0, {kSys, kT1}, 10)};
+    for (int i = 0; i < others; ++i) reqs.push_back(MakeRequest((i + 1) * kHourMs, {{100u + i, 800}}, 20 + i));
+    reqs.push_back(MakeRequest((others + 1) * kHourMs, {kSys, kT1, kT3}, 12));
+    auto r = Restores("mlx-vlm", "glm-5.3-flash", reqs, /*disk=*/false);
+    EXPECT_EQ(r.back(), others == 0 ? 3000 : 0) << others;
+  }
 }
 
 TEST(Marconi, BranchPointGetsAStateWhenASecondSequenceLeavesThere) {

@@ -170,13 +170,13 @@ TEST(Cli, TracegenReplayAndPlot) {
   std::string bin = LINEAGE_BINARY;
   ASSERT_EQ(std::system((bin + " tracegen --scenario retries --seed 2 --requests 60 --out " + trace + " >/dev/null").c_str()), 0);
   std::string csv = dir + "/cli_requests.csv";
-  ASSERT_EQ(std::system((bin + " replay " + trace + " --shape qwen3.5-0.8b --policy oracle,periodic --ram 512M --json " +
+  ASSERT_EQ(std::system((bin + " replay " + trace + " --shape qwen3.5-0.8b --policy oracle,rapid-mlx --ram 512M --json " +
                          "--per-request " + csv + " > " + out).c_str()),
             0);
   std::ifstream rows(csv);
   std::string line;
   std::getline(rows, line);
-  EXPECT_EQ(line, "index,t_ms,session,prompt_tokens,oracle,periodic,oracle ttft_s,periodic ttft_s");
+  EXPECT_EQ(line, "index,t_ms,session,prompt_tokens,oracle,rapid-mlx,oracle ttft_s,rapid-mlx ttft_s");
   int num_rows = 0;
   while (std::getline(rows, line)) ++num_rows;
   EXPECT_EQ(num_rows, 60);
@@ -190,7 +190,7 @@ TEST(Cli, TracegenReplayAndPlot) {
   EXPECT_NE(std::system((bin + " replay " + trace + " --policy nope >/dev/null 2>&1").c_str()), 0);
   EXPECT_NE(std::system((bin + " replay /nonexistent.jsonl >/dev/null 2>&1").c_str()), 0);
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
-  ASSERT_EQ(std::system((bin + " replay " + trace + " --shape qwen3.5-0.8b --policy periodic,marconi --plot " + plot +
+  ASSERT_EQ(std::system((bin + " replay " + trace + " --shape qwen3.5-0.8b --policy rapid-mlx,marconi --plot " + plot +
                          " >/dev/null 2>&1").c_str()),
             0);
   std::ifstream svg(plot);

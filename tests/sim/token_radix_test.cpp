@@ -1,5 +1,5 @@
-// TokenRadix's reference-counted sequences (the oracle's and the periodic
-// policy's use) against brute force: the distinct token prefixes of the
+// TokenRadix's reference-counted sequences (what the oracle, SGLang and
+// Marconi hold) against brute force: the distinct token prefixes of the
 // sequences held, and the longest prefix any of them shares with a query.
 #include <gtest/gtest.h>
 
