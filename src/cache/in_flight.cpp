@@ -6,11 +6,13 @@
 
 namespace lineage::cache {
 
-uint64_t InFlightTable::Add(TokenSpan tokens, int64_t progress_tokens) {
+uint64_t InFlightTable::Add(TokenSpan tokens, int64_t progress_tokens, std::vector<int64_t> planned) {
   const uint64_t id = next_id_++;
   Record& r = records_[id];
   r.tokens.assign(tokens.begin(), tokens.end());
   r.progress_tokens = progress_tokens;
+  std::sort(planned.begin(), planned.end());
+  r.planned = std::move(planned);
   if (!r.tokens.empty()) tree_.Insert(r.tokens, id);
   return id;
 }
@@ -37,31 +39,43 @@ std::optional<SharedWait> InFlightTable::FindWait(uint64_t self, TokenSpan promp
                                                   int64_t min_gain_tokens) {
   const auto m = static_cast<int64_t>(prompt.size());
   const int64_t shared = tree_.Walk(prompt, m, [](const TreePoint&) {});
-  const int64_t n = BeforeBoundary(std::min(shared, m - 1));
+  int64_t n = BeforeBoundary(std::min(shared, m - 1));
   if (shared <= 0 || n - restore_tokens < std::max<int64_t>(1, min_gain_tokens)) return std::nullopt;
-  // Of the prefills that can still compute n (or keep it already), the one
-  // furthest along: the first found could be a prefill itself waiting for
-  // another's capture, whose restore then jumps past n and never computes
-  // it (its waiter then waited for the whole prefill and started cold).
+  // Of the prefills that can still capture n (or keep it already), or else
+  // capture a planned point below it, the one that gives the most; then the
+  // one furthest along: the first found could be a prefill itself waiting
+  // for another's capture, whose restore then jumps past n and never
+  // computes it (its waiter then waited for the whole prefill and started
+  // cold).
   uint64_t best = 0;
-  int64_t best_progress = -1;
+  int64_t best_n = 0, best_progress = -1;
   tree_.EntriesSharing(prompt, shared, [&](EntryId id) {
     if (id == self) return true;
     const Record& r = records_.at(id);
+    if (n >= static_cast<int64_t>(r.tokens.size())) return true;
+    // The owner must be at least as far as the waiter: otherwise waiting
+    // would delay the waiter's first token.
+    if (r.progress_tokens < restore_tokens) return true;
     const Point* p = FindPoint(id, n);
-    // The owner must not have passed n (unless it already keeps it), and
-    // must be at least as far as the waiter: otherwise waiting would delay
-    // the waiter's first token.
-    const bool can = p != nullptr || (r.progress_tokens < n && r.progress_tokens >= restore_tokens);
-    if (!can || n >= static_cast<int64_t>(r.tokens.size())) return true;
-    const int64_t progress = p != nullptr && p->kv ? n : r.progress_tokens;
-    if (progress > best_progress) {
+    int64_t at = 0;
+    if (p != nullptr || r.progress_tokens < n) {
+      at = n;
+    } else {
+      auto below = std::upper_bound(r.planned.begin(), r.planned.end(), n);
+      if (below != r.planned.begin()) at = *(below - 1);
+      if (at - restore_tokens < std::max<int64_t>(1, min_gain_tokens)) return true;
+    }
+    const Point* q = FindPoint(id, at);
+    const int64_t progress = q != nullptr && q->kv ? at : r.progress_tokens;
+    if (at > best_n || (at == best_n && progress > best_progress)) {
       best = id;
+      best_n = at;
       best_progress = progress;
     }
     return true;
   });
   if (best_progress < 0) return std::nullopt;
+  n = best_n;
   Record& r = records_.at(best);
   Point* p = FindPoint(best, n);
   if (p == nullptr) {

@@ -43,18 +43,23 @@ enum class SharedState : uint8_t { kPending, kReady, kGone };
 class InFlightTable {
  public:
   // Registers a prefill of `tokens` that starts at `progress_tokens` (its
-  // restore point). Returns its id (never 0).
-  uint64_t Add(TokenSpan tokens, int64_t progress_tokens);
+  // restore point) and captures at `planned` (its own capture plan, any
+  // order). Returns its id (never 0).
+  uint64_t Add(TokenSpan tokens, int64_t progress_tokens, std::vector<int64_t> planned = {});
   // The prefill ended (committed, cancelled or failed): its unpublished
   // wanted points will never come; published ones stay until their waiters
   // took them.
   void Remove(uint64_t id);
+  // How far the prefill has got or is getting: the end of the step running
+  // now, since a point inside it can no longer be added to its captures.
   void SetProgress(uint64_t id, int64_t progress_tokens);
 
   // A wait for `prompt` (restore point r) on the registered prefill sharing
   // the most leading tokens with it, at the anchor's slack before where they
   // part (never m), when that gains at least min_gain_tokens over r and the
-  // owner can still capture there. Marks the point wanted.
+  // owner can still capture there; when it has got past that point, at the
+  // last point of its own plan below it (an anchor, say), which it captures
+  // anyway. Marks the point wanted.
   std::optional<SharedWait> FindWait(uint64_t self, TokenSpan prompt, int64_t restore_tokens,
                                      int64_t min_gain_tokens);
 
@@ -84,6 +89,7 @@ class InFlightTable {
     Tokens tokens;
     int64_t progress_tokens = 0;
     bool ended = false;         // out of the tree; kept while waiters remain
+    std::vector<int64_t> planned;  // its own captures, ascending
     std::vector<Point> wanted;  // ascending n
   };
   Point* FindPoint(uint64_t id, int64_t n);

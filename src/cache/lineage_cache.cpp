@@ -427,9 +427,9 @@ Result<CommitExplanation> LineageCache::ExtendAfterGeneration(EntryId id, TokenS
 
 // ---- In-flight sharing ----
 
-uint64_t LineageCache::RegisterPrefill(TokenSpan prompt, int64_t progress_tokens) {
+uint64_t LineageCache::RegisterPrefill(TokenSpan prompt, int64_t progress_tokens, std::vector<int64_t> planned) {
   std::lock_guard<std::mutex> lock(mu_);
-  return impl_->in_flight.Add(prompt, progress_tokens);
+  return impl_->in_flight.Add(prompt, progress_tokens, std::move(planned));
 }
 
 void LineageCache::EndPrefill(uint64_t id) {

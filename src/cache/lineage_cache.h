@@ -218,7 +218,7 @@ class LineageCache {
   // wait for its capture instead of computing the prefix again.
   // FindSharedPrefill marks the point wanted by the owner (nullopt: nothing
   // worth waiting for, or CacheOptions::share_in_flight is off).
-  uint64_t RegisterPrefill(TokenSpan prompt, int64_t progress_tokens);
+  uint64_t RegisterPrefill(TokenSpan prompt, int64_t progress_tokens, std::vector<int64_t> planned = {});
   void EndPrefill(uint64_t id);
   void PrefillProgress(uint64_t id, int64_t progress_tokens);
   std::optional<SharedWait> FindSharedPrefill(uint64_t self, TokenSpan prompt, int64_t restore_tokens);

@@ -34,7 +34,9 @@ Result<RequestDriver> RequestDriver::Begin(LineageCache& cache, Tokens prompt, c
     const int64_t r = d.lookup_.restore.length;
     d.registration_.cache = &cache;
     d.registration_.wait = cache.FindSharedPrefill(0, d.prompt_, r);
-    d.registration_.id = cache.RegisterPrefill(d.prompt_, r);
+    std::vector<int64_t> planned;
+    for (const PlannedCapture& c : d.lookup_.captures) planned.push_back(c.n);
+    d.registration_.id = cache.RegisterPrefill(d.prompt_, r, std::move(planned));
   }
   return d;
 }
@@ -61,6 +63,9 @@ std::vector<int64_t> RequestDriver::CapturesIn(int64_t from_tokens, int64_t to_t
 }
 
 bool RequestDriver::Captured(int64_t n, RecurrentPtr state) {
+  // Once per point: a planned point another request waits for may be
+  // reported again by whoever serves the wait.
+  if (std::any_of(captured_.begin(), captured_.end(), [&](const CapturedState& c) { return c.n == n; })) return true;
   auto planned = std::find_if(lookup_.captures.begin(), lookup_.captures.end(),
                               [&](const PlannedCapture& p) { return p.n == n; });
   if (planned != lookup_.captures.end()) {

@@ -62,6 +62,9 @@ Register reg{{"bench", "Measure prefill and decode speed against the machine's r
                 sub.add_option("--depth", a->options.depth_tokens,
                                "context tokens laid down (untimed) before the timed prompt, as llama-bench -d")
                     ->capture_default_str();
+                sub.add_option("--batch", a->options.batch,
+                               "also time decode steps of this many sequences at once, each after the prompt")
+                    ->check(CLI::Range(0, 256));
                 AddEngineOptions(sub, a->engine_args);
                 sub.add_option("--delta-chunked-min", a->delta_chunked_min_tokens,
                                "GDN runs of at least this many tokens use the chunked delta rule")

@@ -2,9 +2,11 @@
 // shape and prints the comparison table (docs/sim.md).
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <utility>
 
 #include "core/file_env.h"
 #include "cli/command.h"
@@ -25,6 +27,8 @@ struct ReplayArgs {
   std::string replicas;  // "1,2,4": the replica table instead of the policy table
   int parallel = 4;  // the server's --parallel default (SchedulerOptions::max_live)
   double prefill_speed = 0, decode_time = 0;  // > 0: override the shape's (a measured machine)
+  // A measured machine's finer costs (sim::ModelShape), 0 unless given.
+  double prefill_step_time = 0, prefill_pair_time = 0, decode_row_time = 0, decode_pair_time = 0;
   bool json = false;
 };
 
@@ -94,6 +98,13 @@ int RunReplay(const ReplayArgs& a) {
   if (a.prefill_speed < 0 || a.decode_time < 0) return Fail(InvalidArgument("--prefill-speed and --decode-time must be positive"));
   if (a.prefill_speed > 0) shape->prefill_tokens_per_s = a.prefill_speed;
   if (a.decode_time > 0) shape->decode_s_per_token = a.decode_time;
+  for (const auto& [value, name] : {std::pair{a.prefill_step_time, "--prefill-step-time"}, {a.prefill_pair_time, "--prefill-pair-time"},
+                                    {a.decode_row_time, "--decode-row-time"}, {a.decode_pair_time, "--decode-pair-time"}})
+    if (!(value >= 0) || !std::isfinite(value)) return Fail(InvalidArgument(std::string(name) + " must be 0 or more"));
+  shape->prefill_step_s = a.prefill_step_time;
+  shape->prefill_pair_s = a.prefill_pair_time;
+  shape->decode_row_s = a.decode_row_time;
+  shape->decode_pair_s = a.decode_pair_time;
   sim::PolicyOptions options{shape->ram_budget_bytes, shape->disk_budget_bytes, std::max(1, a.parallel)};
   if (!a.ram.empty()) {
     Result<int64_t> b = sim::ParseBytes(a.ram);
@@ -178,6 +189,13 @@ Register reg{{"replay", "Replay a trace through prompt-cache policies on a model
                 sub.add_option("--prefill-speed", args->prefill_speed,
                                "prefill tokens per second, in place of the shape's (a machine measured with lineage bench)");
                 sub.add_option("--decode-time", args->decode_time, "seconds per decode step, in place of the shape's");
+                sub.add_option("--prefill-step-time", args->prefill_step_time, "seconds of fixed cost per prefill step");
+                sub.add_option("--prefill-pair-time", args->prefill_pair_time,
+                               "prefill seconds per prompt token per context token before it (attention)");
+                sub.add_option("--decode-row-time", args->decode_row_time,
+                               "seconds each sequence adds to a decode step after the first");
+                sub.add_option("--decode-pair-time", args->decode_pair_time,
+                               "decode seconds per sequence per context token (attention)");
                 sub.add_option("--parallel", args->parallel,
                                "requests admitted at once, for every policy (lineage serve --parallel)")
                     ->capture_default_str();

@@ -56,6 +56,11 @@ void Machine::Promote() {
   }
 }
 
+int64_t Machine::FrontierTokens(int64_t index) const {
+  const int64_t done = ComputedTokens(index);
+  return done >= 0 && turn_.prefill_index == index ? done + turn_.chunk : done;
+}
+
 void Machine::Kick() {
   if (turn_.end_ms != kNever) return;
   Promote();
@@ -72,12 +77,20 @@ void Machine::Kick() {
     t.prefill_index = pick->first;
     const int64_t pos = r.work.restore_tokens + r.done;
     t.chunk = PrefillStepEnd(pos, r.work.prompt_tokens, options_.chunk_tokens) - pos;
-    seconds += static_cast<double>(t.chunk) / shape_.prefill_tokens_per_s;
+    const double c = static_cast<double>(t.chunk);
+    seconds += shape_.prefill_step_s + c / shape_.prefill_tokens_per_s +
+               shape_.prefill_pair_s * c * (static_cast<double>(pos) + (c - 1) / 2);
     last_prefill_ = pick->first;
   }
+  double context = 0;
   for (const auto& [index, r] : running_)
-    if (r.phase == Phase::kDecode) t.decoding.push_back(index);
-  if (!t.decoding.empty()) seconds += shape_.decode_s_per_token;
+    if (r.phase == Phase::kDecode) {
+      t.decoding.push_back(index);
+      context += static_cast<double>(r.work.prompt_tokens + r.done);
+    }
+  if (!t.decoding.empty())
+    seconds += shape_.decode_s_per_token + shape_.decode_row_s * static_cast<double>(t.decoding.size() - 1) +
+               shape_.decode_pair_s * context;
   if (t.prefill_index < 0 && t.decoding.empty()) return;
   t.end_ms = now_ms_ + std::max<int64_t>(1, CeilMs(seconds));
   turn_ = std::move(t);

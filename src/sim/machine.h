@@ -5,9 +5,13 @@
 // scheduler.h): at most `parallel` requests are admitted at once; each turn
 // runs one prefill chunk of at most `chunk_tokens` tokens of one prefilling
 // request (round robin) and then one decode step over every decoding request.
-// A chunk of c tokens takes c / prefill speed; a decode step takes the
-// shape's time per token whatever the number of sequences in it (decode reads
-// every weight once per step: memory-bound, as on the server). An admitted
+// A chunk of c tokens at position p takes step + c / prefill speed +
+// pair x c x (p + (c - 1) / 2) (attention grows with the context); a decode
+// step of n sequences takes the shape's time per token + (n - 1) x row +
+// pair x the sum of their contexts (decode reads every weight once per step:
+// memory-bound, so a sequence adds little). The known shapes set step, row
+// and the pair costs to 0; a machine measured by lineage bench sets them
+// (ModelShape). An admitted
 // request may first wait until another running request has computed the
 // tokens it restores from (in-flight sharing), then spends its restore I/O
 // time (disk read, RAM copy: these use no compute), then prefills, then
@@ -72,6 +76,8 @@ class Machine final : public Progress {
   // Progress: restore + prefilled while prefilling, prompt + decoded after;
   // the restore point during its I/O, 0 while it waits; -1 when not running.
   int64_t ComputedTokens(int64_t index) const override;
+  // ComputedTokens plus the prefill chunk of the turn running now.
+  int64_t FrontierTokens(int64_t index) const override;
 
  private:
   enum class Phase { kWaiting, kIo, kPrefill, kDecode };

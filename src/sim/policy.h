@@ -55,6 +55,9 @@ class Progress {
   // Tokens of request `index`'s prompt + reply that exist now; -1 when it
   // is not running (not yet admitted, or its reply has ended).
   virtual int64_t ComputedTokens(int64_t index) const = 0;
+  // Computed, or being computed by the step running now: no capture can be
+  // added below this (the server's in-flight progress); -1 when not running.
+  virtual int64_t FrontierTokens(int64_t index) const { return ComputedTokens(index); }
 };
 
 // What a policy is told about the request it serves.

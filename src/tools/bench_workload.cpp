@@ -232,6 +232,22 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
     LINEAGE_RETURN_IF_ERROR(st);
     r.decode_exact_tok_s = static_cast<double>(options.gen_tokens) / SecondsBetween(t0, Clock::now());
   }
+  if (options.batch > 1 && options.gen_tokens > 0) {
+    std::vector<Sequence> batch;
+    std::vector<Sequence*> seqs;
+    std::vector<int32_t> tokens;
+    for (int64_t b = 0; b < options.batch; ++b) {
+      batch.push_back(engine.NewSequence());
+      LINEAGE_RETURN_IF_ERROR(engine.Prefill(batch.back(), prompt, {}, &pre));
+      tokens.push_back(Argmax(pre.logits));
+    }
+    for (Sequence& b : batch) seqs.push_back(&b);
+    std::vector<float> rows;
+    t0 = Clock::now();
+    for (int64_t i = 0; i < options.gen_tokens; ++i) LINEAGE_RETURN_IF_ERROR(engine.Decode(seqs, tokens, &rows));
+    r.batch = options.batch;
+    r.decode_batch_step_s = SecondsBetween(t0, Clock::now()) / static_cast<double>(options.gen_tokens);
+  }
 
   r.peak_rss_bytes = PeakRssBytes();
   for (const auto& buf : m.files) r.weight_bytes += static_cast<int64_t>(buf->size());
@@ -306,6 +322,7 @@ nlohmann::json BenchReport::ToJson() const {
       {"decode_paired_read_ratio_q3", decode_paired_read_ratio_q3},
       {"decode_paired_read_pattern", decode_paired_read_pattern},
       {"decode_exact_tok_s", decode_exact_tok_s},
+      {"batch", batch}, {"decode_batch_step_s", decode_batch_step_s},
       {"decode_compute_bound_tok_s", decode_compute_bound_tok_s}, {"decode_compute_ratio", decode_compute_ratio},
       {"prefill_gemm_flops", prefill_gemm_flops}, {"prefill_flop_s", prefill_flop_s},
       {"peak_gemm_flop_s", peak_gemm_flop_s}, {"prefill_ratio", prefill_ratio}};
@@ -335,6 +352,9 @@ std::string BenchReport::ToTable() const {
       weight_bytes_per_token / MiB, decode_bound_tok_s, 100.0 * decode_ratio);
   add("read bandwidth   %.2f GB/s (read only) -> %.2f tokens/s; achieved %.0f%% of read bound\n",
       read_bandwidth_bytes_s / 1e9, decode_read_bound_tok_s, 100.0 * decode_read_ratio);
+  if (batch > 1)
+    add("batched decode   %lld sequences per step: %.2f ms a step (one sequence: %.2f ms)\n",
+        static_cast<long long>(batch), 1e3 * decode_batch_step_s, gen_tokens > 0 ? 1e3 * decode_s / gen_tokens : 0.0);
   if (decode_paired_read_ratio > 0) {
     add("paired read      each step against a plain read (%s) of as many weight bytes right after it: "
         "median %.0f%% of the read's speed (quartiles %.0f-%.0f%%)\n",

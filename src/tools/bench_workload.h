@@ -40,6 +40,10 @@ struct BenchOptions {
   // type on fp32 activations, the path before the integer kernels), right
   // after the default decode, so the two rates compare on the same load.
   bool compare_exact = false;
+  // Also decode gen_tokens steps of this many sequences at once, each with
+  // the prompt as its context (the server's batched decode step); 0 or 1:
+  // not measured.
+  int64_t batch = 0;
 };
 
 struct AdmissionCost {
@@ -91,6 +95,8 @@ struct BenchReport {
   double decode_paired_read_ratio_q1 = 0, decode_paired_read_ratio = 0, decode_paired_read_ratio_q3 = 0;
   std::string decode_paired_read_pattern;
   double decode_exact_tok_s = 0;       // with compare_exact, else 0
+  int64_t batch = 0;                   // with batch > 1: sequences per step, and
+  double decode_batch_step_s = 0;      // ... the mean time of such a step
   // The kernels' own ceiling: each decode matrix's kernel timed on a slice
   // of its rows held in cache, the step's bytes at those rates split over
   // the threads (what decode would reach if memory cost nothing). Where it

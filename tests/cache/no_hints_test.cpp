@@ -331,6 +331,45 @@ TEST(NoHints, AThirdRequestWaitsForThePrefillThatComputesThePrefixNotForAnotherW
   EXPECT_EQ(c.driver.restore().length, BeforeBoundary(3000));
 }
 
+// A request that arrives while the owner's step over the shared prefix is
+// running cannot have its point added to that step: it waits for the point
+// the owner planned anyway below it (its anchor), not for one that never
+// comes (the server's waiter once waited for the owner's whole prefill and
+// then started cold).
+TEST(NoHints, AWaiterArrivingDuringTheOwnersStepTakesTheOwnersPlannedPoint) {
+  Harness h;
+  TokenSource src;
+  const Tokens doc = src.Fresh(3000);
+  const Tokens a_prompt = Cat({doc, src.Fresh(100)}), b_prompt = Cat({doc, src.Fresh(80)});
+  LookupHints hints;
+  hints.anchor_tokens = 2000;
+  Result<RequestDriver> ad = RequestDriver::Begin(h.cache(), a_prompt, hints);
+  ASSERT_TRUE(ad.ok());
+  Live a{std::move(ad).value(), std::make_shared<CountedSequence>(&h.pages(), h.shape())};
+  Admit(h, a, a_prompt);
+  // One step over [0, 3050): its captures are fixed, its frontier is 3050.
+  const std::vector<int64_t> caps = a.driver.CapturesIn(0, 3050);
+  const int64_t anchor = AnchorPoint(hints);
+  ASSERT_NE(std::find(caps.begin(), caps.end(), anchor), caps.end());
+  a.driver.Progress(3050);
+  Live b = Begin(h, b_prompt);
+  ASSERT_TRUE(b.driver.waiting());
+  EXPECT_EQ(b.driver.wait()->n, anchor);
+  for (int64_t at : caps) {
+    a.seq->Append(TokenSpan(a_prompt).subspan(a.seq->tokens().size(), at - a.seq->length()));
+    EXPECT_TRUE(a.driver.Captured(at, a.seq->State()));
+  }
+  PrefillTo(a, a_prompt, 3050);
+  ASSERT_EQ(b.driver.TakeShared(), SharedState::kReady);
+  EXPECT_EQ(b.driver.restore().length, anchor);
+  Admit(h, b, b_prompt);
+  PrefillTo(a, a_prompt, Len(a_prompt));
+  Commit(a);
+  PrefillTo(b, b_prompt, Len(b_prompt));
+  Commit(b);
+  h.Check();
+}
+
 TEST(NoHints, WaitsAreOffForThePreviousDesignAndWhenSwitchedOff) {
   for (bool exact : {false, true}) {
     CacheOptions o;

@@ -2,6 +2,8 @@
 // directly and through the replay.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "sim/machine.h"
 #include "sim/policies/oracle.h"
 #include "sim/replay.h"
@@ -12,6 +14,8 @@ namespace {
 
 using testing::MakeRequest;
 using testing::TestShape;
+
+int64_t CeilMs(double seconds) { return static_cast<int64_t>(std::ceil(seconds * 1000.0)); }
 
 // Runs the machine until nothing runs; returns (time, index) of every prompt end.
 std::vector<std::pair<int64_t, int64_t>> RunToEnd(Machine& m, std::vector<std::pair<int64_t, int64_t>>* replies = nullptr) {
@@ -45,6 +49,35 @@ TEST(Machine, OnePromptRunsInChunksAtTheShapesSpeed) {
   EXPECT_EQ(prompts[0].first, 10'000);
   ASSERT_EQ(replies.size(), 1u);
   EXPECT_EQ(replies[0].first, 11'000);
+}
+
+TEST(Machine, AMeasuredMachineChargesStepsContextAndSequences) {
+  ModelShape shape = TestShape();  // 100 tokens/s, 10 ms a decode step
+  shape.prefill_step_s = 0.5;
+  shape.prefill_pair_s = 1e-6;
+  shape.decode_row_s = 0.002;
+  shape.decode_pair_s = 1e-6;
+  Machine m(shape, {});
+  m.Start(0, Prefill(512, 0, 10));
+  m.Start(1, Prefill(512, 256, 10));
+  std::vector<std::pair<int64_t, int64_t>> replies;
+  auto prompts = RunToEnd(m, &replies);
+  // Request 0: chunks [0, 256) and [256, 512); request 1: one chunk [256, 512).
+  // A chunk at p: 0.5 + 2.56 + 1e-6 x 256 x (p + 127.5).
+  const double first = 0.5 + 2.56 + 1e-6 * 256 * 127.5, later = 0.5 + 2.56 + 1e-6 * 256 * (256 + 127.5);
+  ASSERT_EQ(prompts.size(), 2u);
+  EXPECT_EQ(prompts[0].second, 1);  // its one chunk runs second, after request 0's first
+  EXPECT_EQ(prompts[0].first, CeilMs(first) + CeilMs(later));
+  // Request 1 decodes alone beside request 0's second chunk (one sequence
+  // at context 512), then both decode: 10 + 2 + (512 + 1 + 512 + 1 + ...) us.
+  ASSERT_EQ(prompts[1].first, CeilMs(first) + CeilMs(later) + CeilMs(later + 0.010 + 1e-6 * 512));
+  // Then nine steps of both (contexts 513 + j and 512 + j), and request 0's
+  // last step alone at 521.
+  int64_t both = 0;
+  for (int j = 0; j < 9; ++j) both += CeilMs(0.010 + 0.002 + 1e-6 * (1025 + 2 * j));
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[0].second, 1);
+  EXPECT_EQ(replies[1].first - prompts[1].first, both + CeilMs(0.010 + 1e-6 * 521));
 }
 
 TEST(Machine, TwoPromptsShareTheMachineRoundRobin) {

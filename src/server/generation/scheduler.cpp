@@ -172,6 +172,9 @@ void Scheduler::PrefillOne() {
     int64_t pos = l.seq.num_tokens(), m = l.prompt_tokens();
     int64_t end = PrefillStepEnd(pos, m, options_.prefill_chunk_tokens);
     std::vector<int64_t> capture_at = l.driver.CapturesIn(pos, end);
+    // From here no point of this step can join its captures: a request that
+    // arrives while it runs waits for a point beyond it or one planned.
+    l.driver.Progress(end);
     engine::PrefillOptions po;
     po.capture_at = capture_at;
     engine::PrefillResult result;
@@ -181,7 +184,6 @@ void Scheduler::PrefillOne() {
     if (!st.ok()) return Finish(l, FinishReason::kError, st.With("prefill"));
     for (engine::Capture& c : result.captures) l.driver.Captured(c.num_tokens, std::move(c.recurrent));
     // Requests waiting for this prefix take their captures from here.
-    l.driver.Progress(end);
     l.driver.Publish([&] { return cache::KvPtr(l.seq.Snap().kv); });
     l.job.stream->Prefilled(end);
     if (end < m) return LogPrefillProgress(l);

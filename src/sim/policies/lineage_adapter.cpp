@@ -44,7 +44,7 @@ void LineagePolicy::Fail(const Status& st) {
 void LineagePolicy::UpdateProgress(const Progress& progress) {
   for (auto& [index, f] : in_flight_) {
     if (f.driver.committed() || f.driver.prefill_id() == 0) continue;
-    const int64_t done = progress.ComputedTokens(index);
+    const int64_t done = progress.FrontierTokens(index);
     if (done >= 0) f.driver.Progress(std::min(f.driver.prompt_tokens(), done));
   }
 }
