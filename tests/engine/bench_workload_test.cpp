@@ -70,8 +70,13 @@ TEST(RunBench, DepthPrefillsContextBeforeTheTimedPrompt) {
   auto engine = testing::MakeEngine(*m);
   BenchOptions o = Small();
   o.depth_tokens = 40;
+  o.batch = 3;  // and decode steps of three sequences at once
   auto r = RunBench(*engine, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->batch, 3);
+  EXPECT_GT(r->decode_batch_step_s, 0);
+  EXPECT_NE(r->ToTable().find("3 sequences per step"), std::string::npos) << r->ToTable();
+  EXPECT_EQ(r->ToJson()["batch"].get<int64_t>(), 3);
   EXPECT_EQ(r->depth_tokens, 40);
   EXPECT_EQ(r->prompt_tokens, 8);
   EXPECT_NE(r->ToTable().find("8 tokens after 40 of context"), std::string::npos) << r->ToTable();
