@@ -59,6 +59,11 @@ struct CacheOptions {
   // before the tools (LookupHints::system_end_tokens): sessions and
   // sub-agents with another tool list share it.
   bool capture_system_end = true;
+  // Rungs inside a new anchor: states at absolute multiples of
+  // RungSpacing (capture_plan.h) below the anchor, captured with it and kept
+  // with it, so that a sub-agent whose tool list leaves the parent's inside
+  // the tools restores close to where it leaves.
+  bool anchor_rungs = true;
   bool capture_history_end = true;
   // Structural points for prompts without hints (no anchor, no history
   // end): the last block boundary below the prompt end and boundaries

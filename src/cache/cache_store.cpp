@@ -131,6 +131,7 @@ void CacheStore::EvictOverBudget(CommitExplanation* ex) {
     // leaves at the checkpoint below it). Such ends held a third of RAM on
     // Mooncake-shaped traffic at glm-5.3-flash.
     if (const EntryId cheap = CheapestTail(); cheap != kNoEntry && TrimToCheckpoint(cheap)) continue;
+    if (DropRung()) continue;
     EntryId v = o_.mode == CacheMode::kLineage ? LeastValueVictim()
                                                : LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor});
     if (v == kNoEntry) v = LruVictim({kConversation, kUnprovenAnchor, kProvenAnchor}, /*allow_leased=*/true);
@@ -230,6 +231,21 @@ bool CacheStore::TrimToCheckpoint(EntryId id) {
   Add(std::move(t));
   ++counters_.trimmed;
   return true;
+}
+
+bool CacheStore::DropRung() {
+  for (int klass : {kUnprovenAnchor, kProvenAnchor}) {
+    for (const auto& [used, id] : lru_[klass]) {
+      const Entry& e = entries_.at(id);
+      if (e.checkpoints.empty() || e.leases > 0 || (disk_ && disk_->Contains(e.id))) continue;
+      Entry t = Take(id);
+      t.checkpoints.erase(t.checkpoints.begin());
+      Add(std::move(t));
+      ++counters_.trimmed;
+      return true;
+    }
+  }
+  return false;
 }
 
 void CacheStore::NormalizeAndThin(Entry& e, CommitExplanation* ex) {

@@ -84,6 +84,10 @@ class CacheStore {
   // Cuts a RAM-only conversation entry back to its newest checkpoint (that
   // checkpoint becomes its end); false when the entry must leave whole.
   bool TrimToCheckpoint(EntryId id);
+  // Drops the lowest rung (CacheOptions::anchor_rungs) of the least recently
+  // used RAM-only anchor that has any: under a full budget, states kept for a
+  // sub-agent that may never come go before anything that served a restore.
+  bool DropRung();
   // Whether TrimToCheckpoint may cut the (unleased) entry: a RAM-only
   // conversation entry with a state below its end.
   bool CanTrim(const Entry& e) const;

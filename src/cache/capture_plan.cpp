@@ -24,6 +24,12 @@ int64_t StructuralSpacing(const CacheOptions& o) {
   return spacing;
 }
 
+int64_t RungSpacing(const CacheOptions& o) {
+  int64_t step = 1;
+  while (step < StructuralSpacing(o)) step *= 2;
+  return step;
+}
+
 std::vector<int64_t> StructuralPoints(int64_t m, int64_t r, const CacheOptions& o) {
   const int64_t block = o.structural_block_tokens;
   std::vector<int64_t> out;
@@ -62,7 +68,14 @@ std::vector<PlannedCapture> PlanCaptures(const PlanInputs& in, const CacheOption
     add(guard_n, PointKind::kGuard);
     return plan;
   }
-  if (o.capture_anchor && in.anchor_tokens > 0 && !in.anchor_exists) add(in.anchor_tokens, PointKind::kAnchor);
+  if (o.capture_anchor && in.anchor_tokens > 0 && !in.anchor_exists) {
+    add(in.anchor_tokens, PointKind::kAnchor);
+    if (o.recurrent && o.anchor_rungs) {
+      const int64_t step = RungSpacing(o);
+      for (int64_t n = (r / step + 1) * step; n + o.divergence_min_gain_tokens <= in.anchor_tokens; n += step)
+        if (n - r >= o.divergence_min_gain_tokens) add(n, PointKind::kPeriodic);
+    }
+  }
   if (o.capture_anchor && o.capture_system_end && in.system_end_tokens >= o.divergence_min_gain_tokens &&
       !in.system_end_exists)
     add(in.system_end_tokens, PointKind::kAnchor);

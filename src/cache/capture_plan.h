@@ -47,6 +47,10 @@ struct PlanInputs {
 // point to be worth its bytes: max(divergence_min_gain_tokens,
 // state_bytes / kv_bytes_per_token), the KV its bytes would hold.
 int64_t StructuralSpacing(const CacheOptions& options);
+// The spacing of an anchor's rungs (CacheOptions::anchor_rungs): the
+// smallest power of two at least StructuralSpacing, so that each rung is
+// worth its bytes by the same rate and rungs of different anchors coincide.
+int64_t RungSpacing(const CacheOptions& options);
 
 // The structural points of a prompt of m tokens restored at r: with block B
 // and top = the last block boundary below m, the boundaries top, top - B,

@@ -287,10 +287,15 @@ Result<CommitResult> LineageCache::Commit(CommitRequest req) {
     return out;
   }
 
-  std::vector<CapturedState> anchors;
+  std::vector<CapturedState> anchors, rungs;
+  int64_t top_anchor = 0;
+  for (const CapturedState& c : req.captured)
+    if (c.kind == PointKind::kAnchor) top_anchor = std::max(top_anchor, c.n);
   for (CapturedState& c : req.captured) {
     if (c.kind == PointKind::kAnchor) {
       anchors.push_back(c);
+    } else if (options_.anchor_rungs && c.kind == PointKind::kPeriodic && c.n < top_anchor) {
+      rungs.push_back(c);  // planned with the new anchor: they stay with it (PlanCaptures)
     } else if (options_.recurrent && c.n < m) {
       n.checkpoints.push_back({c.n, c.kind, c.state});
     }
@@ -373,6 +378,8 @@ Result<CommitResult> LineageCache::Commit(CommitRequest req) {
     anchor.kv = c.n == m ? owner->kv : owner->kv->Prefix(c.n);
     anchor.state = c.state;
     anchor.anchor = true;
+    if (c.n == top_anchor)
+      for (const CapturedState& rung : rungs) anchor.checkpoints.push_back({rung.n, rung.kind, rung.state});
     anchor.last_used = s.Touch();
     ex.anchors_created.push_back(anchor.id);
     s.PutToDisk(anchor);

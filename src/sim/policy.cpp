@@ -13,6 +13,7 @@ namespace lineage::sim {
 
 std::vector<std::string> PolicyNames() {
   return {"oracle",       "lineage",  "lineage-ram", "lineage-seed", "lineage-bytes", "lineage-no-system-end",
+          "lineage-no-rungs", "lineage-ram-no-rungs",
           "exact",        "mlx-vlm",  "llama-server", "rapid-mlx",    "marconi",       "omlx",
           "vllm",         "sglang"};
 }
@@ -37,6 +38,15 @@ Result<std::unique_ptr<Policy>> MakePolicy(const std::string& name, const ModelS
     cache::CacheOptions o;
     o.capture_system_end = false;
     return std::unique_ptr<Policy>(new LineagePolicy(shape, options, false, o, name));
+  }
+  // Without rungs inside a new anchor (CacheOptions::anchor_rungs), RAM + disk
+  // and RAM only, for measurement.
+  if (name == "lineage-no-rungs" || name == "lineage-ram-no-rungs") {
+    cache::CacheOptions o;
+    o.anchor_rungs = false;
+    PolicyOptions po = options;
+    if (name == "lineage-ram-no-rungs") po.disk_budget_bytes = 0;
+    return std::unique_ptr<Policy>(new LineagePolicy(shape, po, false, o, name));
   }
   if (name == "lineage-bytes") {
     cache::CacheOptions o;

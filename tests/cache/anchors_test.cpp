@@ -1,5 +1,6 @@
 // Anchors and divergence checkpoints (DESIGN.md §3.2): new sessions with a
 // shared system prompt, the seed's 426-token case, near-identical prompts.
+#include "cache/capture_plan.h"
 #include "cache_harness.h"
 
 namespace lineage::cache::testing {
@@ -45,20 +46,81 @@ TEST(CacheAnchors, ASessionWithAnotherToolListLandsOnTheSystemEndAnchor) {
   ASSERT_NE(h.Info(s2.restore.entry), nullptr);
   EXPECT_TRUE(h.Info(s2.restore.entry)->anchor);
   EXPECT_EQ(s2.commit.anchors_created.size(), 1u) << "its own system + tools end; the system end exists";
-  // Without the hint the first session's anchors are past the shared text.
-  Harness plain;
+  // Without the hint the first session's anchors are past the shared text,
+  // and without rungs inside the anchor nothing restores.
+  CacheOptions no_rungs;
+  no_rungs.anchor_rungs = false;
+  Harness plain(no_rungs);
   plain.Run(Cat({main_prefix, src.Fresh(40)}), {Len(main_prefix), 0});
   EXPECT_EQ(plain.Run(Cat({sub_prefix, src.Fresh(60)}), {Len(sub_prefix), 0}).restore.length, 0);
 }
 
-TEST(CacheAnchors, ASystemEndAtOrPastTheAnchorOrTooShortPlansNothingMore) {
+// A sub-agent's tool list leaves the parent's inside the tools (the agent
+// drops a tool or two from the middle of the list): the rungs captured with
+// the parent's new anchor serve it from the multiple of RungSpacing below.
+TEST(CacheAnchors, ASubAgentLeavingInsideTheToolsRestoresFromTheRungBelow) {
+  CacheOptions o;
+  o.state_bytes = 16 * 1024;             // the harness's state ...
+  o.kv_bytes_per_token = 64 * 1024 / 64;  // ... is worth 16 tokens of KV: spacing 256
+  ASSERT_EQ(RungSpacing(o), 256);
+  Harness h(o);
   TokenSource src;
-  const Tokens system = src.Fresh(2000);
-  for (int64_t system_end : {int64_t{2000}, int64_t{100}}) {
-    Harness h;
-    Outcome s = h.Run(Cat({system, src.Fresh(20)}), {Len(system), 0, system_end});
-    EXPECT_EQ(s.commit.anchors_created.size(), 1u) << system_end;
+  const Tokens tools_a = src.Fresh(1300), task_tool = src.Fresh(400), tools_b = src.Fresh(900);
+  const Tokens parent = Cat({tools_a, task_tool, tools_b}), child = Cat({tools_a, tools_b});
+  Outcome p = h.Run(Cat({parent, src.Fresh(40)}), {Len(parent), 0});
+  std::vector<int64_t> rungs;
+  for (const PlannedCapture& c : p.captures)
+    if (c.kind == K::kPeriodic) rungs.push_back(c.n);
+  EXPECT_EQ(rungs, (std::vector<int64_t>{256, 512, 768, 1024, 1280, 1536, 1792, 2048, 2304}));
+  // They stay with the anchor entry, not with the conversation.
+  ASSERT_EQ(p.commit.anchors_created.size(), 1u);
+  EXPECT_EQ(h.Info(p.commit.anchors_created[0])->checkpoints.size(), rungs.size());
+  Outcome c = h.Run(Cat({child, src.Fresh(30)}), {Len(child), 0});
+  EXPECT_EQ(c.restore.length, 1280);
+  EXPECT_EQ(c.restore.entry, p.commit.anchors_created[0]);
+  EXPECT_EQ(c.restore.kind, K::kPeriodic);
+  // The child's own anchor plans rungs only above what it restored.
+  for (const PlannedCapture& x : c.captures) {
+    if (x.kind == K::kPeriodic) {
+      EXPECT_GT(x.n, 1280);
+    }
   }
+  // An anchor that exists plans none.
+  Outcome again = h.Run(Cat({parent, src.Fresh(50)}), {Len(parent), 0});
+  EXPECT_FALSE(Plans(again, K::kPeriodic));
+}
+
+// Under a full budget the rungs go before anything that served a restore.
+TEST(CacheAnchors, RungsLeaveFirstUnderAFullBudget) {
+  CacheOptions o;
+  o.state_bytes = 16 * 1024;
+  o.kv_bytes_per_token = 1024;
+  auto first = [](Harness& h) {
+    TokenSource src;
+    const Tokens tools = src.Fresh(2000);
+    return h.Run(Cat({tools, src.Fresh(40)}), {Len(tools), 0});
+  };
+  Harness roomy(o);
+  first(roomy);
+  const int64_t ram = roomy.cache().Stats().ram_bytes;
+  // Room for the first session and a second one of 5 pages and a state,
+  // less two states: rungs must go (the second session's own points may
+  // take a state or two more).
+  o.ram_budget_bytes = ram + 5 * 64 * 1024 + 16 * 1024 - 2 * 16 * 1024;
+  Harness h(o);
+  Outcome p = first(h);
+  const EntryId anchor = p.commit.anchors_created.at(0);
+  const size_t rungs = h.Info(anchor)->checkpoints.size();
+  ASSERT_GE(rungs, 6u);
+  TokenSource other(1'000'000);
+  h.Run(other.Fresh(320));
+  ASSERT_NE(h.Info(anchor), nullptr);
+  const size_t left = h.Info(anchor)->checkpoints.size();
+  EXPECT_LE(left, rungs - 2);
+  EXPECT_GT(left, 0u);
+  const int64_t dropped = static_cast<int64_t>(rungs - left);
+  EXPECT_EQ(h.Info(anchor)->checkpoints.front().n, (dropped + 1) * RungSpacing(o)) << "the lowest rungs go first";
+  EXPECT_NE(h.Info(p.entry), nullptr) << "the conversation stays";
 }
 
 TEST(CacheAnchors, AnchorIsPinnedEvenWhenItFallsAfterTheGuard) {
