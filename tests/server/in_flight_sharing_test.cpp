@@ -78,6 +78,34 @@ class InFlightSharing : public ::testing::Test {
     return out;
   }
 
+  // Runs `prompts` one after another through one scheduler on one cache,
+  // each with its anchor hint, the cache sized by the model's state and KV.
+  std::vector<Done> RunInTurn(const std::vector<std::pair<std::vector<int32_t>, int64_t>>& prompts,
+                              bool anchor_rungs) {
+    cache::CacheOptions co;
+    co.recurrent = true;
+    co.anchor_rungs = anchor_rungs;
+    co.state_bytes = model_->config.recurrent_bytes();
+    co.kv_bytes_per_token = model_->config.kv_bytes_per_token();
+    cache::LineageCache cache(co);
+    SchedulerOptions so;
+    so.prefill_chunk_tokens = 64;
+    so.prefill_log_interval = std::chrono::milliseconds(0);
+    Scheduler sched(engine_.get(), &cache, *tokenizer_, so);
+    std::vector<Done> out;
+    for (const auto& [prompt, anchor] : prompts) {
+      Job j;
+      j.prompt = prompt;
+      j.hints.anchor_tokens = anchor;
+      j.max_tokens = 6;
+      j.stream = std::make_shared<GenerationStream>();
+      auto stream = j.stream;
+      EXPECT_TRUE(sched.Enqueue(std::move(j)).ok());
+      out.push_back(Collect(*stream));
+    }
+    return out;
+  }
+
   std::filesystem::path dir_;
   std::shared_ptr<const model::Model> model_;
   std::unique_ptr<text::Tokenizer> tokenizer_;
@@ -113,6 +141,27 @@ TEST_F(InFlightSharing, TwoRequestsWithOneLongPrefixPrefillItOnce) {
   // The shared state is the state: b generates the same tokens either way.
   EXPECT_EQ(together[1].text, apart[1].text);
   EXPECT_EQ(together[0].text, apart[0].text);
+}
+
+// A sub-agent whose tool list leaves the parent's inside the tools restores
+// from a rung of the parent's anchor (cache::CacheOptions::anchor_rungs) and
+// generates exactly what it generates on a cold cache.
+TEST_F(InFlightSharing, ASubAgentRestoresFromARungAndGeneratesWhatItDoesCold) {
+  const std::vector<int32_t> tools_a = Tokens(300, 700), task_tool = Tokens(500, 150), tools_b = Tokens(700, 300);
+  const std::vector<int32_t> parent = Cat(Cat(tools_a, task_tool), tools_b), child = Cat(tools_a, tools_b);
+  const std::vector<int32_t> main_prompt = Cat(parent, Tokens(100, 30)), sub_prompt = Cat(child, Tokens(800, 20));
+  const int64_t parent_len = static_cast<int64_t>(parent.size()), child_len = static_cast<int64_t>(child.size());
+  std::vector<Done> with = RunInTurn({{main_prompt, parent_len}, {sub_prompt, child_len}}, true);
+  std::vector<Done> without = RunInTurn({{main_prompt, parent_len}, {sub_prompt, child_len}}, false);
+  std::vector<Done> cold = RunInTurn({{sub_prompt, child_len}}, true);
+  ASSERT_EQ(with.size(), 2u);
+  EXPECT_GT(with[1].report.cached_tokens, 0) << with[1].report.cache_detail;
+  EXPECT_LE(with[1].report.cached_tokens, 700);
+  EXPECT_NE(with[1].report.cache_detail.find("periodic"), std::string::npos) << with[1].report.cache_detail;
+  EXPECT_EQ(without[1].report.cached_tokens, 0) << without[1].report.cache_detail;
+  EXPECT_EQ(cold[0].report.cached_tokens, 0);
+  EXPECT_EQ(with[1].text, cold[0].text);
+  EXPECT_EQ(with[0].text, without[0].text);
 }
 
 }  // namespace
