@@ -52,25 +52,33 @@ class InFlightSharing : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  static SchedulerOptions Options() {
+    SchedulerOptions so;
+    so.prefill_chunk_tokens = 64;
+    so.prefill_log_interval = std::chrono::milliseconds(0);
+    return so;
+  }
+  static Job MakeJob(const std::vector<int32_t>& prompt, int64_t anchor = 0) {
+    Job j;
+    j.prompt = prompt;
+    j.hints.anchor_tokens = anchor;
+    j.max_tokens = 6;
+    j.stream = std::make_shared<GenerationStream>();
+    return j;
+  }
+
   // Runs `prompts` through one scheduler on a fresh cache, all enqueued at once.
   std::vector<Done> Run(const std::vector<std::vector<int32_t>>& prompts, bool share) {
     cache::CacheOptions co;
     co.recurrent = true;
     co.share_in_flight = share;
     cache::LineageCache cache(co);
-    SchedulerOptions so;
-    so.prefill_chunk_tokens = 64;
-    so.prefill_log_interval = std::chrono::milliseconds(0);
-    Scheduler sched(engine_.get(), &cache, *tokenizer_, so);
+    Scheduler sched(engine_.get(), &cache, *tokenizer_, Options());
     std::vector<Job> jobs;
     std::vector<std::shared_ptr<GenerationStream>> streams;
     for (const auto& p : prompts) {
-      Job j;
-      j.prompt = p;
-      j.max_tokens = 6;
-      j.stream = std::make_shared<GenerationStream>();
-      streams.push_back(j.stream);
-      jobs.push_back(std::move(j));
+      jobs.push_back(MakeJob(p));
+      streams.push_back(jobs.back().stream);
     }
     EXPECT_TRUE(sched.Enqueue(std::move(jobs)).ok());
     std::vector<Done> out;
@@ -88,17 +96,10 @@ class InFlightSharing : public ::testing::Test {
     co.state_bytes = model_->config.recurrent_bytes();
     co.kv_bytes_per_token = model_->config.kv_bytes_per_token();
     cache::LineageCache cache(co);
-    SchedulerOptions so;
-    so.prefill_chunk_tokens = 64;
-    so.prefill_log_interval = std::chrono::milliseconds(0);
-    Scheduler sched(engine_.get(), &cache, *tokenizer_, so);
+    Scheduler sched(engine_.get(), &cache, *tokenizer_, Options());
     std::vector<Done> out;
     for (const auto& [prompt, anchor] : prompts) {
-      Job j;
-      j.prompt = prompt;
-      j.hints.anchor_tokens = anchor;
-      j.max_tokens = 6;
-      j.stream = std::make_shared<GenerationStream>();
+      Job j = MakeJob(prompt, anchor);
       auto stream = j.stream;
       EXPECT_TRUE(sched.Enqueue(std::move(j)).ok());
       out.push_back(Collect(*stream));
