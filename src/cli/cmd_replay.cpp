@@ -8,6 +8,8 @@
 #include <sstream>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "core/file_env.h"
 #include "cli/command.h"
 #include "sim/policy.h"
@@ -30,6 +32,7 @@ struct ReplayArgs {
   // A measured machine's finer costs (sim::ModelShape), 0 unless given.
   double prefill_step_time = 0, prefill_pair_time = 0, decode_row_time = 0, decode_pair_time = 0;
   bool json = false;
+  bool list_shapes = false;
 };
 
 std::vector<std::string> SplitComma(const std::string& s) {
@@ -92,7 +95,23 @@ int RunReplicas(const ReplayArgs& a, const sim::Trace& trace, const sim::ModelSh
   return 0;
 }
 
+// The known shapes as JSON, one object each (scripts/sim_tables writes
+// docs/sim.md's shape table from it).
+int ListShapes() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const sim::ModelShape& s : sim::KnownShapes())
+    out.push_back({{"name", s.name}, {"kv_bytes_per_token", s.kv_bytes_per_token}, {"recurrent_bytes", s.recurrent_bytes},
+                   {"prefill_tokens_per_s", s.prefill_tokens_per_s}, {"decode_s_per_token", s.decode_s_per_token},
+                   {"ram_budget_bytes", s.ram_budget_bytes}, {"disk_budget_bytes", s.disk_budget_bytes},
+                   {"disk_read_bytes_per_s", s.disk_read_bytes_per_s}, {"disk_write_bytes_per_s", s.disk_write_bytes_per_s},
+                   {"ram_copy_bytes_per_s", s.ram_copy_bytes_per_s}});
+  std::printf("%s\n", out.dump(1).c_str());
+  return 0;
+}
+
 int RunReplay(const ReplayArgs& a) {
+  if (a.list_shapes) return ListShapes();
+  if (a.trace.empty()) return Fail(InvalidArgument("a trace file is required"));
   Result<sim::ModelShape> shape = sim::FindShape(a.shape);
   if (!shape.ok()) return Fail(shape.status());
   if (a.prefill_speed < 0 || a.decode_time < 0) return Fail(InvalidArgument("--prefill-speed and --decode-time must be positive"));
@@ -177,7 +196,8 @@ Register reg{{"replay", "Replay a trace through prompt-cache policies on a model
                 std::string policies, shapes;
                 for (const std::string& n : sim::PolicyNames()) policies += (policies.empty() ? "" : ", ") + n;
                 for (const sim::ModelShape& s : sim::KnownShapes()) shapes += (shapes.empty() ? "" : ", ") + s.name;
-                sub.add_option("trace", args->trace, "trace file (native JSONL or Mooncake)")->required();
+                sub.add_option("trace", args->trace, "trace file (native JSONL or Mooncake)");
+                sub.add_flag("--list-shapes", args->list_shapes, "print the known shapes as JSON and exit");
                 sub.add_option("--shape", args->shape, "model shape: " + shapes)->capture_default_str();
                 sub.add_option("--policy", args->policies, "comma-separated policies: " + policies)
                     ->capture_default_str();
