@@ -58,6 +58,7 @@ void PackQ8Activations(const float* X, int64_t ldx, int64_t T, int64_t cols, Thr
   out->q.assign(static_cast<size_t>(num_tiles * num_blocks * 32 * tile), 128);  // q = 0
   out->scale.assign(static_cast<size_t>(num_tiles * num_blocks * tile), 0.0f);
   out->sum.assign(static_cast<size_t>(num_tiles * num_blocks * tile), 0.0f);
+  out->sum_lo.assign(static_cast<size_t>(num_tiles * num_blocks * tile), 0.0f);
   ForRanges(pool, num_tiles, 1, [&](int64_t j0, int64_t j1) {
     const __m256i to_unsigned = _mm256_set1_epi8(static_cast<char>(0x80));
     alignas(32) int32_t groups[8];
@@ -66,6 +67,7 @@ void PackQ8Activations(const float* X, int64_t ldx, int64_t T, int64_t cols, Thr
       uint8_t* dst = out->q.data() + j * num_blocks * 32 * tile;
       float* dst_scale = out->scale.data() + j * num_blocks * tile;
       float* dst_sum = out->sum.data() + j * num_blocks * tile;
+      float* dst_sum_lo = out->sum_lo.data() + j * num_blocks * tile;
       for (int64_t u = 0; u < nt; ++u) {
         for (int64_t b = 0; b < num_blocks; ++b) {
           __m256i q;
@@ -74,9 +76,10 @@ void PackQ8Activations(const float* X, int64_t ldx, int64_t T, int64_t cols, Thr
           const __m256i qu = _mm256_xor_si256(q, to_unsigned);
           // sum(q) = sum(q + 128) - 32 * 128, by sums of absolute differences against 0.
           const __m256i sad = _mm256_sad_epu8(qu, _mm256_setzero_si256());
-          const int64_t biased = _mm256_extract_epi64(sad, 0) + _mm256_extract_epi64(sad, 1) +
-                                 _mm256_extract_epi64(sad, 2) + _mm256_extract_epi64(sad, 3);
+          const int64_t biased_lo = _mm256_extract_epi64(sad, 0) + _mm256_extract_epi64(sad, 1);
+          const int64_t biased = biased_lo + _mm256_extract_epi64(sad, 2) + _mm256_extract_epi64(sad, 3);
           dst_sum[b * tile + u] = scale * static_cast<float>(biased - 32 * 128);
+          dst_sum_lo[b * tile + u] = scale * static_cast<float>(biased_lo - 16 * 128);
           _mm256_store_si256(reinterpret_cast<__m256i*>(groups), qu);
           for (int g = 0; g < 8; ++g)  // [block][group][token][4]
             std::memcpy(dst + (b * 32 + g * 4) * tile + u * 4, &groups[g], 4);

@@ -1,8 +1,8 @@
 // Integer tile kernel with AVX-512 VNNI (vpdpbusd) for every block type
-// whose sub-blocks are 32 elements (IntTileType: Q8_0, Q4_0, Q4_1, Q5_0,
-// Q5_1, IQ4_NL, Q4_K, Q5_K, IQ4_XS) or 16 elements without a bias (Q3_K,
-// Q6_K: each half of a 32-element block has its own scale and integer sum),
-// against int8 activations quantised per 32 elements.
+// (IntTileType): sub-blocks of 32 elements (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+// IQ4_NL, Q4_K, Q5_K, IQ4_XS) or of 16 (Q3_K, Q6_K, and Q2_K with a bias
+// per 16: each half of a 32-element block has its own scale, integer sum
+// and bias), against int8 activations quantised per 32 elements.
 //
 // Each block is unpacked (quant_unpack.h) to int8 codes with one scale and
 // bias per 32 elements: w_i = q_i * scale + bias. A panel of 16 weight rows
@@ -37,7 +37,7 @@ struct PackedIntPanel {
   // block's scale and whole sum.
   std::vector<float> scale;
   std::vector<int32_t> zero;
-  std::vector<float> bias;    // [block][row]: w = q * scale + bias (types with a bias)
+  std::vector<float> bias;    // [block][half][row]: w = q * scale + bias (types with a bias)
   bool halves = false;        // as the unpacked blocks say (quant::Unpacked)
   bool has_bias = false;
 };
@@ -48,7 +48,7 @@ LINEAGE_AVX512 void PackIntPanelOf(const TensorView& W, int64_t r0, int64_t nr, 
   const int64_t block_bytes = Info(t).block_bytes;
   p->q.assign(static_cast<size_t>(num_blocks * 32 * kRows), 0);
   p->scale.assign(static_cast<size_t>(num_blocks * 2 * kRows), 0.0f);
-  p->bias.assign(static_cast<size_t>(num_blocks * kRows), 0.0f);
+  p->bias.assign(static_cast<size_t>(num_blocks * 2 * kRows), 0.0f);
   p->zero.assign(static_cast<size_t>(num_blocks * 2 * kRows), 0);
   quant::Unpacked u;
   // The type's layout: one block unpacked says it for every block.
@@ -68,8 +68,8 @@ LINEAGE_AVX512 void PackIntPanelOf(const TensorView& W, int64_t r0, int64_t nr, 
           int32_t sum = 0;
           for (int i = 0; i < len; ++i) sum += codes[len * h + i];
           p->zero[(b * 2 + h) * kRows + k] = -128 * sum;
+          if (p->has_bias) p->bias[(b * 2 + h) * kRows + k] = u.bias[p->halves ? 2 * s + h : s];
         }
-        if (p->has_bias) p->bias[b * kRows + k] = u.bias[s];
         uint8_t* dst = p->q.data() + b * 32 * kRows + k * 4;
         for (int g = 0; g < 8; ++g) std::memcpy(dst + g * kRows * 4, codes + g * 4, 4);
       }
@@ -90,6 +90,7 @@ LINEAGE_AVX512 void PackIntPanel(const TensorView& W, int64_t r0, int64_t nr, Pa
     LINEAGE_PACK_CASE(kQ4_K)
     LINEAGE_PACK_CASE(kQ5_K)
     LINEAGE_PACK_CASE(kIQ4_XS)
+    LINEAGE_PACK_CASE(kQ2_K)
     LINEAGE_PACK_CASE(kQ3_K)
     LINEAGE_PACK_CASE(kQ6_K)
 #undef LINEAGE_PACK_CASE
@@ -98,10 +99,12 @@ LINEAGE_AVX512 void PackIntPanel(const TensorView& W, int64_t r0, int64_t nr, Pa
 }
 
 // kHalves: the 32 elements carry one scale (false) or one per 16 (true:
-// each half's integer sum is scaled on its own).
+// each half's integer sum is scaled on its own, and with kBias each half's
+// bias meets that half's activation sum).
 template <bool kBias, bool kHalves>
 LINEAGE_AVX512 void IntTileKernel(const PackedIntPanel& p, int64_t num_blocks, const uint8_t* xq, const float* xs,
-                                  const float* xsum, float* Y, int64_t ldy, int64_t nr, int64_t nt) {
+                                  const float* xsum, const float* xsum_lo, float* Y, int64_t ldy, int64_t nr,
+                                  int64_t nt) {
   __m512 acc[kTokens];
 #pragma GCC unroll 16
   for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_setzero_ps();
@@ -130,8 +133,15 @@ LINEAGE_AVX512 void IntTileKernel(const PackedIntPanel& p, int64_t num_blocks, c
       for (int t = 0; t < kTokens; ++t)
         acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot[t]), dw), _mm512_set1_ps(xsb[t]), acc[t]);
     }
-    if constexpr (kBias) {
-      const __m512 bw = _mm512_loadu_ps(p.bias.data() + b * kRows);
+    if constexpr (kBias && kHalves) {
+      const __m512 b0 = _mm512_loadu_ps(p.bias.data() + (b * 2) * kRows);
+      const __m512 b1 = _mm512_loadu_ps(p.bias.data() + (b * 2 + 1) * kRows);
+      const float *sb = xsum + b * kTokens, *lo = xsum_lo + b * kTokens;
+#pragma GCC unroll 16
+      for (int t = 0; t < kTokens; ++t)
+        acc[t] = _mm512_fmadd_ps(b1, _mm512_set1_ps(sb[t] - lo[t]), _mm512_fmadd_ps(b0, _mm512_set1_ps(lo[t]), acc[t]));
+    } else if constexpr (kBias) {
+      const __m512 bw = _mm512_loadu_ps(p.bias.data() + b * 2 * kRows);
       const float* sb = xsum + b * kTokens;
 #pragma GCC unroll 16
       for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_fmadd_ps(bw, _mm512_set1_ps(sb[t]), acc[t]);
@@ -143,9 +153,7 @@ LINEAGE_AVX512 void IntTileKernel(const PackedIntPanel& p, int64_t num_blocks, c
 
 }  // namespace
 
-// Q2_K alone has both a scale and a bias per 16 elements: the activations'
-// code sums are kept per 32.
-bool IntTileType(DType t) { return IsQuantized(t) && t != DType::kQ2_K; }
+bool IntTileType(DType t) { return IsQuantized(t); }
 
 LINEAGE_AVX512 void GemmTilesQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
                                 const PackedQ8Activations& px, float* Y, int64_t ldy) {
@@ -159,13 +167,15 @@ LINEAGE_AVX512 void GemmTilesQ8(const TensorView& W, int64_t row_begin, int64_t 
       const int64_t nt = px.num_tokens - t0 < kTokens ? px.num_tokens - t0 : kTokens;
       float* y = Y + t0 * ldy + r0;
       const uint8_t* xq = px.tile(j);
-      const float *xs = px.tile_scale(j), *xsum = px.tile_sum(j);
-      if (panel.halves) {
-        IntTileKernel<false, true>(panel, px.num_blocks, xq, xs, xsum, y, ldy, nr, nt);
+      const float *xs = px.tile_scale(j), *xsum = px.tile_sum(j), *xsum_lo = px.tile_sum_lo(j);
+      if (panel.halves && panel.has_bias) {
+        IntTileKernel<true, true>(panel, px.num_blocks, xq, xs, xsum, xsum_lo, y, ldy, nr, nt);
+      } else if (panel.halves) {
+        IntTileKernel<false, true>(panel, px.num_blocks, xq, xs, xsum, xsum_lo, y, ldy, nr, nt);
       } else if (panel.has_bias) {
-        IntTileKernel<true, false>(panel, px.num_blocks, xq, xs, xsum, y, ldy, nr, nt);
+        IntTileKernel<true, false>(panel, px.num_blocks, xq, xs, xsum, xsum_lo, y, ldy, nr, nt);
       } else {
-        IntTileKernel<false, false>(panel, px.num_blocks, xq, xs, xsum, y, ldy, nr, nt);
+        IntTileKernel<false, false>(panel, px.num_blocks, xq, xs, xsum, xsum_lo, y, ldy, nr, nt);
       }
     }
   }

@@ -98,14 +98,13 @@ TEST_P(GemmInt8Test, ExactWhenActivationsAreInt8) {
   }
 }
 
-// The tile regime (T >= 24, prefill): on AVX-512 every block type but Q2_K
-// runs VNNI tiles against activations quantised per 32 (a finer scale than
-// the rows' 256 for the super-block types), within the same tolerance of the
-// exact path; Q2_K and every AVX2 tile decode to fp32 and equal the exact
-// path.
+// The tile regime (T >= 24, prefill): on AVX-512 every block type runs
+// VNNI tiles against activations quantised per 32 (a finer scale than the
+// rows' 256 for the super-block types), within the same tolerance of the
+// exact path; every AVX2 tile decodes to fp32 and equals the exact path.
 TEST_P(GemmInt8Test, TilesNearExactPath) {
   const DType dt = std::get<1>(GetParam());
-  const bool int_tiles = std::get<0>(GetParam()) == Isa::kAvx512 && dt != DType::kQ2_K;
+  const bool int_tiles = std::get<0>(GetParam()) == Isa::kAvx512;
   ThreadPool pool(2);
   const int64_t rows = 37, cols = 1024;
   auto w = RandomWeights(dt, rows, cols, 13);
@@ -141,8 +140,8 @@ TEST_P(GemmInt8Test, TilesNearExactPath) {
 
 // Tiles with activations that int8 holds exactly per 32 (each block reaching
 // +-1.27 in steps of 0.01): equal to the exact path up to fp32 rounding,
-// biases (Q4_1, Q5_1, Q4_K and Q5_K minimums), signed codes and the per-16
-// scales of Q3_K and Q6_K included.
+// biases (Q4_1, Q5_1, Q4_K and Q5_K minimums), signed codes, the per-16
+// scales of Q3_K and Q6_K and Q2_K's scale and minimum per 16 included.
 TEST_P(GemmInt8Test, TilesExactWhenActivationsAreInt8) {
   const DType dt = std::get<1>(GetParam());
   const int64_t rows = 21, cols = 768, T = 30;
