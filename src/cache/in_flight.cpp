@@ -65,7 +65,7 @@ std::optional<SharedWait> InFlightTable::FindWait(uint64_t self, TokenSpan promp
       if (below != r.planned.begin()) at = *(below - 1);
       if (at - restore_tokens < std::max<int64_t>(1, min_gain_tokens)) return true;
     }
-    const Point* q = FindPoint(id, at);
+    const Point* q = at == n ? p : FindPoint(id, at);
     const int64_t progress = q != nullptr && q->kv ? at : r.progress_tokens;
     if (at > best_n || (at == best_n && progress > best_progress)) {
       best = id;

@@ -20,10 +20,7 @@ struct Replayed {
   ReplayResult oracle, lineage;
 };
 
-Replayed ReplayFixture(const std::string& name, const std::string& policy);
-Replayed ReplayFixture(const std::string& name) { return ReplayFixture(name, "lineage"); }
-
-Replayed ReplayFixture(const std::string& name, const std::string& policy) {
+Replayed ReplayFixture(const std::string& name, const std::string& policy = "lineage") {
   Replayed out;
   const std::string path = std::string(LINEAGE_SOURCE_DIR) + "/tests/sim/fixtures/" + name;
   auto t = ReadTrace(path);
