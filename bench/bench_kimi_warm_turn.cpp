@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
           const auto t0 = std::chrono::steady_clock::now();
           const double c0 = cpu_ms();
           if (kind == 0) {
-            engine::LatentAttention((*m)->weights.layers[3].mla, 0, -1, ctx, xn.data(), out.data());
+            engine::LatentAttention((*m)->weights.layers[3].mla, 0, -1, (*m)->config.sparse(), ctx, xn.data(), out.data());
           } else {
             engine::KimiDeltaAttention((*m)->weights.layers[1].kda, 1, ctx, xn.data(), out.data());
           }

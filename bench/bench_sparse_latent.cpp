@@ -125,7 +125,7 @@ double TimeForward(Layer& layer, int64_t C, int64_t T, engine::LatentPath path, 
       engine::SelectKeys(w.indexer, 0, ctx, xn.data(), ws.latent.qr.data(), ws.latent.rope.data(),
                          &ws.latent.selection);
     } else {
-      engine::LatentAttention(w, 0, c.sparse() ? 0 : -1, ctx, xn.data(), out.data());
+      engine::LatentAttention(w, 0, c.sparse() ? 0 : -1, c.sparse(), ctx, xn.data(), out.data());
     }
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (rep >= 0 || ms > kSlowMs) best = std::min(best, ms);

@@ -24,6 +24,7 @@ struct MkmodelArgs {
   int64_t vocab = 0;
   uint64_t shard_mb = 0;
   int64_t layers = 0;
+  bool mtp = false;
 };
 
 int Run(const MkmodelArgs& a) {
@@ -38,6 +39,12 @@ int Run(const MkmodelArgs& a) {
   if (a.layers > 0) {
     spec = model::CutLayers(*spec, a.layers);
     if (!spec.ok()) return fail(spec.status());
+  }
+  if (a.mtp) {
+    if (!model::IsHybrid(*arch) && *arch != model::Arch::kGlmDsa && *arch != model::Arch::kDeepseek32)
+      return fail(InvalidArgument("--mtp: " + a.arch + " models carry no MTP block (qwen3_5, qwen3_5_moe, "
+                                  "qwen3_next, glm_dsa and deepseek32 do)"));
+    spec->config.mtp_layers = 1;
   }
   model::WriteOptions o;
   if (a.format == "safetensors") o.format = model::FileFormat::kSafetensors;
@@ -81,6 +88,9 @@ Register reg{{"mkmodel", "Write a random-weight model in a real checkpoint layou
                 sub.add_option("--seed", args->seed, "random seed")->capture_default_str();
                 sub.add_option("--out", args->out, "output directory or .gguf file")->required();
                 sub.add_option("--vocab", args->vocab, "vocabulary size (default: the shape's)");
+                sub.add_flag("--mtp", args->mtp,
+                             "also write one multi-token-prediction (NextN) block, the draft head of "
+                             "--spec-type draft-mtp");
                 sub.add_option("--shard-mb", args->shard_mb, "safetensors: shard size in MiB (0: one file)")
                     ->capture_default_str();
                 return std::function<int()>([args] { return Run(*args); });

@@ -5,6 +5,8 @@
 
 #include "core/prefill_steps.h"
 #include "engine/forward.h"
+#include "engine/layers.h"
+#include "engine/sampler.h"
 
 #include <xmmintrin.h>
 
@@ -42,6 +44,7 @@ Engine::Engine(std::shared_ptr<const model::Model> model, const EngineOptions& o
     kv_layout_.index_layers = c.num_indexer_layers();  // and the indexer keys of the full sparse layers
     kv_layout_.index_dim = c.num_indexer_layers() > 0 ? c.indexer_dim : 0;
   }
+  if (options.mtp) ++kv_layout_.num_layers;  // the MTP block's, after the trunk's
   kv_layout_.page_tokens = options.page_tokens;
   kv_layout_.dtype = options.kv_dtype;
   rec_layout_ = RecurrentLayout::For(c);
@@ -87,6 +90,10 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Mode
   if (options.kv_dtype != DType::kF32 && options.kv_dtype != DType::kBF16) {
     return Unsupported("KV pages hold f32 or bf16");
   }
+  if (options.mtp && (!c.mtp() || !model->weights.mtp.valid())) {
+    std::string why = model->weights.mtp_unavailable.empty() ? "" : " (" + model->weights.mtp_unavailable + ")";
+    return Unsupported("the model file has no multi-token-prediction (NextN) block to draft with" + why);
+  }
   if (options.page_tokens <= 0 || options.prefill_chunk_tokens <= 0) {
     return InvalidArgument("page and chunk sizes must be positive");
   }
@@ -125,7 +132,8 @@ void Engine::Step(const Batch& batch, float* logits) {
     s.seq->kv().Reserve(s.num_tokens);
     s.seq->OwnRecurrent();  // before the threads write it (copy-on-write of a shared state)
   }
-  const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens, options_.latent_path};
+  const StepContext ctx{config(),          batch, ws_, pool_.get(), options_.delta_chunked_min_tokens,
+                        options_.latent_path, options_.mtp};
   Forward(*model_, ctx, logits);
   for (const Segment& s : batch.segments) s.seq->kv().Commit(s.num_tokens);
 }
@@ -227,6 +235,59 @@ Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logit
   }
   logits->resize(static_cast<size_t>(batch.num_rows) * static_cast<size_t>(config().vocab));
   Step(batch, logits->data());
+  return Status::Ok();
+}
+
+Status Engine::DraftMtp(std::span<const MtpDraftRun> runs) {
+  if (!options_.mtp) return InvalidArgument("MTP drafts need an engine with the MTP block on");
+  const ScopedFlushDenormals flush;
+  const int64_t H = config().hidden, V = config().vocab;
+  std::vector<int64_t> start(runs.size());
+  std::vector<int32_t> token(runs.size());
+  std::vector<std::vector<float>> state(runs.size());  // the block's output state of the last depth
+  int64_t depth_max = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const MtpDraftRun& r = runs[i];
+    if (r.seq == nullptr || r.drafts == nullptr || r.count < 0) return InvalidArgument("a malformed MTP draft run");
+    for (size_t j = 0; j < i; ++j) {
+      if (runs[j].seq == r.seq) return InvalidArgument("a sequence appears twice in one MTP draft pass");
+    }
+    LINEAGE_RETURN_IF_ERROR(CheckTokens(*r.seq, std::span(&r.token, 1)));
+    if (config().context_length > 0 && r.seq->num_tokens() + r.count > config().context_length) {
+      return OutOfRange("MTP drafts past the context length");
+    }
+    start[i] = r.seq->num_tokens();
+    token[i] = r.token;
+    r.drafts->clear();
+    depth_max = std::max(depth_max, r.count);
+  }
+  std::vector<const float*> h;
+  for (int64_t d = 0; d < depth_max; ++d) {
+    Batch batch;
+    h.clear();
+    std::vector<size_t> in_batch;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (runs[i].count <= d) continue;
+      batch.Add(runs[i].seq, &token[i], 1);
+      h.push_back(d == 0 ? runs[i].seq->Hidden(start[i] - 1) : state[i].data());
+      in_batch.push_back(i);
+    }
+    ws_.Ensure(config(), batch.num_rows);
+    for (const Segment& s : batch.segments) s.seq->kv().Reserve(1);
+    const StepContext ctx{config(), batch, ws_, pool_.get(), options_.delta_chunked_min_tokens, options_.latent_path,
+                          false};
+    draft_logits_.resize(static_cast<size_t>(batch.num_rows * V));
+    DraftMtpRows(*model_, ctx, h, draft_logits_.data());
+    for (size_t b = 0; b < in_batch.size(); ++b) {
+      const size_t i = in_batch[b];
+      token[i] = Argmax(std::span<const float>(draft_logits_).subspan(b * static_cast<size_t>(V), static_cast<size_t>(V)));
+      runs[i].drafts->push_back(token[i]);
+      const float* out = ws_.mtp_h.data() + static_cast<int64_t>(b) * H;
+      state[i].assign(out, out + H);
+      runs[i].seq->kv().Commit(1);
+    }
+  }
+  for (size_t i = 0; i < runs.size(); ++i) runs[i].seq->kv().Truncate(start[i]);
   return Status::Ok();
 }
 

@@ -42,6 +42,10 @@ struct EngineOptions {
   // Latent attention's path for runs of several rows: kAuto (the cost
   // model of latent_paths.h), or one forced for every run (benchmarks, tests).
   LatentPath latent_path = LatentPath::kAuto;
+  // Run the file's MTP block as a draft head (DraftMtp): its KV layer joins
+  // the pages (one more attention layer per token) and every step fills it.
+  // Needs a model with the block (ModelConfig::mtp()).
+  bool mtp = false;
 };
 
 struct PrefillOptions {
@@ -72,6 +76,15 @@ struct VerifyRun {
   // so Sequence::Rewind(start + i + 1, &(*states)[i]) keeps exactly those.
   // Slots still shared with anyone are replaced by new states first.
   std::vector<std::shared_ptr<RecurrentState>>* states = nullptr;
+};
+
+// One sequence's part of an MTP drafting pass: `count` drafts to follow
+// `token` (its last sampled token, not yet in the sequence).
+struct MtpDraftRun {
+  Sequence* seq = nullptr;
+  int32_t token = 0;
+  int64_t count = 0;
+  std::vector<int32_t>* drafts = nullptr;  // receives the drafts, greedy
 };
 
 class Engine {
@@ -110,6 +123,12 @@ class Engine {
   // compute it (Segment::rows_as_decode), so its logits equal, bit for bit,
   // those Decode would give at that position.
   Status Verify(std::span<const VerifyRun> runs, std::vector<float>* logits);
+  // Drafts with the MTP block (EngineOptions::mtp): for every run, `count`
+  // one-row passes of the block and the head, chained through the block's
+  // own output state, all runs of a depth in one pass. Sequences end as
+  // they began (the KV rows written past their end are dropped).
+  Status DraftMtp(std::span<const MtpDraftRun> runs);
+  bool mtp() const { return options_.mtp; }
 
  private:
   Engine(std::shared_ptr<const model::Model> model, const EngineOptions& options);
@@ -123,6 +142,7 @@ class Engine {
   RecurrentLayout rec_layout_;
   std::unique_ptr<ThreadPool> pool_;
   Workspace ws_;
+  std::vector<float> draft_logits_;      // DraftMtp's [runs, vocab]
   std::vector<int64_t> verify_offsets_;  // 1, 2, ...: Verify's capture offsets, grown as runs need
 };
 

@@ -106,6 +106,7 @@ void Forward(const model::Model& m, const StepContext& ctx, float* logits) {
       RunFfn(c, layer, l, ctx, xn, out);
     });
   }
+  if (ctx.mtp) FillMtp(m, ctx);
   if (logits != nullptr) HeadLogits(m.weights, ctx, ctx.ws.x.data(), logits);
 }
 

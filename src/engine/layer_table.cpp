@@ -21,12 +21,16 @@ void RunAttention(const model::LayerWeights& w, const LayerSlots& at, const Step
 }
 void RunLatent(const model::LayerWeights& w, const LayerSlots& at, const StepContext& ctx, const float* xn,
                float* out) {
-  LatentAttention(w.mla, at.kv, at.index, ctx, xn, out);
+  LatentAttention(w.mla, at.kv, at.index, false, ctx, xn, out);
+}
+void RunSparseLatent(const model::LayerWeights& w, const LayerSlots& at, const StepContext& ctx, const float* xn,
+                     float* out) {
+  LatentAttention(w.mla, at.kv, at.index, true, ctx, xn, out);
 }
 
 using MixerFn = void (*)(const model::LayerWeights&, const LayerSlots&, const StepContext&, const float*, float*);
 // In model::MixerKind order.
-constexpr MixerFn kMixers[] = {RunGdn, RunKda, RunAttention, RunLatent, RunLatent};
+constexpr MixerFn kMixers[] = {RunGdn, RunKda, RunAttention, RunLatent, RunSparseLatent};
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "core/thread_pool.h"
 #include "engine/batch.h"
@@ -26,6 +27,9 @@ struct StepContext {
   // Latent attention's path for runs of several rows (latent_paths.h):
   // kAuto lets the cost model pick (EngineOptions::latent_path).
   LatentPath latent_path = LatentPath::kAuto;
+  // The MTP block's KV layer is in the pages: every step also writes it
+  // (FillMtp) and keeps the sequences' last hidden rows.
+  bool mtp = false;
 };
 
 // x[r] = embed[token of row r].
@@ -63,8 +67,27 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
 // mla_layer.cpp) over the sequence's latent pages; `mla_index` counts MLA
 // layers only. On a full sparse layer `index_layer` counts the layers that
 // run the lightning indexer (its keys' place in the pages); elsewhere -1.
-void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t index_layer, const StepContext& ctx,
-                     const float* xn, float* out);
+// A sparse layer attends to the latest selection (its own or the full layer's
+// below it), a dense one (kLatent: dense models, the MTP block) to every key.
+void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t index_layer, bool sparse,
+                     const StepContext& ctx, const float* xn, float* out);
+
+// The MTP block (mtp_layer.cpp; spec hybrid-qwen §5.2). Its row at position
+// p joins the token at p and the trunk's final-normed state at p - 1:
+//   x = eh_proj [enorm(embed[token]) | hnorm(h_{p-1})]
+//   x += Mixer(N1(x));  x += FFN(N2(x));  logits = head(head_norm(x))
+// and drafts the token at p + 1. (llama.cpp places that row at p - 1: a
+// shift of every position by one, which rotary attention does not see.)
+//
+// FillMtp, at the end of a trunk step: the block's mixer over every row of
+// the batch, writing its KV rows, with h from the trunk's rows (the first
+// row's from its sequence's Hidden); then each sequence keeps its rows'
+// states (Sequence::KeepHidden). Needs ctx.ws.x as the trunk left it.
+void FillMtp(const model::Model& m, const StepContext& ctx);
+// One draft row per segment (one token each): the whole block from h[s]
+// (null: zeros); writes the KV rows, the head-normed states into
+// ctx.ws.mtp_h [S, H] (the next draft's h) and the logits [S, V].
+void DraftMtpRows(const model::Model& m, const StepContext& ctx, std::span<const float* const> h, float* logits);
 
 // lm_head(final_norm(x)) of the last row of each segment, or of every row
 // of a segment with logits_every_row, in batch order: [sum logits_rows(), V].

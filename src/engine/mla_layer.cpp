@@ -56,8 +56,8 @@ const std::vector<float>& ExpandKeyWeights(const model::MlaWeights& w, int64_t m
 
 }  // namespace
 
-void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t index_layer, const StepContext& ctx,
-                     const float* xn, float* out) {
+void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t index_layer, bool sparse,
+                     const StepContext& ctx, const float* xn, float* out) {
   const model::ModelConfig& c = ctx.config;
   const int64_t R = ctx.batch.num_rows, H = c.hidden, nh = c.num_heads;
   const int64_t dn = c.qk_nope_dim, dr = c.qk_rope_dim, dq = dn + dr, dv = c.v_head_dim, L = c.kv_lora_rank;
@@ -100,7 +100,6 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
   // The path of each segment: by the cost model, unless the options force
   // one (the benchmark and the tests). Decode rows are always absorbed.
   const LatentShape shape{nh, W, L, dn, dr, dv};
-  const bool sparse = c.sparse();
   const KeySelection* sel = sparse ? &ks.selection : nullptr;
   std::vector<LatentPath> path(segs.size(), LatentPath::kAbsorbed);
   bool any_absorbed = false, any_expanded = false;

@@ -59,6 +59,17 @@ void Sequence::Rewind(int64_t n, std::shared_ptr<RecurrentState>* state) {
   if (rec_->layout().num_layers > 0 && state != nullptr) rec_.swap(*state);
 }
 
+void Sequence::KeepHidden(int64_t first_pos, const float* rows, int64_t num_rows, int64_t hidden) {
+  hidden_.assign(rows, rows + num_rows * hidden);
+  hidden_first_ = first_pos;
+  hidden_rows_ = num_rows;
+}
+
+const float* Sequence::Hidden(int64_t pos) const {
+  if (pos < hidden_first_ || pos >= hidden_first_ + hidden_rows_ || pos >= num_tokens()) return nullptr;
+  return hidden_.data() + (pos - hidden_first_) * (static_cast<int64_t>(hidden_.size()) / hidden_rows_);
+}
+
 Snapshot Sequence::Snap() const {
   Snapshot s;
   s.kv = kv_.Share();

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "cache/kv_pages.h"
 #include "core/status.h"
@@ -72,6 +73,15 @@ class Sequence {
   // (Attention-only models: `state` is ignored and may be null.)
   void Rewind(int64_t n, std::shared_ptr<RecurrentState>* state);
 
+  // The trunk's final-normed hidden rows of the sequence's last step (an
+  // engine with the MTP block on keeps them: the block's row at position p
+  // reads the state at p - 1). Kept for the last row of a step, or for
+  // every row of a verification step; not part of snapshots, so a sequence
+  // admitted from one starts without (its first MTP row reads zeros).
+  void KeepHidden(int64_t first_pos, const float* rows, int64_t num_rows, int64_t hidden);
+  // The row at position pos, or null when not kept.
+  const float* Hidden(int64_t pos) const;
+
   Snapshot Snap() const;
   // Just the recurrent state (a checkpoint at the current length), shared
   // until the sequence runs again.
@@ -82,6 +92,8 @@ class Sequence {
 
   cache::PageTable kv_;
   std::shared_ptr<RecurrentState> rec_;  // never null; shared with snapshots until OwnRecurrent()
+  std::vector<float> hidden_;            // [rows, H] from position hidden_first_
+  int64_t hidden_first_ = 0, hidden_rows_ = 0;
 };
 
 }  // namespace lineage::engine

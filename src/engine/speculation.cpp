@@ -7,14 +7,16 @@ namespace lineage::engine {
 Result<SpecType> ParseSpecType(std::string_view name) {
   if (name == "none") return SpecType::kNone;
   if (name == "ngram-simple" || name == "ngram" || name == "prompt-lookup") return SpecType::kNgram;
+  if (name == "draft-mtp" || name == "mtp") return SpecType::kMtp;
   return InvalidArgument("unknown speculative decoding type '" + std::string(name) +
-                         "' (none, ngram-simple)");
+                         "' (none, ngram-simple, draft-mtp)");
 }
 
 std::string_view SpecTypeName(SpecType type) {
   switch (type) {
     case SpecType::kNone: return "none";
     case SpecType::kNgram: return "ngram-simple";
+    case SpecType::kMtp: return "draft-mtp";
   }
   return "none";
 }

@@ -36,9 +36,10 @@ namespace lineage::engine {
 enum class SpecType {
   kNone,
   kNgram,  // prompt lookup ("ngram-simple")
+  kMtp,    // the model's MTP block (Engine::DraftMtp; "draft-mtp")
 };
 
-Result<SpecType> ParseSpecType(std::string_view name);  // "none", "ngram-simple"
+Result<SpecType> ParseSpecType(std::string_view name);  // "none", "ngram-simple", "draft-mtp"
 std::string_view SpecTypeName(SpecType type);
 
 struct SpecOptions {

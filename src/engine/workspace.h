@@ -69,6 +69,11 @@ struct Workspace {
   LatentScratch latent;      // sized only for the latent archs
   std::vector<float> res_mix;   // [R, H] Block AttnRes' mix (K3)
   std::vector<float> res_bank;  // [blocks, R, H] its banked vectors, grown by the forward
+  // The MTP block (mtp_layer.cpp): the trunk's final-normed rows (or the
+  // block's head-normed output), its [embedding | state] input and residual.
+  std::vector<float> mtp_h;     // [R, H]
+  std::vector<float> mtp_in;    // [R, 2H]
+  std::vector<float> mtp_x;     // [R, H]
   int64_t rows = 0;
 
   void Ensure(const model::ModelConfig& c, int64_t num_rows) {
@@ -92,6 +97,11 @@ struct Workspace {
     grow(heads1, std::max<int64_t>(c.lin_num_v_heads, 1));
     grow(rope, std::max<int64_t>(c.rope_dims, 1));
     if (c.attn_res_block > 0) grow(res_mix, c.hidden);
+    if (c.mtp()) {
+      grow(mtp_h, c.hidden);
+      grow(mtp_in, 2 * c.hidden);
+      grow(mtp_x, c.hidden);
+    }
     if (c.latent()) {
       const int64_t inner = c.lin_num_k_heads * c.lin_k_dim;
       grow(latent.low, 2 * c.lin_k_dim);

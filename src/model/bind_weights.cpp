@@ -216,6 +216,14 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
   for (int64_t l = 0; l < c.num_layers; ++l) w.layers[l].kind = c.layer_kinds[l];
   for (const PlannedTensor& p : PlanTensors(c)) {
     if (IsExpertRole(p.role) && !c.latent()) continue;  // BindExperts, below
+    if (p.layer >= c.num_layers) {  // the MTP block: a draft head, not needed to run the model
+      if (!w.mtp_unavailable.empty()) continue;
+      Result<TensorView> v = Fetch(c, p, lookup);
+      if (!v.ok()) {
+        w.mtp_unavailable = v.status().message();
+        continue;
+      }
+    }
     if (p.role == Role::kRouter) {  // one router row per expert
       const std::string& name = c.format == FileFormat::kSafetensors ? p.hf_name : p.gguf_name;
       LINEAGE_ASSIGN_OR_RETURN(FoundTensor f, lookup(name));
@@ -225,7 +233,7 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
     LINEAGE_ASSIGN_OR_RETURN(TensorView v, Fetch(c, p, lookup));
     std::vector<float> small;
     if (IsSmallRole(p.role)) small = SmallVector(c, p, v);
-    LayerWeights* L = p.layer >= 0 ? &w.layers[p.layer] : nullptr;
+    LayerWeights* L = p.layer >= c.num_layers ? &w.mtp.layer : p.layer >= 0 ? &w.layers[p.layer] : nullptr;
     switch (p.role) {
       case Role::kEmbed: w.embed = v; break;
       case Role::kLmHead: w.lm_head = v; break;
@@ -304,14 +312,24 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
       case Role::kAttnResScore: L->attn_res_score = std::move(small); break;
       case Role::kFfnResScore: L->ffn_res_score = std::move(small); break;
       case Role::kOutputResScore: w.output_res_score = std::move(small); break;
+      case Role::kMtpEhProj: w.mtp.eh_proj = v; break;
+      case Role::kMtpENorm: w.mtp.enorm = std::move(small); break;
+      case Role::kMtpHNorm: w.mtp.hnorm = std::move(small); break;
+      case Role::kMtpHeadNorm: w.mtp.head_norm = std::move(small); break;
     }
   }
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    LayerWeights& L = w.layers[l];
-    if (c.moe() && !c.latent()) LINEAGE_RETURN_IF_ERROR(BindExperts(c, l, lookup, &L.moe));
+  if (c.mtp()) w.mtp.layer.kind = LayerKind::kFullAttention;
+  for (int64_t l = 0; l < c.num_layers + (c.mtp() ? 1 : 0); ++l) {
+    LayerWeights& L = l < c.num_layers ? w.layers[l] : w.mtp.layer;
+    if (c.moe() && !c.latent()) {
+      Status s = BindExperts(c, l, lookup, &L.moe);
+      if (!s.ok() && l >= c.num_layers && w.mtp_unavailable.empty()) w.mtp_unavailable = s.message();
+      if (!s.ok() && l < c.num_layers) return s;
+    }
     if (L.kind == LayerKind::kLinearAttention && c.arch == Arch::kQwen3Next) BuildGdnBlocks(c, &L.linear);
   }
   if (c.tied_embeddings) w.lm_head = w.embed;
+  if (!w.mtp_unavailable.empty()) w.mtp = MtpWeights{};
   return w;
 }
 

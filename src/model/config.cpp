@@ -24,10 +24,11 @@ double ModelConfig::latent_scale() const {
 }
 
 MixerKind ModelConfig::mixer(int64_t l) const {
-  const bool recurrent = layer_kinds[l] == LayerKind::kLinearAttention;
+  const bool mtp = l >= num_layers;
+  const bool recurrent = !mtp && layer_kinds[l] == LayerKind::kLinearAttention;
   if (latent()) {
     if (recurrent) return MixerKind::kKimiDelta;
-    return sparse() ? MixerKind::kSparseLatent : MixerKind::kLatent;
+    return sparse() && !mtp ? MixerKind::kSparseLatent : MixerKind::kLatent;
   }
   return recurrent ? MixerKind::kGatedDeltaNet : MixerKind::kAttention;
 }

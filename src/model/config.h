@@ -34,6 +34,8 @@ enum class FileFormat { kSafetensors, kGguf };
 // grouped (HF): value head h uses key head h / r; tiled (Qwen3.5 GGUF): h % H_k.
 enum class VHeadOrder { kGrouped, kTiled };
 
+inline bool IsHybrid(Arch a);
+
 struct ModelConfig {
   Arch arch = Arch::kQwen3_5;
   FileFormat format = FileFormat::kSafetensors;
@@ -41,6 +43,11 @@ struct ModelConfig {
 
   int64_t hidden = 0;                // H
   int64_t num_layers = 0;            // L (trunk only; an MTP block is not counted)
+  // Multi-token-prediction (NextN) blocks the file carries after the trunk
+  // (GGUF nextn_predict_layers, HF mtp_num_hidden_layers /
+  // num_nextn_predict_layers). The first one, at layer index L, is a draft
+  // head for speculative decoding; the plain forward never runs it.
+  int64_t mtp_layers = 0;
   int64_t intermediate = 0;          // dense FFN width
   int64_t vocab = 0;
   int64_t context_length = 0;        // max positions
@@ -132,6 +139,11 @@ struct ModelConfig {
   std::vector<int64_t> eos_token_ids;
 
   bool moe() const { return num_experts > 0; }
+  // True when the file's first MTP block is bound as a draft head: the Qwen
+  // hybrids and the DeepSeek-style latent archs (GLM-DSA, DeepSeek-V3.2).
+  bool mtp() const {
+    return mtp_layers > 0 && (IsHybrid(arch) || arch == Arch::kGlmDsa || arch == Arch::kDeepseek32);
+  }
   // Latent attention where the others have full attention, and the
   // DeepSeek-V3 MoE: kimi_linear, glm-dsa, deepseek32, kda-dsa.
   bool latent() const { return arch == Arch::kKimiLinear || arch == Arch::kGlmDsa || arch == Arch::kDeepseek32 ||
@@ -139,14 +151,16 @@ struct ModelConfig {
   bool sparse() const { return indexer_heads > 0; }
   // True when latent layer l runs the indexer (and caches its key).
   bool indexer_layer(int64_t l) const {
-    return sparse() && layer_kinds[l] == LayerKind::kFullAttention && (indexer_full.empty() || indexer_full[l]);
+    return sparse() && l < num_layers && layer_kinds[l] == LayerKind::kFullAttention && (indexer_full.empty() || indexer_full[l]);
   }
   int64_t num_indexer_layers() const;
   // True when layer l's FFN is the sparse MoE (every layer of a MoE model but
   // Kimi's leading dense ones).
   bool moe_layer(int64_t l) const { return moe() && l >= leading_dense_layers; }
   // Layer l's kinds (model/layer_kinds.h): which layers hold KV rows is the
-  // file's layer_kinds; what each kind is, the architecture's.
+  // file's layer_kinds; what each kind is, the architecture's. l = L is the
+  // MTP block: the arch's attention kind (dense latent attention on the
+  // latent archs, as llama.cpp drafts with) and its FFN kind.
   MixerKind mixer(int64_t l) const;
   FfnKind ffn(int64_t l) const;
   // Values of one MLA layer's latent cache row: [c_kv | k_pe] (576 for Kimi).

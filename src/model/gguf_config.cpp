@@ -212,6 +212,7 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
                            " but the file holds " + std::to_string(g.tensors().size()) + " tensors");
   LINEAGE_ASSIGN_OR_RETURN(int64_t nextn, ReadInt(g, a + "nextn_predict_layers", 0, block_count - 1, 0));
   c.num_layers = block_count - nextn;
+  c.mtp_layers = nextn;
   LINEAGE_ASSIGN_OR_RETURN(c.hidden, ReadInt(g, a + "embedding_length", 1, L::kMaxHidden));
   // A MoE model has no dense FFN (Kimi's leading layers aside); its
   // feed_forward_length is informative.

@@ -242,6 +242,10 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
 
   LINEAGE_ASSIGN_OR_RETURN(c.hidden, j["hidden_size"].Int(1, L::kMaxHidden));
   LINEAGE_ASSIGN_OR_RETURN(c.num_layers, j["num_hidden_layers"].Int(1, L::kMaxLayers));
+  // Qwen names its MTP blocks mtp_num_hidden_layers, DeepSeek and GLM
+  // num_nextn_predict_layers (a block at index L of model.layers).
+  LINEAGE_ASSIGN_OR_RETURN(c.mtp_layers, j[IsHybrid(c.arch) ? "mtp_num_hidden_layers" : "num_nextn_predict_layers"]
+                                             .IntOr(0, 0, L::kMaxLayers));
   // A MoE model has no dense FFN; its intermediate_size is informative.
   if (c.latent()) {
     // ReadLatentConfig, below.
@@ -339,7 +343,7 @@ nlohmann::ordered_json MakeKimiConfig(const ModelConfig& c, const VocabData& voc
   t["num_experts_per_token"] = c.experts_per_token;
   t["num_hidden_layers"] = c.num_layers;
   t["num_key_value_heads"] = c.num_heads;
-  t["num_nextn_predict_layers"] = 0;
+  t["num_nextn_predict_layers"] = c.mtp_layers;
   t["num_shared_experts"] = c.shared_intermediate / c.expert_intermediate;
   t["pad_token_id"] = vocab.pad_id >= 0 ? nlohmann::ordered_json(vocab.pad_id) : nlohmann::ordered_json(nullptr);
   t["q_lora_rank"] = nullptr;
@@ -410,7 +414,7 @@ nlohmann::ordered_json MakeSparseLatentConfig(const ModelConfig& c, const VocabD
   t["num_experts_per_tok"] = c.experts_per_token;
   t["num_hidden_layers"] = c.num_layers;
   t["num_key_value_heads"] = c.num_heads;
-  t["num_nextn_predict_layers"] = 0;
+  t["num_nextn_predict_layers"] = c.mtp_layers;
   t["q_lora_rank"] = c.q_lora_rank;
   t["qk_nope_head_dim"] = c.qk_nope_dim;
   t["qk_rope_head_dim"] = c.qk_rope_dim;
@@ -476,7 +480,7 @@ nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& voca
   const char* model_type = c.arch == Arch::kQwen3_5 ? "qwen3_5_text" : c.arch == Arch::kQwen3_5Moe ? "qwen3_5_moe_text"
                            : next ? "qwen3_next" : "qwen3";
   t["model_type"] = model_type;
-  if (hybrid) t["mtp_num_hidden_layers"] = 0;  // no MTP weights are written
+  if (hybrid) t["mtp_num_hidden_layers"] = c.mtp_layers;
   if (next) t["norm_topk_prob"] = true;
   if (c.moe()) {
     t["num_experts"] = c.num_experts;

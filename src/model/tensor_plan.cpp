@@ -18,7 +18,11 @@ struct Planner {
     t.layer = layer;
     std::string hf_layer = layer >= 0 ? "layers." + std::to_string(layer) + "." : "";
     std::string gguf_layer = layer >= 0 ? "blk." + std::to_string(layer) + "." : "";
-    t.hf_name = role == Role::kLmHead ? hf_suffix : HfPrefix() + hf_layer + hf_suffix;
+    // Qwen keeps its MTP blocks apart, under mtp.layers.i (no model prefix).
+    const bool qwen_mtp = layer >= c.num_layers && IsHybrid(c.arch);
+    t.hf_name = role == Role::kLmHead ? hf_suffix
+                : qwen_mtp            ? "mtp.layers." + std::to_string(layer - c.num_layers) + "." + hf_suffix
+                                      : HfPrefix() + hf_layer + hf_suffix;
     t.hf_shape = std::move(hf_shape);
     t.gguf_name = gguf_layer + gguf_suffix;
     t.gguf_shape = std::move(gguf_shape);
@@ -207,38 +211,60 @@ void PlanMoe(Planner& p, int64_t l) {
   p.Add(Role::kShGateInp, l, "mlp.shared_expert_gate.weight", {1, H}, "ffn_gate_inp_shexp.weight", {H});
 }
 
+// One layer's tensors: its norms, mixer and feed-forward by kind.
+void PlanLayer(Planner& p, int64_t l) {
+  const ModelConfig& c = p.c;
+  const int64_t H = c.hidden;
+  p.Add(Role::kInputNorm, l, "input_layernorm.weight", "attn_norm.weight", {H});
+  if (c.attn_res_block > 0) {
+    p.Add(Role::kAttnResScore, l, "self_attention_res.weight", "attn_res_score.weight", {H});
+    p.Add(Role::kFfnResScore, l, "mlp_res.weight", "ffn_res_score.weight", {H});
+  }
+  switch (c.mixer(l)) {
+    case MixerKind::kGatedDeltaNet: PlanGdn(p, l); break;
+    case MixerKind::kKimiDelta: PlanKda(p, l); break;
+    case MixerKind::kAttention: PlanAttention(p, l); break;
+    case MixerKind::kLatent: case MixerKind::kSparseLatent: PlanLatent(p, l); break;
+  }
+  // llama.cpp maps post_attention_layernorm to ATTN_POST_NORM for qwen35 and
+  // to FFN_NORM for the others (spec §5.2, §11).
+  p.Add(Role::kPostNorm, l, "post_attention_layernorm.weight",
+        IsHybrid(c.arch) ? "post_attention_norm.weight" : "ffn_norm.weight", {H});
+  switch (c.ffn(l)) {
+    case FfnKind::kDense: PlanDense(p, l); break;
+    case FfnKind::kMoe: PlanMoe(p, l); break;
+    case FfnKind::kDeepseekMoe: PlanDeepseekMoe(p, l); break;
+  }
+}
+
+// The first MTP block (spec hybrid-qwen §5.2, latent-attention §1.9).
+void PlanMtp(Planner& p) {
+  const ModelConfig& c = p.c;
+  const int64_t H = c.hidden, l = c.num_layers;
+  PlanLayer(p, l);
+  const bool qwen = IsHybrid(c.arch);
+  auto add = [&](Role role, const std::string& qwen_hf, const std::string& hf, const std::string& gguf,
+                 std::vector<int64_t> shape) {
+    p.Add(role, l, hf, "nextn." + gguf, std::move(shape));
+    if (qwen) p.out.back().hf_name = "mtp." + qwen_hf;
+  };
+  add(Role::kMtpEhProj, "fc.weight", "eh_proj.weight", "eh_proj.weight", {H, 2 * H});
+  add(Role::kMtpENorm, "pre_fc_norm_embedding.weight", "enorm.weight", "enorm.weight", {H});
+  add(Role::kMtpHNorm, "pre_fc_norm_hidden.weight", "hnorm.weight", "hnorm.weight", {H});
+  add(Role::kMtpHeadNorm, "norm.weight", "shared_head.norm.weight", "shared_head_norm.weight", {H});
+}
+
 }  // namespace
 
 std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
   Planner p{c, {}};
   const int64_t H = c.hidden, V = c.vocab;
-  const bool qwen35 = IsHybrid(c.arch);
   p.Add(Role::kEmbed, -1, "embed_tokens.weight", "token_embd.weight", {V, H});
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    p.Add(Role::kInputNorm, l, "input_layernorm.weight", "attn_norm.weight", {H});
-    if (c.attn_res_block > 0) {
-      p.Add(Role::kAttnResScore, l, "self_attention_res.weight", "attn_res_score.weight", {H});
-      p.Add(Role::kFfnResScore, l, "mlp_res.weight", "ffn_res_score.weight", {H});
-    }
-    switch (c.mixer(l)) {
-      case MixerKind::kGatedDeltaNet: PlanGdn(p, l); break;
-      case MixerKind::kKimiDelta: PlanKda(p, l); break;
-      case MixerKind::kAttention: PlanAttention(p, l); break;
-      case MixerKind::kLatent: case MixerKind::kSparseLatent: PlanLatent(p, l); break;
-    }
-    // llama.cpp maps post_attention_layernorm to ATTN_POST_NORM for qwen35 and
-    // to FFN_NORM for the others (spec §5.2, §11).
-    p.Add(Role::kPostNorm, l, "post_attention_layernorm.weight",
-          qwen35 ? "post_attention_norm.weight" : "ffn_norm.weight", {H});
-    switch (c.ffn(l)) {
-      case FfnKind::kDense: PlanDense(p, l); break;
-      case FfnKind::kMoe: PlanMoe(p, l); break;
-      case FfnKind::kDeepseekMoe: PlanDeepseekMoe(p, l); break;
-    }
-  }
+  for (int64_t l = 0; l < c.num_layers; ++l) PlanLayer(p, l);
   p.Add(Role::kFinalNorm, -1, "norm.weight", "output_norm.weight", {H});
   if (c.attn_res_block > 0) p.Add(Role::kOutputResScore, -1, "output_attn_res.weight", "output_res_score.weight", {H});
   if (!c.tied_embeddings) p.Add(Role::kLmHead, -1, "lm_head.weight", "output.weight", {V, H});
+  if (c.mtp()) PlanMtp(p);
   return std::move(p.out);
 }
 
@@ -296,6 +322,7 @@ bool IsSmallRole(Role r) {
     case Role::kKdaNorm: case Role::kMlaKvANorm: case Role::kRouterBias:
     case Role::kMlaQANorm: case Role::kIdxKNorm: case Role::kIdxKNormBias:
     case Role::kMoeLatentNorm: case Role::kAttnResScore: case Role::kFfnResScore: case Role::kOutputResScore:
+    case Role::kMtpENorm: case Role::kMtpHNorm: case Role::kMtpHeadNorm:
       return true;
     default:
       return false;
@@ -307,6 +334,7 @@ bool IsZeroCentredNorm(Role r, Arch arch) {
   switch (r) {
     case Role::kFinalNorm: case Role::kInputNorm: case Role::kPostNorm:
     case Role::kAttnQNorm: case Role::kAttnKNorm:
+    case Role::kMtpENorm: case Role::kMtpHNorm: case Role::kMtpHeadNorm:
       return true;
     default:
       return false;

@@ -53,6 +53,10 @@ enum class Role {
   // AttnRes' score vectors.
   kKdaGFull, kMlaGate, kMoeLatentDown, kMoeLatentUp, kMoeLatentNorm,
   kAttnResScore, kFfnResScore, kOutputResScore,
+  // The MTP (NextN) block's own tensors (its layer tensors are the roles
+  // above at layer L): eh_proj over [enorm(embed) | hnorm(h)], the two
+  // norms, and the norm before the shared head.
+  kMtpEhProj, kMtpENorm, kMtpHNorm, kMtpHeadNorm,
 };
 
 // How the routed experts of a MoE layer are stored.
@@ -69,7 +73,11 @@ struct PlannedTensor {
 };
 
 // Every tensor of a model with config `c`, in checkpoint order (embedding,
-// layers in order, final norm, lm_head when untied).
+// layers in order, final norm, lm_head when untied), then the MTP block's
+// when c.mtp(): layer L's tensors (HF Qwen: mtp.layers.0.*; else layer L's
+// own names) and the NextN ones (GGUF blk.L.nextn.*; HF Qwen mtp.fc,
+// mtp.pre_fc_norm_*, mtp.norm; HF DeepSeek/GLM model.layers.L.eh_proj,
+// enorm, hnorm, shared_head.norm).
 // REQUIRES: `c` is within ConfigLimits (the loaders run ValidateConfig
 // first), so that no shape product here can overflow.
 //

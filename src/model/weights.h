@@ -14,6 +14,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/mapped_file.h"
@@ -145,9 +146,24 @@ struct LayerWeights {
   std::vector<float> ffn_res_score;   // [H]: ... before the FFN
 };
 
+// The multi-token-prediction (NextN) block: from the trunk's final-normed
+// state h of one position and the embedding of the next token it drafts
+// the token after, x = eh_proj [enorm(embed) | hnorm(h)], one full layer,
+// then head_norm and the trunk's head (spec hybrid-qwen §5.2).
+struct MtpWeights {
+  LayerWeights layer;             // attention (dense latent on the latent archs) and the FFN
+  TensorView eh_proj;             // [H, 2H]
+  std::vector<float> enorm;       // [H], effective scale
+  std::vector<float> hnorm;       // [H]
+  std::vector<float> head_norm;   // [H]
+  bool valid() const { return eh_proj.valid(); }
+};
+
 struct Weights {
   TensorView embed;               // [V, H]
   std::vector<LayerWeights> layers;
+  MtpWeights mtp;                 // valid when config.mtp() and the file holds the whole block
+  std::string mtp_unavailable;    // why not, when the file declares a block it does not hold whole
   std::vector<float> final_norm;  // [H], effective scale
   std::vector<float> output_res_score;  // [H]: Block AttnRes' mix before the final norm (K3); else empty
   TensorView lm_head;             // [V, H]; the same view as `embed` when tied

@@ -240,7 +240,8 @@ Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const Write
   w.AddString("general.name", "Lineage random " + spec.shape);
   w.AddUint32("general.quantization_version", 2);
   w.AddUint32("general.file_type", o.preset ? QuantPresetFileType(*o.preset) : FileType(o.dtype));
-  w.AddUint32(a + "block_count", static_cast<uint32_t>(c.num_layers));
+  w.AddUint32(a + "block_count", static_cast<uint32_t>(c.num_layers + c.mtp_layers));
+  if (c.mtp_layers > 0) w.AddUint32(a + "nextn_predict_layers", static_cast<uint32_t>(c.mtp_layers));
   w.AddUint32(a + "context_length", static_cast<uint32_t>(c.context_length));
   w.AddUint32(a + "embedding_length", static_cast<uint32_t>(c.hidden));
   if (c.intermediate > 0) w.AddUint32(a + "feed_forward_length", static_cast<uint32_t>(c.intermediate));

@@ -43,7 +43,7 @@ Range RangeFor(Arch arch, const PlannedTensor& p) {
     case Role::kFinalNorm: case Role::kInputNorm: case Role::kPostNorm:
     case Role::kAttnQNorm: case Role::kAttnKNorm: case Role::kLinNorm:
     case Role::kKdaNorm: case Role::kMlaKvANorm: case Role::kMlaQANorm: case Role::kIdxKNorm:
-    case Role::kMoeLatentNorm: {
+    case Role::kMoeLatentNorm: case Role::kMtpENorm: case Role::kMtpHNorm: case Role::kMtpHeadNorm: {
       // Zero-centred norms store w (scale 1 + w); plain ones store the scale.
       Range r = UniformWithStd(0.1);
       if (!IsZeroCentredNorm(p.role, arch)) r = {1 + r.lo, 1 + r.hi};

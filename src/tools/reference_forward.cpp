@@ -592,11 +592,39 @@ double MaxRms(const Mat& h) {
   return mx;
 }
 
+// Layer l's mixer and feed-forward by its kinds (layer_kinds.h); l = L is
+// the MTP block (weights `L`). `selection` carries the latest full sparse
+// layer's choice to the shared layers above it.
+Mat Mixer(const ModelConfig& c, int64_t l, const LayerWeights& L, const Mat& x, Selection* selection) {
+  switch (c.mixer(l)) {
+    case MixerKind::kGatedDeltaNet: return GatedDeltaNet(c, L.linear, x);
+    case MixerKind::kKimiDelta: return KimiDelta(c, L.kda, x);
+    case MixerKind::kAttention: return Attention(c, L.full, x);
+    case MixerKind::kLatent: return LatentAttention(c, L.mla, x, nullptr);
+    case MixerKind::kSparseLatent:
+      if (c.indexer_layer(l)) *selection = IndexerSelect(c, L.mla, x);
+      return LatentAttention(c, L.mla, x, selection);
+  }
+  return x;
+}
+
+Mat Ffn(const ModelConfig& c, int64_t l, const LayerWeights& L, const Mat& x,
+        std::vector<std::vector<int64_t>>* chosen) {
+  switch (c.ffn(l)) {
+    case FfnKind::kDense: return SwiGlu(c, L.gate_proj, L.up_proj, L.down_proj, x);
+    case FfnKind::kMoe: return Moe(c, L.moe, x, chosen);
+    case FfnKind::kDeepseekMoe: return KimiMoe(c, L.moe, x, chosen);
+  }
+  return x;
+}
+
 }  // namespace
 
-Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
-                                                         const std::vector<int32_t>& tokens,
-                                                         ReferenceTrace* trace) {
+namespace {
+
+// The final-normed residual stream of every position of `tokens` (the input
+// of the head), starting from an empty state.
+Result<Mat> TrunkStates(const Model& model, const std::vector<int32_t>& tokens, ReferenceTrace* trace) {
   const ModelConfig& c = model.config;
   const Weights& w = model.weights;
   const int64_t H = c.hidden;
@@ -614,49 +642,74 @@ Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
     trace->experts.clear();
   }
   Selection selection;  // the latest full sparse layer's, for the shared layers above it
-  // Each layer's mixer and feed-forward by its kinds (layer_kinds.h).
-  auto mixer = [&](int64_t l, const Mat& x) -> Mat {
-    const LayerWeights& L = w.layers[l];
-    switch (c.mixer(l)) {
-      case MixerKind::kGatedDeltaNet: return GatedDeltaNet(c, L.linear, x);
-      case MixerKind::kKimiDelta: return KimiDelta(c, L.kda, x);
-      case MixerKind::kAttention: return Attention(c, L.full, x);
-      case MixerKind::kLatent: return LatentAttention(c, L.mla, x, nullptr);
-      case MixerKind::kSparseLatent:
-        if (c.indexer_layer(l)) selection = IndexerSelect(c, L.mla, x);
-        return LatentAttention(c, L.mla, x, &selection);
-    }
-    return x;
-  };
-  auto ffn = [&](int64_t l, const Mat& x) -> Mat {
-    const LayerWeights& L = w.layers[l];
-    std::vector<std::vector<int64_t>>* chosen = trace && c.moe_layer(l) ? &trace->experts.emplace_back() : nullptr;
-    switch (c.ffn(l)) {
-      case FfnKind::kDense: return SwiGlu(c, L.gate_proj, L.up_proj, L.down_proj, x);
-      case FfnKind::kMoe: return Moe(c, L.moe, x, chosen);
-      case FfnKind::kDeepseekMoe: return KimiMoe(c, L.moe, x, chosen);
-    }
-    return x;
-  };
   std::vector<Mat> bank;  // Block AttnRes' checkpoints (K3)
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const LayerWeights& L = w.layers[l];
+    std::vector<std::vector<int64_t>>* chosen = trace && c.moe_layer(l) ? &trace->experts.emplace_back() : nullptr;
     if (c.attn_res_block > 0) {  // spec latent-attention §2.5: mix, bank, mixer, restart, mix, FFN
       const Mat a = AttnResMix(c, bank, h, L.attn_res_score);
       const bool banked = l % c.attn_res_block == 0;
       if (banked) bank.push_back(h);
-      const Mat y = mixer(l, NormRows(a, L.input_norm, c.rms_eps));
+      const Mat y = Mixer(c, l, L, NormRows(a, L.input_norm, c.rms_eps), &selection);
       if (banked) h = y;
       else AddInPlace(h, y);
-      AddInPlace(h, ffn(l, NormRows(AttnResMix(c, bank, h, L.ffn_res_score), L.post_norm, c.rms_eps)));
+      AddInPlace(h, Ffn(c, l, L, NormRows(AttnResMix(c, bank, h, L.ffn_res_score), L.post_norm, c.rms_eps), chosen));
     } else {
-      AddInPlace(h, mixer(l, NormRows(h, L.input_norm, c.rms_eps)));
-      AddInPlace(h, ffn(l, NormRows(h, L.post_norm, c.rms_eps)));
+      AddInPlace(h, Mixer(c, l, L, NormRows(h, L.input_norm, c.rms_eps), &selection));
+      AddInPlace(h, Ffn(c, l, L, NormRows(h, L.post_norm, c.rms_eps), chosen));
     }
     if (trace) trace->layer_rms.push_back(MaxRms(h));
   }
   if (c.attn_res_block > 0) h = AttnResMix(c, bank, h, w.output_res_score);
-  return MatMul(w.lm_head, NormRows(h, w.final_norm, c.rms_eps));
+  return NormRows(h, w.final_norm, c.rms_eps);
+}
+
+}  // namespace
+
+Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
+                                                         const std::vector<int32_t>& tokens,
+                                                         ReferenceTrace* trace) {
+  LINEAGE_ASSIGN_OR_RETURN(Mat h, TrunkStates(model, tokens, trace));
+  return MatMul(model.weights.lm_head, h);
+}
+
+Result<std::vector<std::vector<double>>> ReferenceMtpDrafts(const Model& model, const std::vector<int32_t>& tokens,
+                                                           int64_t k) {
+  const ModelConfig& c = model.config;
+  const MtpWeights& m = model.weights.mtp;
+  if (!c.mtp() || !m.valid()) return InvalidArgument("the model has no MTP block");
+  if (tokens.size() < 2) return InvalidArgument("MTP drafts follow at least two tokens");
+  const int64_t H = c.hidden, n = static_cast<int64_t>(tokens.size()) - 1;
+  LINEAGE_ASSIGN_OR_RETURN(Mat h, TrunkStates(model, std::vector<int32_t>(tokens.begin(), tokens.end() - 1), nullptr));
+  // The block's input row for a token and the state before it (none: zeros).
+  std::vector<float> e(static_cast<size_t>(H));
+  auto input = [&](int32_t token, const Vec* state) {
+    Vec in(static_cast<size_t>(2 * H), 0.0);
+    DecodeToFloat(model.weights.embed, static_cast<int64_t>(token) * H, H, e.data());
+    std::copy(e.begin(), e.end(), in.begin());
+    RmsNormInPlace(in.data(), H, m.enorm, c.rms_eps);
+    if (state != nullptr) {
+      std::copy(state->begin(), state->end(), in.begin() + H);
+      RmsNormInPlace(in.data() + H, H, m.hnorm, c.rms_eps);
+    }
+    return in;
+  };
+  Mat in;
+  for (int64_t j = 0; j <= n; ++j) in.push_back(input(tokens[static_cast<size_t>(j)], j > 0 ? &h[j - 1] : nullptr));
+  std::vector<std::vector<double>> logits;
+  for (int64_t d = 0; d < k; ++d) {
+    // The whole block over rows [0, n + d] (causal: earlier rows' outputs do not change).
+    Mat x = MatMul(m.eh_proj, in);
+    const LayerWeights& L = m.layer;
+    AddInPlace(x, Mixer(c, c.num_layers, L, NormRows(x, L.input_norm, c.rms_eps), nullptr));
+    AddInPlace(x, Ffn(c, c.num_layers, L, NormRows(x, L.post_norm, c.rms_eps), nullptr));
+    const Mat last = NormRows(Mat{x.back()}, m.head_norm, c.rms_eps);
+    logits.push_back(MatMul(model.weights.lm_head, last)[0]);
+    const Vec& row = logits.back();
+    const int32_t draft = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+    in.push_back(input(draft, &last[0]));
+  }
+  return logits;
 }
 
 }  // namespace lineage::model

@@ -37,4 +37,13 @@ Result<std::vector<std::vector<double>>> ReferenceForward(const Model& model,
                                                          const std::vector<int32_t>& tokens,
                                                          ReferenceTrace* trace = nullptr);
 
+// The MTP block's first k greedy drafts after `tokens` (spec hybrid-qwen
+// §5.2; its last token is the one sampled last): the trunk's final-normed
+// states of tokens[0, n), the block's rows j = 0..n from (tokens[j],
+// state j - 1; zeros for j = 0) at position j, causal attention over them;
+// each draft's head-normed output and token form the next row. Logits
+// [k][V] of each draft; InvalidArgument without an MTP block.
+Result<std::vector<std::vector<double>>> ReferenceMtpDrafts(const Model& model, const std::vector<int32_t>& tokens,
+                                                           int64_t k);
+
 }  // namespace lineage::model

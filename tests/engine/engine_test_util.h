@@ -70,6 +70,21 @@ inline std::vector<float> ColdPrefill(Engine& e, const std::vector<int32_t>& tok
   return r.logits;
 }
 
+// `seq` holds exactly `tokens` (say, after speculative rounds): its snapshot,
+// restored and continued by a prefill of a few more, gives the logits of a
+// cold prefill of all of them.
+inline void ExpectRestoreEqualsCold(Engine& e, const Sequence& seq, std::vector<int32_t> tokens) {
+  const Snapshot snap = seq.Snap();
+  ASSERT_EQ(snap.num_tokens(), static_cast<int64_t>(tokens.size()));
+  auto restored = e.Admit(*snap.kv, snap.recurrent.get());
+  ASSERT_TRUE(restored.ok());
+  const std::vector<int32_t> more = Tokens(9, e.config().vocab, 8);
+  PrefillResult warm;
+  ASSERT_TRUE(e.Prefill(*restored, more, {}, &warm).ok());
+  tokens.insert(tokens.end(), more.begin(), more.end());
+  EXPECT_LT(MaxRelError(warm.logits, ColdPrefill(e, tokens)), 1e-4);
+}
+
 // Prefills the first `prefill` tokens, decodes the rest one by one, and
 // returns the worst relative error against the reference over all of them.
 inline double WorstErrorAgainstReference(std::shared_ptr<const model::Model> m, int64_t num_tokens, int64_t prefill,

@@ -106,15 +106,7 @@ TEST_P(Speculative, GreedyTokensEqualDecodingWhereverDraftsFail) {
   // continued by a prefill, equals a cold prefill of the same tokens.
   std::vector<int32_t> all = prompt;
   all.insert(all.end(), want.begin(), want.end() - 1);
-  const Snapshot snap = seq.Snap();
-  ASSERT_EQ(snap.num_tokens(), static_cast<int64_t>(all.size()));
-  auto restored = engine_->Admit(*snap.kv, snap.recurrent.get());
-  ASSERT_TRUE(restored.ok());
-  const std::vector<int32_t> more = Tokens(9, vocab(), 8);
-  PrefillResult warm;
-  ASSERT_TRUE(engine_->Prefill(*restored, more, {}, &warm).ok());
-  all.insert(all.end(), more.begin(), more.end());
-  EXPECT_LT(MaxRelError(warm.logits, ColdPrefill(*engine_, all)), 1e-4);
+  testing::ExpectRestoreEqualsCold(*engine_, seq, all);
 }
 
 TEST_P(Speculative, SeveralSequencesVerifyInOneStep) {

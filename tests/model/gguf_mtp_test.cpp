@@ -1,7 +1,9 @@
 // A Qwen3.5 GGUF converted with its MTP block has block_count = L + 1 and
 // nextn_predict_layers = 1 (spec §5.2, §9.9): the loader must read L trunk
-// layers and ignore blk.L. The file is made by copying a written GGUF with
-// GgufWriter and adding what the converter adds.
+// layers, and binds blk.L as the draft head only when the file holds it
+// whole. The partial file is made by copying a written GGUF with GgufWriter
+// and adding part of what the converter adds; whole blocks come from the
+// writer (`mkmodel --mtp`), in both formats, which must agree.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -68,9 +70,40 @@ TEST_P(GgufMtp, NextnBlockIsNotPartOfTheTrunk) {
   EXPECT_EQ((*b)->weights.layers.size(), 8u);
   const auto tokens = testing_util::SomeTokens(4, 1024);
   EXPECT_EQ(*ReferenceForward(**a, tokens), *ReferenceForward(**b, tokens));
+  // Part of a block is no draft head, and says what it lacks.
+  EXPECT_FALSE((*b)->weights.mtp.valid());
+  EXPECT_NE((*b)->weights.mtp_unavailable.find("blk.8."), std::string::npos) << (*b)->weights.mtp_unavailable;
+}
+
+class MtpBlocks : public ::testing::TestWithParam<Arch> {};
+
+TEST_P(MtpBlocks, BindAlikeInBothFormats) {
+  auto spec = LookupShape(GetParam(), "tiny");
+  ASSERT_TRUE(spec.ok());
+  spec->config.mtp_layers = 1;
+  const std::string arch = ArchName(GetParam());
+  auto gguf = LoadModel(testing_util::Write(*spec, FileFormat::kGguf, DType::kF32, 6, arch + "_mtp_whole.gguf"));
+  auto hf = LoadModel(testing_util::Write(*spec, FileFormat::kSafetensors, DType::kF32, 6, arch + "_mtp_whole"));
+  ASSERT_TRUE(gguf.ok() && hf.ok()) << gguf.status().ToString() << hf.status().ToString();
+  for (const auto* m : {&*gguf, &*hf}) {
+    EXPECT_EQ((**m).config.num_layers, spec->config.num_layers);
+    EXPECT_EQ((**m).config.mtp_layers, 1);
+    EXPECT_TRUE((**m).weights.mtp.valid()) << (**m).weights.mtp_unavailable;
+  }
+  const auto tokens = testing_util::SomeTokens(12, 1024);
+  auto a = ReferenceMtpDrafts(**gguf, tokens, 2);
+  auto b = ReferenceMtpDrafts(**hf, tokens, 2);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->size(), 2u);
+  for (size_t d = 0; d < 2; ++d)
+    for (size_t v = 0; v < (*a)[d].size(); ++v) ASSERT_NEAR((*a)[d][v], (*b)[d][v], 1e-9) << d << " " << v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, GgufMtp, ::testing::Values(Arch::kQwen3_5, Arch::kQwen3_5Moe, Arch::kQwen3Next),
+                         [](const auto& info) { return std::string(ArchName(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Archs, MtpBlocks,
+                         ::testing::Values(Arch::kQwen3_5, Arch::kQwen3_5Moe, Arch::kQwen3Next, Arch::kGlmDsa,
+                                           Arch::kDeepseek32),
                          [](const auto& info) { return std::string(ArchName(info.param)); });
 
 }  // namespace
