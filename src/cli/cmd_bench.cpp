@@ -21,6 +21,7 @@ struct BenchArgs {
   int64_t delta_chunked_min_tokens = engine::EngineOptions{}.delta_chunked_min_tokens;
   bool json = false;
   bool spec = false;
+  bool spec_mtp = false;
   engine::SpecBenchOptions spec_options;
 };
 
@@ -43,7 +44,12 @@ Status Run(const BenchArgs& a) {
     engine::SpecBenchOptions so = a.spec_options;
     so.prompt_tokens = a.options.prompt_tokens;
     so.gen_tokens = a.options.gen_tokens;
-    LINEAGE_ASSIGN_OR_RETURN(engine::SpecBenchReport r, engine::RunSpecBench(*eng, so));
+    std::unique_ptr<engine::Engine> mtp;
+    if (a.spec_mtp) {
+      eo.mtp = true;
+      LINEAGE_ASSIGN_OR_RETURN(mtp, engine::Engine::Create(m, eo));
+    }
+    LINEAGE_ASSIGN_OR_RETURN(engine::SpecBenchReport r, engine::RunSpecBench(*eng, so, mtp.get()));
     r.model = engine::DescribeModel(*m);
     Print(r, a.json);
     return Status::Ok();
@@ -76,6 +82,9 @@ Register reg{{"bench", "Measure prefill and decode speed against the machine's r
                 sub.add_flag("--spec", a->spec,
                              "speculative decoding instead: decode speed with drafts against without, the drafts "
                              "taken from a greedy record and each wrong with chance 1 - rate (tools/spec_bench.h)");
+                sub.add_flag("--mtp", a->spec_mtp,
+                             "with --spec: drafted runs pay for the model's MTP block drafting each round, and one "
+                             "more run drafts with it (tools/spec_bench.h)");
                 sub.add_option("--draft-max", a->spec_options.drafts, "with --spec: drafts per round")
                     ->capture_default_str();
                 sub.add_option("--draft-rate", a->spec_options.acceptance,

@@ -191,6 +191,9 @@ Status Run(const ServeArgs& a) {
   bo.max_predict_tokens = a.n_predict;
   bo.prompt.keep_billing_header = a.keep_billing_header;
   LINEAGE_ASSIGN_OR_RETURN(bo.spec.type, engine::ParseSpecType(a.spec_type));
+  // The MTP block's KV layer is in every sequence's pages, so its drafts are
+  // a server-wide choice; requests may still choose none or prompt lookup.
+  bo.engine.mtp = bo.spec.type == engine::SpecType::kMtp;
   if (a.draft_max < 0 || a.draft_min < 0 || a.draft_max > 256)
     return InvalidArgument("--draft-max must be in [0, 256] and --draft-min not negative");
   bo.spec.draft_max = a.draft_max;
@@ -288,8 +291,8 @@ Register reg{{"serve", "Serve a model over HTTP (OpenAI and Anthropic APIs)", []
                 sub.add_flag("--no-lineage", a->no_lineage, "previous behaviour: whole snapshots at m-16 and m, small LRU");
                 sub.add_flag("--no-extend", a->no_extend, "do not extend entries over the generated reply");
                 sub.add_option("--spec-type", a->spec_type,
-                               "speculative decoding: none, or ngram-simple (drafts by prompt lookup; verified in one "
-                               "step, exact, drafted only while they pay)")
+                               "speculative decoding: none, ngram-simple (drafts by prompt lookup) or draft-mtp (the "
+                               "model file's MTP block); verified in one step, exact, drafted only while they pay")
                     ->capture_default_str();
                 sub.add_option("--draft-max,--spec-draft-n-max", a->draft_max, "drafts per step at most")
                     ->capture_default_str();

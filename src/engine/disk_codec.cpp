@@ -128,6 +128,22 @@ std::shared_ptr<const EngineDiskCodec> EngineDiskCodec::For(const Engine& engine
     h.Str(std::string(Info(engine.kv_layout().dtype).name));
     fingerprint = h.Digest();
   }
+  // With the MTP block on, pages hold one more layer, written by its weights.
+  if (engine.mtp()) {
+    const model::MtpWeights& m = engine.model().weights.mtp;
+    Hasher h;
+    h.Bytes(fingerprint.bytes.data(), fingerprint.bytes.size());
+    h.Str("mtp kv layer");
+    h.Tensor(m.eh_proj);
+    h.Floats("enorm", m.enorm);
+    h.Floats("hnorm", m.hnorm);
+    h.Floats("input_norm", m.layer.input_norm);
+    const model::MixerKind kind = engine.config().mixer(engine.config().num_layers);
+    for (const TensorView* t : MixerMatrices(kind, m.layer)) h.Tensor(*t);
+    for (const auto& [name, v] : MixerVectors(kind, m.layer))
+      if (!v->empty()) h.Floats(name.c_str(), *v);
+    fingerprint = h.Digest();
+  }
   return std::make_shared<EngineDiskCodec>(fingerprint, engine.kv_layout(), engine.recurrent_layout());
 }
 

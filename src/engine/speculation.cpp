@@ -35,6 +35,14 @@ void StepCosts::Observe(int64_t rows, int64_t sequences, double seconds) {
   row_cost_ = (1 - kWeight) * row_cost_ + kWeight * cost;
 }
 
+void StepCosts::ObserveDrafts(int64_t depth, int64_t sequences, double seconds) {
+  if (depth <= 0 || sequences <= 0 || seconds <= 0 || decode_s_ <= 0) return;
+  constexpr double kWeight = 0.2;
+  const double cost = std::clamp(seconds / static_cast<double>(depth) / (decode_s_ * static_cast<double>(sequences)),
+                                 0.01, 4.0);
+  draft_cost_ = (1 - kWeight) * draft_cost_ + kWeight * cost;
+}
+
 Speculator::Speculator(const SpecOptions& options) : options_(options) {}
 
 int64_t Speculator::DraftCount(int64_t available, int64_t limit, double row_cost) {
@@ -60,7 +68,7 @@ int64_t Speculator::DraftCount(int64_t available, int64_t limit, double row_cost
 
 std::vector<int32_t> Speculator::Propose(std::span<const int32_t> prompt, std::span<const int32_t> reply,
                                          int64_t limit, double row_cost) {
-  if (!enabled() || limit <= 0) return {};
+  if (!enabled() || limit <= 0 || options_.type != SpecType::kNgram) return {};
   std::vector<int32_t> drafts = PromptLookupDrafts(prompt, reply, std::min(limit, options_.draft_max), options_.lookup);
   drafts.resize(static_cast<size_t>(DraftCount(static_cast<int64_t>(drafts.size()), limit, row_cost)));
   return drafts;

@@ -60,13 +60,20 @@ struct SpecOptions {
 // machine and the file.
 class StepCosts {
  public:
-  explicit StepCosts(double initial_row_cost = 0.35) : row_cost_(initial_row_cost) {}
+  explicit StepCosts(double initial_row_cost = 0.35, double initial_draft_cost = 0.5)
+      : row_cost_(initial_row_cost), draft_cost_(initial_draft_cost) {}
   void Observe(int64_t rows, int64_t sequences, double seconds);
   double row_cost() const { return row_cost_; }
+  // An MTP drafting pass of `depth` one-row passes over `sequences`
+  // sequences: draft_cost() is one draft's share beside a decode step (the
+  // block, one layer, and the head: on a small model the head is most of it).
+  void ObserveDrafts(int64_t depth, int64_t sequences, double seconds);
+  double draft_cost() const { return draft_cost_; }
 
  private:
   double decode_s_ = 0;  // EMA of steps with one row per sequence, per sequence
   double row_cost_;
+  double draft_cost_;
 };
 
 class Speculator {
@@ -86,7 +93,8 @@ class Speculator {
   int64_t DraftCount(int64_t available, int64_t limit, double row_cost);
   // Drafts to follow prompt ++ reply (the reply ends with the token sampled
   // last, not yet in the sequence), as many as DraftCount allows; empty for
-  // none.
+  // none. Prompt lookup only: MTP drafts come from Engine::DraftMtp, as
+  // many as DraftCount(draft_max, limit, row cost + draft cost) says.
   std::vector<int32_t> Propose(std::span<const int32_t> prompt, std::span<const int32_t> reply, int64_t limit,
                                double row_cost);
   // Estimated chance that the next draft is taken.

@@ -19,6 +19,7 @@ using Clock = std::chrono::steady_clock;
 struct RunResult {
   std::vector<int32_t> tokens;
   double seconds = 0;
+  double draft_cost = 0;  // the MTP drafts' share of a decode step, as StepCosts learnt it
   int64_t proposed = 0, accepted = 0, rounds = 0;
   double experts_per_layer = 0;
 };
@@ -46,11 +47,18 @@ Result<RunResult> Plain(Engine& engine, const Snapshot& start, int32_t first, in
   return r;
 }
 
-// The same n tokens with drafts from `record`, each wrong with chance 1 - rate.
-// With `adaptive`, the Speculator's policy chooses how many of them to
-// verify (from the acceptance it sees and the row cost the steps show).
+// Where a drafted run's drafts come from.
+enum class DraftSource {
+  kRecord,      // the record, each wrong with chance 1 - rate
+  kRecordPaid,  // the same, after an MTP drafting pass of as many (its cost paid, its drafts dropped)
+  kMtp,         // the MTP block's own
+};
+
+// The same n tokens with drafts per `source`. With `adaptive`, the
+// Speculator's policy chooses how many to verify (from the acceptance it
+// sees and the row and draft costs the steps show).
 Result<RunResult> Drafted(Engine& engine, const Snapshot& start, const std::vector<int32_t>& record, int64_t n,
-                          int64_t drafts, double rate, uint64_t seed, bool adaptive) {
+                          int64_t drafts, double rate, uint64_t seed, bool adaptive, DraftSource source) {
   LINEAGE_ASSIGN_OR_RETURN(Sequence seq, engine.Admit(*start.kv, start.recurrent.get()));
   SpecOptions so;
   so.type = SpecType::kNgram;
@@ -67,12 +75,23 @@ Result<RunResult> Drafted(Engine& engine, const Snapshot& start, const std::vect
   std::vector<int32_t> draft, run;
   const Engine::ExpertCounts e0 = engine.expert_counts();
   const auto t0 = Clock::now();
+  const bool mtp = source != DraftSource::kRecord;
   while (static_cast<int64_t>(r.tokens.size()) <= n) {
     const int64_t done = static_cast<int64_t>(r.tokens.size());
-    const int64_t k = spec.DraftCount(drafts, n + 1 - done, costs.row_cost());
-    draft.assign(record.begin() + done, record.begin() + done + k);
-    for (int32_t& t : draft) {
-      if (coin(rng) >= rate) t = (t + 1 + static_cast<int32_t>(rng() % static_cast<uint64_t>(vocab - 1))) % vocab;
+    const int64_t k = spec.DraftCount(drafts, n + 1 - done, costs.row_cost() + (mtp ? costs.draft_cost() : 0.0));
+    if (mtp && k > 0) {
+      const MtpDraftRun dr{&seq, r.tokens.back(), k, &draft};
+      const auto d0 = Clock::now();
+      LINEAGE_RETURN_IF_ERROR(engine.DraftMtp(std::span(&dr, 1)));
+      costs.ObserveDrafts(k, 1, SecondsBetween(d0, Clock::now()));
+    }
+    if (source != DraftSource::kMtp) {
+      draft.assign(record.begin() + done, record.begin() + done + k);
+      for (int32_t& t : draft) {
+        if (coin(rng) >= rate) t = (t + 1 + static_cast<int32_t>(rng() % static_cast<uint64_t>(vocab - 1))) % vocab;
+      }
+    } else if (k == 0) {
+      draft.clear();
     }
     run.assign(1, r.tokens.back());
     run.insert(run.end(), draft.begin(), draft.end());
@@ -92,12 +111,21 @@ Result<RunResult> Drafted(Engine& engine, const Snapshot& start, const std::vect
   r.proposed = spec.proposed();
   r.accepted = spec.accepted();
   r.rounds = spec.rounds();
+  r.draft_cost = costs.draft_cost();
   return r;
+}
+
+// Prefills `prompt` into a new sequence of `engine`: its snapshot and first greedy token.
+Result<std::pair<Snapshot, int32_t>> Start(Engine& engine, const std::vector<int32_t>& prompt) {
+  Sequence seq = engine.NewSequence();
+  PrefillResult pre;
+  LINEAGE_RETURN_IF_ERROR(engine.Prefill(seq, prompt, {}, &pre));
+  return std::pair<Snapshot, int32_t>{seq.Snap(), Argmax(pre.logits)};
 }
 
 }  // namespace
 
-Result<SpecBenchReport> RunSpecBench(Engine& engine, const SpecBenchOptions& options) {
+Result<SpecBenchReport> RunSpecBench(Engine& engine, const SpecBenchOptions& options, Engine* mtp) {
   if (options.prompt_tokens <= 0 || options.gen_tokens <= 0 || options.drafts < 1 || options.repeats < 1)
     return InvalidArgument("bad prompt, gen, drafts or repeats");
   const model::Model& m = engine.model();
@@ -111,11 +139,17 @@ Result<SpecBenchReport> RunSpecBench(Engine& engine, const SpecBenchOptions& opt
   for (int64_t i = 0; i < options.prompt_tokens; ++i)
     prompt.push_back(static_cast<int32_t>(rng() % static_cast<uint32_t>(m.config.vocab)));
   LINEAGE_RETURN_IF_ERROR(MapEveryWeightPage(m));
-  Sequence seq = engine.NewSequence();
-  PrefillResult pre;
-  LINEAGE_RETURN_IF_ERROR(engine.Prefill(seq, prompt, {}, &pre));
-  const Snapshot start = seq.Snap();
-  const int32_t first = Argmax(pre.logits);
+  LINEAGE_ASSIGN_OR_RETURN(auto started, Start(engine, prompt));
+  const auto& [start, first] = started;
+  std::pair<Snapshot, int32_t> mtp_started;
+  if (mtp != nullptr) {
+    LINEAGE_ASSIGN_OR_RETURN(mtp_started, Start(*mtp, prompt));
+    if (mtp_started.second != first) return Internal("the MTP engine's trunk gave another first token");
+  }
+  // Drafted runs go through the MTP engine when there is one.
+  Engine& drafting = mtp != nullptr ? *mtp : engine;
+  const Snapshot& drafting_start = mtp != nullptr ? mtp_started.first : start;
+  const DraftSource paid = mtp != nullptr ? DraftSource::kRecordPaid : DraftSource::kRecord;
   // Warm-up: one plain run (and the record every drafted run must equal).
   LINEAGE_ASSIGN_OR_RETURN(RunResult record, Plain(engine, start, first, options.gen_tokens));
   rep.rows.resize(options.acceptance.size());
@@ -127,10 +161,10 @@ Result<SpecBenchReport> RunSpecBench(Engine& engine, const SpecBenchOptions& opt
     for (size_t i = 0; i < options.acceptance.size(); ++i) {
       const double rate = options.acceptance[i];
       const uint64_t seed = options.seed + 7919 * (rep_i + 1) + i;
-      LINEAGE_ASSIGN_OR_RETURN(RunResult d, Drafted(engine, start, record.tokens, options.gen_tokens, options.drafts,
-                                                    rate, seed, false));
-      LINEAGE_ASSIGN_OR_RETURN(RunResult p, Drafted(engine, start, record.tokens, options.gen_tokens, options.drafts,
-                                                    rate, seed, true));
+      LINEAGE_ASSIGN_OR_RETURN(RunResult d, Drafted(drafting, drafting_start, record.tokens, options.gen_tokens,
+                                                    options.drafts, rate, seed, false, paid));
+      LINEAGE_ASSIGN_OR_RETURN(RunResult p, Drafted(drafting, drafting_start, record.tokens, options.gen_tokens,
+                                                    options.drafts, rate, seed, true, paid));
       if (d.tokens != record.tokens || p.tokens != record.tokens) {
         return Internal("speculative decoding at acceptance " + std::to_string(rate) +
                         " gave other tokens than greedy decoding");
@@ -145,7 +179,19 @@ Result<SpecBenchReport> RunSpecBench(Engine& engine, const SpecBenchOptions& opt
       row.tokens_per_round = d.rounds > 0 ? static_cast<double>(options.gen_tokens) / static_cast<double>(d.rounds) : 0;
       row.experts_per_layer = d.experts_per_layer * (d.rounds > 0 ? 1.0 : 0.0);
     }
+    if (mtp != nullptr) {
+      LINEAGE_ASSIGN_OR_RETURN(RunResult fill, Plain(*mtp, mtp_started.first, first, options.gen_tokens));
+      LINEAGE_ASSIGN_OR_RETURN(RunResult own, Drafted(*mtp, mtp_started.first, record.tokens, options.gen_tokens,
+                                                      options.drafts, 1.0, options.seed, true, DraftSource::kMtp));
+      if (fill.tokens != record.tokens || own.tokens != record.tokens)
+        return Internal("decoding with the MTP block on gave other tokens than greedy decoding");
+      rep.mtp_decode_tok_s = std::max(rep.mtp_decode_tok_s, static_cast<double>(options.gen_tokens) / fill.seconds);
+      rep.mtp_tok_s = std::max(rep.mtp_tok_s, static_cast<double>(options.gen_tokens) / own.seconds);
+      rep.mtp_accepted = own.proposed > 0 ? static_cast<double>(own.accepted) / static_cast<double>(own.proposed) : 0;
+      rep.mtp_draft_cost = own.draft_cost;
+    }
   }
+  rep.mtp_speedup = rep.mtp_tok_s / rep.decode_tok_s;
   for (SpecBenchRow& row : rep.rows) {
     row.speedup = row.tok_s / rep.decode_tok_s;
     row.policy_speedup = row.policy_tok_s / rep.decode_tok_s;
@@ -173,6 +219,12 @@ nlohmann::json SpecBenchReport::ToJson() const {
           {"drafts", drafts},
           {"decode_tok_s", decode_tok_s},
           {"decode_experts_per_layer", decode_experts_per_layer},
+          {"mtp",
+           {{"decode_tok_s", mtp_decode_tok_s},
+            {"draft_cost", mtp_draft_cost},
+            {"accepted", mtp_accepted},
+            {"tok_s", mtp_tok_s},
+            {"speedup", mtp_speedup}}},
           {"speculative", rows_json}};
 }
 
@@ -202,6 +254,15 @@ std::string SpecBenchReport::ToTable() const {
       o << line;
     }
     o << "\n";
+  }
+  if (mtp_decode_tok_s > 0) {
+    std::snprintf(line, sizeof line,
+                  "\nMTP block: drafted runs paid its drafting pass (one draft %.2f of a decode step);\n"
+                  "plain decode with its KV fill %.1f tok/s (%.2fx); its own drafts: %.0f%% taken, %.1f tok/s "
+                  "(%.2fx, policy)\n",
+                  mtp_draft_cost, mtp_decode_tok_s, mtp_decode_tok_s / decode_tok_s, 100 * mtp_accepted, mtp_tok_s,
+                  mtp_speedup);
+    o << line;
   }
   o << "(every drafted run produced exactly the plain run's greedy tokens)\n";
   return o.str();

@@ -12,6 +12,15 @@
 // the server does. Runs alternate (plain, then each rate) and each
 // figure is the best of `repeats`: the machine is shared.
 //
+// With an engine running the model's MTP block (`--spec-type draft-mtp`),
+// the drafted runs go through that engine and each round also pays for an
+// MTP drafting pass of its k drafts (Engine::DraftMtp; its drafts are then
+// replaced by the record's, so the acceptance stays the one asked for), and
+// one more run per repeat drafts with the block's own drafts and reports
+// their acceptance. The plain figure stays the plain engine's: the block's
+// KV fill on every step is part of what drafting costs (its own figure,
+// plain decode on the MTP engine, is reported beside).
+//
 // A mixture of experts verifies k + 1 rows whose tokens route to different
 // experts, so a verification step reads more expert weights than a decode
 // step; the report counts the distinct experts per MoE layer of both.
@@ -57,11 +66,18 @@ struct SpecBenchReport {
   double decode_tok_s = 0;               // plain decode, best of the repeats
   double decode_experts_per_layer = 0;   // distinct routed experts per MoE layer per decode step
   std::vector<SpecBenchRow> rows;
+  // With the MTP block (0 without): plain decode on its engine (the KV fill
+  // included), one draft's pass beside a decode step, and the block's own
+  // drafts: their acceptance and the policy's speed.
+  double mtp_decode_tok_s = 0;
+  double mtp_draft_cost = 0;
+  double mtp_accepted = 0, mtp_tok_s = 0, mtp_speedup = 0;
 
   nlohmann::json ToJson() const;
   std::string ToTable() const;
 };
 
-Result<SpecBenchReport> RunSpecBench(Engine& engine, const SpecBenchOptions& options);
+// `mtp`: an engine of the same model with EngineOptions::mtp, or null.
+Result<SpecBenchReport> RunSpecBench(Engine& engine, const SpecBenchOptions& options, Engine* mtp = nullptr);
 
 }  // namespace lineage::engine

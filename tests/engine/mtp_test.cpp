@@ -13,6 +13,7 @@
 #include "engine_test_util.h"
 #include "tools/random_model.h"
 #include "tools/reference_forward.h"
+#include "tools/spec_bench.h"
 
 namespace lineage::engine {
 namespace {
@@ -173,6 +174,28 @@ INSTANTIATE_TEST_SUITE_P(Archs, Mtp,
                          ::testing::Values(model::Arch::kQwen3_5, model::Arch::kQwen3_5Moe, model::Arch::kQwen3Next,
                                            model::Arch::kGlmDsa, model::Arch::kDeepseek32),
                          [](const auto& info) { return std::string(model::ArchName(info.param)); });
+
+TEST(MtpEngine, TheSpeculativeBenchPaysForTheBlockAndStaysExact) {
+  // RunSpecBench fails when any drafted run's tokens differ from the record.
+  auto m = TinyMtpModel(model::Arch::kQwen3_5Moe);
+  auto plain = MtpEngine(m, 64, false);
+  auto mtp = MtpEngine(m, 64);
+  SpecBenchOptions o;
+  o.prompt_tokens = 24;
+  o.gen_tokens = 12;
+  o.drafts = 3;
+  o.acceptance = {0.0, 1.0};
+  o.repeats = 1;
+  auto r = RunSpecBench(*plain, o, mtp.get());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(r->mtp_decode_tok_s, 0);
+  EXPECT_GT(r->mtp_draft_cost, 0);
+  EXPECT_GE(r->mtp_accepted, 0);
+  ASSERT_EQ(r->rows.size(), 2u);
+  EXPECT_EQ(r->rows[0].accepted, 0);
+  EXPECT_EQ(r->rows[1].accepted, 1);
+  EXPECT_TRUE(r->ToJson().contains("mtp"));
+}
 
 TEST(MtpEngine, RefusedWithoutTheBlock) {
   EngineOptions o;

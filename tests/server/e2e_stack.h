@@ -13,7 +13,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <regex>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,8 +33,9 @@ namespace lineage::server::testing {
 
 // Writes a random-weight tiny model of `arch` as GGUF, with its synthetic
 // vocabulary and the architecture's chat template.
-inline Status WriteTinyModel(model::Arch arch, const std::string& path, uint64_t seed) {
+inline Status WriteTinyModel(model::Arch arch, const std::string& path, uint64_t seed, bool mtp = false) {
   LINEAGE_ASSIGN_OR_RETURN(auto spec, model::LookupShape(arch, "tiny"));
+  if (mtp) spec.config.mtp_layers = 1;  // an MTP block after the trunk, as `mkmodel --mtp` writes
   model::VocabData vocab = text::MakeSyntheticVocab(spec.config.vocab, text::VocabFlavourFor(arch), 1);
   vocab.chat_template = model::ChatTemplateFor(arch);
   model::WriteOptions o;
@@ -112,6 +117,51 @@ inline nlohmann::ordered_json PostJson(Stack& s, const std::string& path, const 
   if (status) *status = res->status;
   else EXPECT_EQ(res->status, 200) << res->body;
   return nlohmann::ordered_json::parse(res->body);  // throws on invalid UTF-8: the test would fail
+}
+
+// The value of a counter on the server's /metrics page, or -1 when absent.
+inline int64_t MetricCounter(Stack& s, const std::string& name) {
+  httplib::Client c("127.0.0.1", s.http->port());
+  auto res = c.Get("/metrics");
+  EXPECT_TRUE(res);
+  std::smatch m;
+  const std::string body = res ? res->body : "";
+  if (!std::regex_search(body, m, std::regex("\n" + name + " ([0-9]+)"))) return -1;
+  return std::stoll(m[1]);
+}
+
+// A greedy /v1/completions body of a prompt that repeats itself (so prompt
+// lookup has something to draft), with `extra`'s fields on top.
+inline nlohmann::ordered_json RepeatingCompletion(const nlohmann::ordered_json& extra, int64_t max_tokens) {
+  nlohmann::ordered_json body = {{"prompt", "The build failed because the build failed because"},
+                                 {"max_tokens", max_tokens}, {"temperature", 0}};
+  for (auto& [k, v] : extra.items()) body[k] = v;
+  return body;
+}
+
+inline std::string CompletionText(const nlohmann::ordered_json& r) { return r["choices"][0]["text"]; }
+
+// Each completion body posted alone with speculative.type "none", then all of
+// them at once as given (one decode step runs them together): the texts of
+// both, in order.
+inline std::pair<std::vector<std::string>, std::vector<std::string>> AloneAndTogether(
+    Stack& s, const std::vector<nlohmann::ordered_json>& bodies) {
+  std::vector<std::string> alone, together(bodies.size());
+  for (nlohmann::ordered_json b : bodies) {
+    b["speculative.type"] = "none";
+    alone.push_back(CompletionText(PostJson(s, "/v1/completions", b)));
+  }
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < bodies.size(); ++i)
+    clients.emplace_back([&, i] { together[i] = CompletionText(PostJson(s, "/v1/completions", bodies[i])); });
+  for (std::thread& t : clients) t.join();
+  return {alone, together};
+}
+
+// A chat reply's message without its tool call ids (random per reply).
+inline nlohmann::ordered_json WithoutCallIds(nlohmann::ordered_json message) {
+  for (auto& call : message["tool_calls"]) call.erase("id");
+  return message;
 }
 
 // A TCP port of 127.0.0.1 free at the time of the call (for a child process

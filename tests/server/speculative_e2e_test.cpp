@@ -6,7 +6,6 @@
 // server does; bad speculative fields are 400s and the server goes on.
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <thread>
 
 #include "e2e_stack.h"
@@ -30,22 +29,9 @@ class SpeculativeEndToEnd : public ::testing::TestWithParam<model::Arch> {
     bo.spec.type = type;
     return testing::StartStack(models_->Path(GetParam()), bo);
   }
-  static json Completion(json extra) {
-    json body = {{"prompt", "The build failed because the build failed because"}, {"max_tokens", 48},
-                 {"temperature", 0}};
-    for (auto& [k, v] : extra.items()) body[k] = v;
-    return body;
-  }
-  static std::string Text(const json& r) { return r["choices"][0]["text"]; }
-  static int64_t Counter(Stack& s, const std::string& name) {
-    httplib::Client c("127.0.0.1", s.http->port());
-    auto res = c.Get("/metrics");
-    EXPECT_TRUE(res);
-    std::smatch m;
-    const std::string body = res ? res->body : "";
-    if (!std::regex_search(body, m, std::regex("\n" + name + " ([0-9]+)"))) return -1;
-    return std::stoll(m[1]);
-  }
+  static json Completion(const json& extra) { return testing::RepeatingCompletion(extra, 48); }
+  static std::string Text(const json& r) { return testing::CompletionText(r); }
+  static int64_t Counter(Stack& s, const std::string& name) { return testing::MetricCounter(s, name); }
   static inline std::unique_ptr<testing::TinyQwenPair> models_;
 };
 
@@ -109,17 +95,8 @@ TEST_P(SpeculativeEndToEnd, SequencesSpeculatingTogetherEqualEachAlone) {
   for (int i = 0; i < 4; ++i)
     bodies.push_back(Completion({{"logit_bias", {{std::to_string(300 + i), 4 + i}}},
                                  {"temperature", i % 2 ? 0.9 : 0.0}, {"seed", 20 + i}}));
-  std::vector<std::string> alone;
-  for (json b : bodies) {
-    b["speculative.type"] = "none";
-    alone.push_back(Text(testing::PostJson(*s, "/v1/completions", b)));
-  }
   const int64_t taken_before = Counter(*s, "lineage_draft_accepted_tokens_total");
-  std::vector<std::string> together(bodies.size());
-  std::vector<std::thread> clients;
-  for (size_t i = 0; i < bodies.size(); ++i)
-    clients.emplace_back([&, i] { together[i] = Text(testing::PostJson(*s, "/v1/completions", bodies[i])); });
-  for (std::thread& t : clients) t.join();
+  const auto [alone, together] = testing::AloneAndTogether(*s, bodies);
   EXPECT_EQ(together, alone);
   EXPECT_GT(Counter(*s, "lineage_draft_accepted_tokens_total"), taken_before);
 }
@@ -137,11 +114,9 @@ TEST_P(SpeculativeEndToEnd, EnforcedToolCallsEqualPlainDecoding) {
     const json spec = testing::PostJson(*s, "/v1/chat/completions", body);
     body["speculative.type"] = "none";
     const json plain = testing::PostJson(*s, "/v1/chat/completions", body);
-    auto without_ids = [](json m) {  // call ids are random per reply
-      for (json& call : m["tool_calls"]) call.erase("id");
-      return m;
-    };
-    EXPECT_EQ(without_ids(spec["choices"][0]["message"]), without_ids(plain["choices"][0]["message"])) << seed;
+    EXPECT_EQ(testing::WithoutCallIds(spec["choices"][0]["message"]),
+              testing::WithoutCallIds(plain["choices"][0]["message"]))
+        << seed;
     EXPECT_EQ(spec["choices"][0]["finish_reason"], plain["choices"][0]["finish_reason"]);
   }
   EXPECT_GT(Counter(*s, "lineage_draft_tokens_total"), drafts_before);

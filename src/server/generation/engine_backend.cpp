@@ -118,6 +118,9 @@ Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
   if (request.sampling.spec_type) {
     Result<engine::SpecType> type = engine::ParseSpecType(*request.sampling.spec_type);
     if (!type.ok()) return InvalidArgument("'speculative.type': " + type.status().message());
+    if (*type == engine::SpecType::kMtp && !engine_->mtp())
+      return InvalidArgument("'speculative.type': draft-mtp needs a model file with an MTP block, served with "
+                             "--spec-type draft-mtp");
     job.spec.type = *type;
   }
   if (request.sampling.spec_draft_max) job.spec.draft_max = *request.sampling.spec_draft_max;

@@ -252,13 +252,39 @@ std::optional<Scheduler::End> Scheduler::Emit(Live& l, std::span<const float> lo
   return std::nullopt;
 }
 
-std::vector<int32_t> Scheduler::Drafts(Live& l) {
-  if (!l.spec.enabled()) return {};
+int64_t Scheduler::DraftLimit(const Live& l) const {
   // Every draft taken is a token: no more than max_tokens and the context
   // leave after the token sampled last (which the step feeds first).
   int64_t limit = options_.context_tokens - (l.seq.num_tokens() + 1);
   if (l.job.max_tokens >= 0) limit = std::min(limit, l.job.max_tokens - static_cast<int64_t>(l.generated.size()));
-  return l.spec.Propose(l.job.prompt, l.generated, limit, step_costs_.row_cost());
+  return limit;
+}
+
+std::vector<std::vector<int32_t>> Scheduler::Drafts(std::span<Live* const> batch) {
+  std::vector<std::vector<int32_t>> drafts(batch.size());
+  std::vector<engine::MtpDraftRun> mtp;
+  int64_t depth = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Live& l = *batch[i];
+    if (!l.spec.enabled()) continue;
+    if (l.spec.options().type != engine::SpecType::kMtp) {
+      drafts[i] = l.spec.Propose(l.job.prompt, l.generated, DraftLimit(l), step_costs_.row_cost());
+      continue;
+    }
+    const int64_t k = l.spec.DraftCount(l.spec.options().draft_max, DraftLimit(l),
+                                        step_costs_.row_cost() + step_costs_.draft_cost());
+    if (k > 0) mtp.push_back({&l.seq, l.generated.back(), k, &drafts[i]});
+    depth = std::max(depth, k);
+  }
+  if (mtp.empty()) return drafts;
+  const auto t0 = Clock::now();
+  // Drafts only change how fast: a failed pass costs this step its drafts.
+  if (!engine_->DraftMtp(mtp).ok()) {
+    for (const engine::MtpDraftRun& r : mtp) r.drafts->clear();
+    return drafts;
+  }
+  step_costs_.ObserveDrafts(depth, static_cast<int64_t>(mtp.size()), Us(t0, Clock::now()) * 1e-6);
+  return drafts;
 }
 
 void Scheduler::DecodeAll() {
@@ -275,10 +301,10 @@ void Scheduler::DecodeAll() {
   // Each sequence's run: its last sampled token, then its drafts if any.
   std::vector<std::vector<int32_t>> runs(batch.size());
   int64_t rows = 0;
+  const std::vector<std::vector<int32_t>> drafts = Drafts(batch);
   for (size_t i = 0; i < batch.size(); ++i) {
     runs[i].push_back(batch[i]->generated.back());
-    const std::vector<int32_t> drafts = Drafts(*batch[i]);
-    runs[i].insert(runs[i].end(), drafts.begin(), drafts.end());
+    runs[i].insert(runs[i].end(), drafts[i].begin(), drafts[i].end());
     rows += static_cast<int64_t>(runs[i].size());
   }
   std::vector<float> logits;

@@ -139,8 +139,12 @@ class Scheduler {
   std::optional<End> Emit(Live& live, std::span<const float> logits);
   // Emit, then Finish if it ended.
   void TakeToken(Live& live, std::span<const float> logits);
-  // Drafts for the sequence's next step (none when it does not speculate).
-  std::vector<int32_t> Drafts(Live& live);
+  // How many drafts the sequence's next step may verify: what max_tokens
+  // and the context leave after the token sampled last.
+  int64_t DraftLimit(const Live& live) const;
+  // Drafts for every sequence of the next step (none where it does not
+  // speculate): prompt lookup, or the MTP block in one batched pass.
+  std::vector<std::vector<int32_t>> Drafts(std::span<Live* const> batch);
   // Commits the sequence holding the first `num_tokens` prompt tokens.
   void CommitPrompt(Live& l, int64_t num_tokens);
   void Finish(Live& live, FinishReason reason, Status error = Status::Ok());
