@@ -1,6 +1,7 @@
 #include "engine/speculation.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace lineage::engine {
 
@@ -61,7 +62,11 @@ int64_t Speculator::DraftCount(int64_t available, int64_t limit, double row_cost
     const double rate = expected / (1.0 + row_cost * static_cast<double>(k));
     if (k >= least && rate > best_rate) best = k, best_rate = rate;
   }
-  if (best == 0 && ++idle_rounds_ >= kProbeEvery) best = least;
+  // Probes cost a draft's share of a step each: no more than kProbeBudget of
+  // the steps (MTP drafts cost their pass as well as their row).
+  const int64_t probe_every =
+      std::max<int64_t>(kProbeEvery, static_cast<int64_t>(std::ceil(row_cost / kProbeBudget)));
+  if (best == 0 && ++idle_rounds_ >= probe_every) best = least;
   if (best > 0) idle_rounds_ = 0;
   return best;
 }

@@ -88,8 +88,9 @@ class Speculator {
   // that maximises expected tokens per step cost, (1 - a^(k+1)) / (1 - a)
   // over 1 + row_cost k, for this sequence's estimated acceptance a; 0 when
   // no k beats a plain decode step. A sequence that stopped drafting probes
-  // with one draft every kProbeEvery rounds, so it notices when its text
-  // starts repeating.
+  // with one draft every kProbeEvery rounds, or rarer where a draft costs
+  // more than kProbeBudget x kProbeEvery of a step, so it notices when its
+  // text starts repeating at a cost of at most about kProbeBudget.
   int64_t DraftCount(int64_t available, int64_t limit, double row_cost);
   // Drafts to follow prompt ++ reply (the reply ends with the token sampled
   // last, not yet in the sequence), as many as DraftCount allows; empty for
@@ -100,6 +101,7 @@ class Speculator {
   // Estimated chance that the next draft is taken.
   double acceptance() const { return taken_ / (taken_ + missed_); }
   static constexpr int64_t kProbeEvery = 8;
+  static constexpr double kProbeBudget = 0.05;
 
   // The capture slots for Engine::Verify (VerifyRun::states).
   std::vector<std::shared_ptr<RecurrentState>>* slots() { return &slots_; }

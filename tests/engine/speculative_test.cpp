@@ -230,6 +230,11 @@ TEST(Speculator, DraftsWhatPaysForItsRows) {
   int drafted = 0;
   for (int i = 0; i < 4 * Speculator::kProbeEvery; ++i) drafted += spec.DraftCount(16, 100, 0.35) > 0;
   EXPECT_EQ(drafted, 4);
+  // Dearer drafts (an MTP pass as well as the row) probe more rarely: a
+  // draft costing 0.8 of a step probes every 16 rounds, 5% of the steps.
+  drafted = 0;
+  for (int i = 0; i < 64; ++i) drafted += spec.DraftCount(16, 100, 0.8) > 0;
+  EXPECT_EQ(drafted, 4);
   // Rows as dear as a whole step never pay, however sure the drafts.
   Speculator sure(so);
   for (int i = 0; i < 60; ++i) sure.Settle(8, 8);
