@@ -93,4 +93,22 @@ int32_t Sampler::Next(std::span<const float> raw) {
   return candidates_[keep - 1].second;
 }
 
+Logprobs LogprobsOf(std::span<const float> logits, int32_t token, int32_t top) {
+  // In double: a 248k-token sum of exponentials in float loses the tail.
+  const float mx = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (float v : logits) sum += std::exp(static_cast<double>(v) - mx);
+  const double log_z = mx + std::log(sum);
+  Logprobs out;
+  out.token = static_cast<float>(logits[static_cast<size_t>(token)] - log_z);
+  const size_t k = std::min(static_cast<size_t>(std::max(top, 0)), logits.size());
+  if (k == 0) return out;
+  std::vector<int32_t> ids(logits.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+  auto before = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(k), ids.end(), before);
+  for (size_t i = 0; i < k; ++i) out.top.push_back({ids[i], static_cast<float>(logits[ids[i]] - log_z)});
+  return out;
+}
+
 }  // namespace lineage::engine

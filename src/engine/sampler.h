@@ -59,4 +59,14 @@ class Sampler {
 
 int32_t Argmax(std::span<const float> logits);
 
+// log softmax(logits) at `token`, and the `top` most likely tokens with
+// theirs (most likely first, ties to the lower id): what OpenAI's logprobs
+// report, of the model's own distribution (before bias, penalties and
+// temperature).
+struct Logprobs {
+  float token = 0;
+  std::vector<std::pair<int32_t, float>> top;
+};
+Logprobs LogprobsOf(std::span<const float> logits, int32_t token, int32_t top);
+
 }  // namespace lineage::engine

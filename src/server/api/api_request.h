@@ -45,6 +45,10 @@ struct SamplingParams {
   // the server's --spec-type / --draft-max / --draft-min.
   std::optional<std::string> spec_type;
   std::optional<int64_t> spec_draft_max, spec_draft_min;
+  // Log-probabilities of the tokens generated (OpenAI chat `logprobs` with
+  // `top_logprobs`, completions `logprobs`: N): -1 none; else each token's
+  // and its `top_logprobs` most likely alternatives'.
+  int32_t top_logprobs = -1;
 };
 
 // The reply's shape: OpenAI response_format, the Responses API's text.format.

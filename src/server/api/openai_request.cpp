@@ -119,11 +119,21 @@ Status ParseSamplingAndStream(const json& body, ApiRequest* req) {
     if (!so.is_object()) return TypeError("stream_options", "an object", so);
     LINEAGE_RETURN_IF_ERROR(GetBool(so, "include_usage", "stream_options", &req->include_usage));
   }
-  // Not computed here; answered rather than silently ignored.
-  if (Has(body, "logprobs") && body.at("logprobs") != false)
-    return Unsupported("'logprobs' is not supported by this server");
-  if (Has(body, "top_logprobs") && body.at("top_logprobs") != 0)
-    return Unsupported("'top_logprobs' is not supported by this server");
+  // Chat: logprobs true, with top_logprobs alternatives (0..20); the legacy
+  // completions: logprobs N (0..5) alternatives, null or absent for none.
+  auto given = [&](const char* key) { return Has(body, key) && !body.at(key).is_null(); };
+  if (req->is_chat()) {
+    bool logprobs = false;
+    if (given("logprobs")) LINEAGE_RETURN_IF_ERROR(GetBool(body, "logprobs", "", &logprobs));
+    int64_t top = 0;
+    if (given("top_logprobs")) LINEAGE_RETURN_IF_ERROR(GetInt(body, "top_logprobs", "", &top, 0, 20));
+    if (given("top_logprobs") && !logprobs) return InvalidArgument("'top_logprobs' needs 'logprobs': true");
+    if (logprobs) req->sampling.top_logprobs = static_cast<int32_t>(top);
+  } else if (given("logprobs")) {
+    int64_t top = 0;
+    LINEAGE_RETURN_IF_ERROR(GetInt(body, "logprobs", "", &top, 0, 5));
+    req->sampling.top_logprobs = static_cast<int32_t>(top);
+  }
   int64_t n = 1;
   LINEAGE_RETURN_IF_ERROR(GetInt(body, "n", "", &n, 1, 128));
   if (n != 1) return Unsupported("'n' greater than 1 is not supported");

@@ -23,10 +23,11 @@ GenerationStream::Progress GenerationStream::progress() const {
   return {cached_tokens_, prefilled_tokens_, generated_tokens_};
 }
 
-void GenerationStream::PushText(std::string text, int64_t num_tokens) {
+void GenerationStream::PushText(std::string text, int64_t num_tokens, std::optional<TokenLogprob> logprob) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return;
+    if (logprob) logprobs_.push_back(std::move(*logprob));
     text_.append(text);
     num_tokens_ += num_tokens;
     generated_tokens_ += num_tokens;
@@ -59,6 +60,7 @@ GenerationItem GenerationStream::Pull(std::chrono::milliseconds timeout, bool* g
   item.text = std::exchange(text_, std::string());
   item.num_tokens = std::exchange(num_tokens_, 0);
   item.pieces = std::exchange(pieces_, {});
+  item.logprobs = std::exchange(logprobs_, {});
   if (closed_) {
     item.done = true;
     item.finish = final_.finish;

@@ -19,6 +19,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,18 @@ struct RequestReport {
   std::string notes;                  // what the server changed in the request ("billing_header=stripped")
 };
 
+// One generated token's log-probability and its most likely alternatives'
+// (requests with logprobs), with their bytes.
+struct TokenLogprob {
+  struct Candidate {
+    int32_t id = 0;
+    std::string bytes;
+    float logprob = 0;
+  };
+  Candidate token;
+  std::vector<Candidate> top;  // most likely first
+};
+
 // One item pulled from a stream: text, or the end with its report.
 struct GenerationItem {
   int64_t cached_tokens = -1;    // the restore length once admitted; -1 before
@@ -76,6 +89,7 @@ struct GenerationItem {
     int64_t tokens = 0;
   };
   std::vector<Piece> pieces;
+  std::vector<TokenLogprob> logprobs;  // of the tokens pushed with one, in order
   bool done = false;
   FinishReason finish = FinishReason::kEndOfSequence;
   Status error;                  // when finish == kError
@@ -89,7 +103,7 @@ class GenerationStream {
   // Prefill progress: the sequence holds `prefilled_tokens` of the prompt.
   // Read by the consumer at its next Pull; wakes nobody.
   void Prefilled(int64_t prefilled_tokens);
-  void PushText(std::string text, int64_t num_tokens);
+  void PushText(std::string text, int64_t num_tokens, std::optional<TokenLogprob> logprob = std::nullopt);
   void Close(FinishReason finish, RequestReport report, Status error = Status::Ok());
 
   // Consumer side: waits up to `timeout` for anything new and returns
@@ -119,6 +133,7 @@ class GenerationStream {
   int64_t num_tokens_ = 0;
   int64_t generated_tokens_ = 0;  // every token pushed, pulled or not
   std::vector<GenerationItem::Piece> pieces_;
+  std::vector<TokenLogprob> logprobs_;
   bool closed_ = false;
   bool cancelled_ = false;
   GenerationItem final_;

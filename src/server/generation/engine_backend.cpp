@@ -114,6 +114,7 @@ Result<Submission> EngineBackend::Submit(const ApiRequest& request) {
                              std::to_string(engine_->config().vocab) + " tokens");
   job.adjust = {request.sampling.logit_bias, request.sampling.frequency_penalty, request.sampling.presence_penalty};
   job.max_tokens = CappedMaxTokens(request.sampling.max_tokens, options_.max_predict_tokens);
+  job.top_logprobs = request.sampling.top_logprobs;
   job.spec = options_.spec;
   if (request.sampling.spec_type) {
     Result<engine::SpecType> type = engine::ParseSpecType(*request.sampling.spec_type);

@@ -240,7 +240,9 @@ std::optional<Scheduler::End> Scheduler::Emit(Live& l, std::span<const float> lo
   l.generated.push_back(token);
   l.report.completion_tokens = static_cast<int64_t>(l.generated.size());
   std::string bytes = tokenizer_.IsControl(token) ? std::string() : std::string(tokenizer_.TokenBytes(token));
-  l.job.stream->PushText(std::move(bytes), 1);
+  std::optional<TokenLogprob> logprob;
+  if (l.job.top_logprobs >= 0) logprob = LogprobOf(token, logits, l.job.top_logprobs);
+  l.job.stream->PushText(std::move(bytes), 1, std::move(logprob));
   bool out_of_budget = l.job.max_tokens >= 0 && static_cast<int64_t>(l.generated.size()) >= l.job.max_tokens;
   // The next step would feed this token: prompt + reply must fit. Counted
   // from the reply, not the sequence, which after a verification step also
@@ -250,6 +252,16 @@ std::optional<Scheduler::End> Scheduler::Emit(Live& l, std::span<const float> lo
   if (l.constraint && l.constraint->matcher().Finished()) return End{FinishReason::kEndOfSequence, Status::Ok()};
   if (out_of_budget || out_of_context) return End{FinishReason::kLength, Status::Ok()};
   return std::nullopt;
+}
+
+TokenLogprob Scheduler::LogprobOf(int32_t token, std::span<const float> logits, int32_t top) const {
+  const engine::Logprobs lp = engine::LogprobsOf(logits, token, top);
+  auto candidate = [&](int32_t id, float logprob) {
+    return TokenLogprob::Candidate{id, std::string(tokenizer_.TokenBytes(id)), logprob};
+  };
+  TokenLogprob out{candidate(token, lp.token), {}};
+  for (const auto& [id, v] : lp.top) out.top.push_back(candidate(id, v));
+  return out;
 }
 
 int64_t Scheduler::DraftLimit(const Live& l) const {

@@ -85,6 +85,7 @@ struct Job {
   engine::LogitAdjustments adjust;
   engine::SpecOptions spec;  // speculative decoding (drafts per step), off by default
   int64_t max_tokens = -1;  // -1: until the context is full
+  int32_t top_logprobs = -1;  // >= 0: each token's logprob and that many alternatives' (SamplingParams)
   std::string notes;        // copied into the report (RequestReport::notes)
   // The reply's grammar (tool_choice required or named); null: unconstrained.
   std::shared_ptr<const ToolGrammar> grammar;
@@ -139,6 +140,8 @@ class Scheduler {
   std::optional<End> Emit(Live& live, std::span<const float> logits);
   // Emit, then Finish if it ended.
   void TakeToken(Live& live, std::span<const float> logits);
+  // A sampled token's logprob and the `top` likeliest alternatives', from its row's logits.
+  TokenLogprob LogprobOf(int32_t token, std::span<const float> logits, int32_t top) const;
   // How many drafts the sequence's next step may verify: what max_tokens
   // and the context leave after the token sampled last.
   int64_t DraftLimit(const Live& live) const;

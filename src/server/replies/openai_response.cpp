@@ -72,6 +72,10 @@ class OpenAiFormatter : public ResponseFormatter {
     return out;
   }
 
+  void Logprobs(std::vector<TokenLogprob> tokens) override {
+    for (TokenLogprob& t : tokens) pending_.push_back(std::move(t));
+  }
+
   std::string KeepAlive() override { return stream_ ? ": keep-alive\n\n" : ""; }
 
   std::string StreamError(const std::string& message) override {
@@ -87,13 +91,51 @@ class OpenAiFormatter : public ResponseFormatter {
     return j;
   }
 
-  // delta is an object for chat, the text for completions.
+  // OpenAI's logprobs of `tokens`: chat {"content": [{token, logprob, bytes,
+  // top_logprobs}]}; completions {tokens, token_logprobs, top_logprobs,
+  // text_offset}, offsets from `offset` in the reply's text. Null for none.
+  json LogprobsJson(const std::vector<TokenLogprob>& tokens, int64_t offset) const {
+    if (tokens.empty()) return nullptr;
+    auto bytes = [](const std::string& b) {
+      json a = json::array();
+      for (unsigned char c : b) a.push_back(static_cast<int>(c));
+      return a;
+    };
+    if (chat_) {
+      json content = json::array();
+      for (const TokenLogprob& t : tokens) {
+        json top = json::array();
+        for (const TokenLogprob::Candidate& c : t.top)
+          top.push_back({{"token", c.bytes}, {"logprob", c.logprob}, {"bytes", bytes(c.bytes)}});
+        content.push_back({{"token", t.token.bytes}, {"logprob", t.token.logprob}, {"bytes", bytes(t.token.bytes)},
+                           {"top_logprobs", top}});
+      }
+      return {{"content", content}, {"refusal", nullptr}};
+    }
+    json toks = json::array(), lps = json::array(), tops = json::array(), offsets = json::array();
+    for (const TokenLogprob& t : tokens) {
+      toks.push_back(t.token.bytes);
+      lps.push_back(t.token.logprob);
+      json top = json::object();
+      for (const TokenLogprob::Candidate& c : t.top) top[c.bytes] = c.logprob;
+      tops.push_back(top);
+      offsets.push_back(offset);
+      offset += static_cast<int64_t>(t.token.bytes.size());
+    }
+    return {{"tokens", toks}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
+  }
+
+  // delta is an object for chat, the text for completions. Carries the
+  // logprobs pending (tokens whose text this chunk or an earlier one sent,
+  // or that a stop string holds back).
   std::string Chunk(const json& delta, const char* finish_reason) {
     json j = Envelope();
     json choice = {{"index", 0}};
     if (chat_) choice["delta"] = delta;
     else choice["text"] = delta;
-    choice["logprobs"] = nullptr;
+    choice["logprobs"] = LogprobsJson(pending_, streamed_bytes_);
+    for (const TokenLogprob& t : pending_) streamed_bytes_ += static_cast<int64_t>(t.token.bytes.size());
+    pending_.clear();
     choice["finish_reason"] = finish_reason ? json(finish_reason) : json(nullptr);
     j["choices"] = json::array({choice});
     return SseEvent(j);
@@ -122,7 +164,7 @@ class OpenAiFormatter : public ResponseFormatter {
     } else {
       choice["text"] = content_;
     }
-    choice["logprobs"] = nullptr;
+    choice["logprobs"] = LogprobsJson(KeptLogprobs(f), 0);
     choice["finish_reason"] = FinishReasonName(f.reason);
     j["choices"] = json::array({choice});
     j["usage"] = Usage(f);
@@ -132,7 +174,23 @@ class OpenAiFormatter : public ResponseFormatter {
     return j;
   }
 
+  // The tokens a whole completion reply reports: all, or where a stop
+  // string cut the text, those that start before the cut.
+  std::vector<TokenLogprob> KeptLogprobs(const FinishInfo& f) const {
+    if (chat_ || f.reason != FinishInfo::Reason::kStopSequence) return pending_;
+    std::vector<TokenLogprob> kept;
+    int64_t offset = 0;
+    for (const TokenLogprob& t : pending_) {
+      if (offset >= static_cast<int64_t>(content_.size())) break;
+      kept.push_back(t);
+      offset += static_cast<int64_t>(t.token.bytes.size());
+    }
+    return kept;
+  }
+
   bool chat_, stream_, include_usage_;
+  std::vector<TokenLogprob> pending_;  // not yet in a chunk (all of them, not streaming)
+  int64_t streamed_bytes_ = 0;         // text offset of the next streamed completion token
   std::string model_, id_;
   int64_t created_;
   int num_tool_calls_ = 0;

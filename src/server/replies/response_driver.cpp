@@ -95,6 +95,7 @@ bool ResponseDriver::Step(const Writer& write, std::chrono::milliseconds wait, s
     out += formatter_->Begin(submission_.prompt_tokens, cached_tokens_);
   }
   completion_tokens_ += item.num_tokens;
+  if (!item.logprobs.empty()) formatter_->Logprobs(std::move(item.logprobs));
   // Push by push (the pieces cover the text), so that tokens are counted as
   // reasoning by the text they made.
   size_t offset = 0;

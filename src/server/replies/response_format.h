@@ -10,10 +10,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "server/api/api_request.h"
+#include "server/generation/backend.h"
 #include "server/replies/output_parser.h"
 
 namespace lineage::server {
@@ -40,6 +42,10 @@ class ResponseFormatter {
   virtual std::string Begin(int64_t prompt_tokens, int64_t cached_tokens) = 0;
   virtual std::string Event(const OutputEvent& event) = 0;
   virtual std::string Finish(const FinishInfo& info) = 0;
+  // Log-probabilities of tokens generated since the last call (requests
+  // with logprobs), before the events their text makes; APIs without
+  // logprobs ignore them.
+  virtual void Logprobs(std::vector<TokenLogprob> tokens) {}
   // Bytes that keep a quiet stream alive (and reveal a closed connection).
   virtual std::string KeepAlive() = 0;
   // An error after the response started (streaming only).
