@@ -345,39 +345,63 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
       if (!parsed.ok()) return SendError(res, MakeHttpError(flavor, parsed.status()));
       std::optional<Admission::Ticket> ticket = impl_->admission.TryAdmit();
       if (!ticket) return SendError(res, MakeHttpError(flavor, 503, "server is at capacity; retry later"));
-      Result<Submission> sub = backend_->Submit(*parsed);
-      if (!sub.ok()) return SendError(res, MakeHttpError(flavor, sub.status()));
-      res.set_header("X-Lineage-Anchor-Tokens", std::to_string(sub->anchor_tokens));
-      impl_->history.Begin(GuardedListener::CurrentRequest().id, req.path, *parsed, *sub);
-      auto formatter = flavor == ApiFlavor::kAnthropic ? MakeAnthropicFormatter(*parsed, backend_->model_id())
-                                                       : MakeOpenAiFormatter(*parsed, backend_->model_id());
-      auto driver = std::make_shared<ResponseDriver>(*parsed, std::move(sub).value(), std::move(formatter));
+      // One submission per choice (OpenAI `n`; a seed moves on by one per
+      // choice, so seeded choices differ), each its own driver and
+      // formatter, sharing the response's id.
+      const int64_t n = flavor == ApiFlavor::kOpenAi ? parsed->n : 1;
+      OpenAiChoice choice{0, n, NewOpenAiId(*parsed), static_cast<int64_t>(std::time(nullptr))};
+      std::vector<std::shared_ptr<ResponseDriver>> drivers;
+      for (int64_t i = 0; i < n; ++i) {
+        ApiRequest request = *parsed;
+        if (request.sampling.seed) request.sampling.seed = *request.sampling.seed + static_cast<uint64_t>(i);
+        Result<Submission> sub = backend_->Submit(request);
+        if (!sub.ok()) {
+          for (auto& d : drivers) d->Drain(std::chrono::milliseconds(2000));
+          return SendError(res, MakeHttpError(flavor, sub.status()));
+        }
+        if (i == 0) {
+          res.set_header("X-Lineage-Anchor-Tokens", std::to_string(sub->anchor_tokens));
+          impl_->history.Begin(GuardedListener::CurrentRequest().id, req.path, *parsed, *sub);
+        }
+        choice.index = i;
+        auto formatter = flavor == ApiFlavor::kAnthropic ? MakeAnthropicFormatter(request, backend_->model_id())
+                                                         : MakeOpenAiFormatter(request, backend_->model_id(), choice);
+        drivers.push_back(std::make_shared<ResponseDriver>(request, std::move(sub).value(), std::move(formatter)));
+      }
       RequestSlot& slot = GuardedListener::CurrentRequest();
       slot.logged_by_route = true;  // by `finish`, with the generation's figures
       std::string method = req.method, path = req.path;
       auto held = std::make_shared<Admission::Ticket>(std::move(*ticket));
       // Runs once when the response ends, however it ends; the ticket goes
-      // with the last copy of this closure.
-      auto finish = [this, driver, id = slot.id, method, path, held](int status) {
+      // with the last copy of this closure. The log and history show the
+      // first choice's generation; the metrics count every one.
+      auto finish = [this, drivers, id = slot.id, method, path, held](int status) {
         (void)held;
-        if (!driver->finished() || driver->client_gone()) driver->Drain(std::chrono::milliseconds(2000));
+        for (auto& d : drivers)
+          if (!d->finished() || d->client_gone()) d->Drain(std::chrono::milliseconds(2000));
         metrics_.CountRequest(path, status);
-        metrics_.ObserveGeneration(driver->report());
+        for (auto& d : drivers) metrics_.ObserveGeneration(d->report());
         impl_->trimmer.NoteRequestEnded();
-        const char* finish_name = driver->client_gone() ? "disconnected" : FinishReasonName(driver->backend_finish());
-        impl_->history.End(id, status, driver->report(), finish_name);
-        if (options_.log_requests) WriteLog(FormatRequestLog(id, method, path, status, driver->report(), finish_name));
+        const ResponseDriver& first = *drivers.front();
+        const char* finish_name = first.client_gone() ? "disconnected" : FinishReasonName(first.backend_finish());
+        impl_->history.End(id, status, first.report(), finish_name);
+        if (options_.log_requests) WriteLog(FormatRequestLog(id, method, path, status, first.report(), finish_name));
       };
       if (!parsed->stream) {
-        std::string body;
+        std::vector<std::string> bodies(drivers.size());
         // Looked up at the first poll (a quarter second in), so a short
         // request never scans the process's descriptors.
         std::optional<std::optional<ConnectionProbe>> probe;
-        Status st = driver->RunToEnd(&body, [&] {
-          if (!probe) probe = ConnectionProbe::Find(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
-          return *probe && (*probe)->PeerClosed();
-        });
-        if (driver->client_gone()) {
+        Status st = Status::Ok();
+        bool gone = false;
+        for (size_t i = 0; i < drivers.size() && st.ok() && !gone; ++i) {
+          st = drivers[i]->RunToEnd(&bodies[i], [&] {
+            if (!probe) probe = ConnectionProbe::Find(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+            return *probe && (*probe)->PeerClosed();
+          });
+          gone = drivers[i]->client_gone();
+        }
+        if (gone) {
           // The peer closed its side, and a closed client and a half-closed
           // one look the same: the generation is cancelled (the usual reading
           // of an end of input), and the connection ends without a response,
@@ -388,25 +412,43 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
           finish(499);
           return;
         }
-        if (!st.ok()) {
-          HttpError e = MakeHttpError(flavor, st);
+        Result<std::string> body = st.ok() && bodies.size() > 1 ? MergeOpenAiChoices(bodies)
+                                   : st.ok()                     ? Result<std::string>(std::move(bodies[0]))
+                                                                 : Result<std::string>(st);
+        if (!body.ok()) {
+          HttpError e = MakeHttpError(flavor, body.status());
           SendError(res, e);
           finish(e.http_status);
           return;
         }
-        res.set_content(body, "application/json");
+        res.set_content(*body, "application/json");
         finish(200);
         return;
       }
       res.set_header("Cache-Control", "no-cache");
       res.set_header("X-Accel-Buffering", "no");
       std::chrono::milliseconds keep_alive = options_.keep_alive;
+      const ApiRequest request = *parsed;
+      const std::string model = backend_->model_id();
       res.set_chunked_content_provider(
           "text/event-stream",
-          [driver, keep_alive](size_t, httplib::DataSink& sink) {
+          [drivers, keep_alive, request, model, choice](size_t, httplib::DataSink& sink) {
             auto write = [&sink](std::string_view s) { return sink.write(s.data(), s.size()); };
-            if (driver->Step(write, std::chrono::milliseconds(100), keep_alive)) return true;
-            if (driver->client_gone()) return false;
+            // Every choice's output as it comes; the wait is shared out.
+            const auto wait = std::chrono::milliseconds(100 / static_cast<int64_t>(drivers.size()) + 1);
+            bool going = false;
+            for (auto& d : drivers) {
+              if (!d->finished()) going = d->Step(write, wait, keep_alive) || going;
+              if (d->client_gone()) return false;
+            }
+            if (going) return true;
+            if (drivers.size() > 1) {
+              FinishInfo total;
+              total.prompt_tokens = drivers.front()->report().prompt_tokens;
+              total.cached_tokens = drivers.front()->report().cached_tokens;
+              for (auto& d : drivers) total.completion_tokens += d->report().completion_tokens;
+              if (!write(OpenAiStreamEnd(request, model, choice, total))) return false;
+            }
             sink.done();
             return true;
           },

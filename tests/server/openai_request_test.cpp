@@ -129,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"messages": [{"role": "user", "content": "x"}], "top_p": 2})", "top_p"},
         BadCase{R"({"messages": [{"role": "user", "content": "x"}], "stream": "yes"})", "stream"},
         BadCase{R"({"messages": [{"role": "user", "content": "x"}], "stop": [1]})", "stop[0]"},
-        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "n": 2})", "'n'"},
+        BadCase{R"({"messages": [{"role": "user", "content": "x"}], "n": 17})", "'n'"},
         BadCase{R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})", "function"},
         BadCase{R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"function": {"parameters": {}}}]})",
                 "name"},

@@ -71,6 +71,10 @@ struct ApiRequest {
   std::vector<std::string> stop;  // stop strings, matched on the decoded text
   bool stream = false;
   bool include_usage = false;     // OpenAI stream_options.include_usage
+  // OpenAI `n`: choices generated for the prompt, each its own sequence
+  // (the cache may restore the later ones' prompt from the first's).
+  int64_t n = 1;
+  static constexpr int64_t kMaxChoices = 16;
   // Extra variables for the chat template (e.g. enable_thinking); an object.
   nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
   // A leading Anthropic system block starting "x-anthropic-billing-header:",

@@ -134,9 +134,7 @@ Status ParseSamplingAndStream(const json& body, ApiRequest* req) {
     LINEAGE_RETURN_IF_ERROR(GetInt(body, "logprobs", "", &top, 0, 5));
     req->sampling.top_logprobs = static_cast<int32_t>(top);
   }
-  int64_t n = 1;
-  LINEAGE_RETURN_IF_ERROR(GetInt(body, "n", "", &n, 1, 128));
-  if (n != 1) return Unsupported("'n' greater than 1 is not supported");
+  LINEAGE_RETURN_IF_ERROR(GetInt(body, "n", "", &req->n, 1, ApiRequest::kMaxChoices));
   return Status::Ok();
 }
 

@@ -28,13 +28,15 @@ json Usage(const FinishInfo& f) {
 
 class OpenAiFormatter : public ResponseFormatter {
  public:
-  OpenAiFormatter(const ApiRequest& req, const std::string& model)
+  OpenAiFormatter(const ApiRequest& req, const std::string& model, const OpenAiChoice& choice)
       : chat_(req.is_chat()),
         stream_(req.stream),
         include_usage_(req.include_usage),
         model_(req.model.empty() ? model : req.model),
-        id_(RandomId(chat_ ? "chatcmpl-" : "cmpl-")),
-        created_(static_cast<int64_t>(std::time(nullptr))) {}
+        id_(choice.id.empty() ? NewOpenAiId(req) : choice.id),
+        created_(choice.created > 0 ? choice.created : static_cast<int64_t>(std::time(nullptr))),
+        index_(choice.index),
+        last_(choice.count <= 1) {}
 
   std::string Begin(int64_t, int64_t) override {
     if (!stream_ || !chat_) return "";
@@ -62,14 +64,20 @@ class OpenAiFormatter : public ResponseFormatter {
   std::string Finish(const FinishInfo& f) override {
     if (!stream_) return Dump(Whole(f));
     std::string out = chat_ ? Chunk(json::object(), FinishReasonName(f.reason)) : Chunk("", FinishReasonName(f.reason));
+    if (last_) out += End(f);
+    return out;
+  }
+
+  // After the last choice: the usage chunk when asked for, then [DONE].
+  std::string End(const FinishInfo& total) const {
+    std::string out;
     if (include_usage_) {
       json last = Envelope();
       last["choices"] = json::array();
-      last["usage"] = Usage(f);
+      last["usage"] = Usage(total);
       out += SseEvent(last);
     }
-    out += "data: [DONE]\n\n";
-    return out;
+    return out + "data: [DONE]\n\n";
   }
 
   void Logprobs(std::vector<TokenLogprob> tokens) override {
@@ -130,7 +138,7 @@ class OpenAiFormatter : public ResponseFormatter {
   // or that a stop string holds back).
   std::string Chunk(const json& delta, const char* finish_reason) {
     json j = Envelope();
-    json choice = {{"index", 0}};
+    json choice = {{"index", index_}};
     if (chat_) choice["delta"] = delta;
     else choice["text"] = delta;
     choice["logprobs"] = LogprobsJson(pending_, streamed_bytes_);
@@ -154,7 +162,7 @@ class OpenAiFormatter : public ResponseFormatter {
 
   json Whole(const FinishInfo& f) const {
     json j = Envelope();
-    json choice = {{"index", 0}};
+    json choice = {{"index", index_}};
     if (chat_) {
       json msg = {{"role", "assistant"}};
       msg["content"] = content_.empty() && !tool_calls_.empty() ? json(nullptr) : json(content_);
@@ -189,6 +197,8 @@ class OpenAiFormatter : public ResponseFormatter {
   }
 
   bool chat_, stream_, include_usage_;
+  int64_t index_;
+  bool last_;  // the only choice: Finish ends the stream
   std::vector<TokenLogprob> pending_;  // not yet in a chunk (all of them, not streaming)
   int64_t streamed_bytes_ = 0;         // text offset of the next streamed completion token
   std::string model_, id_;
@@ -200,9 +210,37 @@ class OpenAiFormatter : public ResponseFormatter {
 
 }  // namespace
 
-std::unique_ptr<ResponseFormatter> MakeOpenAiFormatter(const ApiRequest& request, const std::string& model) {
+std::unique_ptr<ResponseFormatter> MakeOpenAiFormatter(const ApiRequest& request, const std::string& model,
+                                                       const OpenAiChoice& choice) {
   if (request.api == ApiKind::kOpenAiResponses) return MakeResponsesFormatter(request, model);
-  return std::make_unique<OpenAiFormatter>(request, model);
+  return std::make_unique<OpenAiFormatter>(request, model, choice);
+}
+
+std::string NewOpenAiId(const ApiRequest& request) { return RandomId(request.is_chat() ? "chatcmpl-" : "cmpl-"); }
+
+std::string OpenAiStreamEnd(const ApiRequest& request, const std::string& model, const OpenAiChoice& choice,
+                            const FinishInfo& total) {
+  return OpenAiFormatter(request, model, choice).End(total);
+}
+
+Result<std::string> MergeOpenAiChoices(const std::vector<std::string>& bodies) {
+  if (bodies.empty()) return Internal("no choices to merge");
+  json merged;
+  int64_t completion = 0;
+  for (const std::string& b : bodies) {
+    json j = json::parse(b, nullptr, false);
+    if (j.is_discarded() || !j.contains("choices")) return Internal("a choice's reply is not a completion");
+    if (merged.is_null()) {
+      merged = j;
+      merged["choices"] = json::array();
+    }
+    for (json& c : j["choices"]) merged["choices"].push_back(std::move(c));
+    completion += j["usage"]["completion_tokens"].get<int64_t>();
+  }
+  json& usage = merged["usage"];
+  usage["completion_tokens"] = completion;
+  usage["total_tokens"] = usage["prompt_tokens"].get<int64_t>() + completion;
+  return Dump(merged);
 }
 
 }  // namespace lineage::server

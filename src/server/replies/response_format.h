@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/status.h"
 #include "server/api/api_request.h"
 #include "server/generation/backend.h"
 #include "server/replies/output_parser.h"
@@ -52,9 +53,30 @@ class ResponseFormatter {
   virtual std::string StreamError(const std::string& message) = 0;
 };
 
+// Choice `index` of `count` (OpenAI `n`) of one response: the choices share
+// its id and creation time (empty / 0: new ones).
+struct OpenAiChoice {
+  int64_t index = 0;
+  int64_t count = 1;
+  std::string id;
+  int64_t created = 0;
+};
+
 // OpenAI chat completions and completions; Responses API requests
-// (ApiKind::kOpenAiResponses) get MakeResponsesFormatter's.
-std::unique_ptr<ResponseFormatter> MakeOpenAiFormatter(const ApiRequest& request, const std::string& model);
+// (ApiKind::kOpenAiResponses) get MakeResponsesFormatter's. Of several
+// choices, a streaming formatter does not end the stream (OpenAiStreamEnd
+// does, after the last) and a whole one answers its choice alone
+// (MergeOpenAiChoices joins them).
+std::unique_ptr<ResponseFormatter> MakeOpenAiFormatter(const ApiRequest& request, const std::string& model,
+                                                       const OpenAiChoice& choice = {});
+std::string NewOpenAiId(const ApiRequest& request);
+// The end of a stream of several choices: usage (summed in `total`) when
+// asked for, then [DONE].
+std::string OpenAiStreamEnd(const ApiRequest& request, const std::string& model, const OpenAiChoice& choice,
+                            const FinishInfo& total);
+// One body from the whole replies of every choice, in order: their choices,
+// usage with the completion tokens summed.
+Result<std::string> MergeOpenAiChoices(const std::vector<std::string>& bodies);
 std::unique_ptr<ResponseFormatter> MakeResponsesFormatter(const ApiRequest& request, const std::string& model);
 std::unique_ptr<ResponseFormatter> MakeAnthropicFormatter(const ApiRequest& request, const std::string& model);
 
