@@ -446,7 +446,10 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
               FinishInfo total;
               total.prompt_tokens = drivers.front()->report().prompt_tokens;
               total.cached_tokens = drivers.front()->report().cached_tokens;
-              for (auto& d : drivers) total.completion_tokens += d->report().completion_tokens;
+              for (auto& d : drivers) {
+                total.completion_tokens += d->report().completion_tokens;
+                total.reasoning_tokens += d->reasoning_tokens();
+              }
               if (!write(OpenAiStreamEnd(request, model, choice, total))) return false;
             }
             sink.done();

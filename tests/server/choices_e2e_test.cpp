@@ -81,6 +81,7 @@ TEST_F(Choices, StreamedChoicesEqualWholeOnesAndTheStreamEndsOnce) {
     if (chunk.contains("usage") && chunk["usage"].is_object()) {
       ++usage_chunks;
       EXPECT_EQ(chunk["usage"]["completion_tokens"], whole["usage"]["completion_tokens"]);
+      EXPECT_EQ(chunk["usage"]["completion_tokens_details"], whole["usage"]["completion_tokens_details"]);
     }
     for (const json& ch : chunk["choices"]) {
       const int64_t i = ch["index"];

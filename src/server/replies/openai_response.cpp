@@ -226,7 +226,7 @@ std::string OpenAiStreamEnd(const ApiRequest& request, const std::string& model,
 Result<std::string> MergeOpenAiChoices(const std::vector<std::string>& bodies) {
   if (bodies.empty()) return Internal("no choices to merge");
   json merged;
-  int64_t completion = 0;
+  int64_t completion = 0, reasoning = 0;
   for (const std::string& b : bodies) {
     json j = json::parse(b, nullptr, false);
     if (j.is_discarded() || !j.contains("choices")) return Internal("a choice's reply is not a completion");
@@ -236,9 +236,11 @@ Result<std::string> MergeOpenAiChoices(const std::vector<std::string>& bodies) {
     }
     for (json& c : j["choices"]) merged["choices"].push_back(std::move(c));
     completion += j["usage"]["completion_tokens"].get<int64_t>();
+    reasoning += j["usage"]["completion_tokens_details"]["reasoning_tokens"].get<int64_t>();
   }
   json& usage = merged["usage"];
   usage["completion_tokens"] = completion;
+  usage["completion_tokens_details"]["reasoning_tokens"] = reasoning;
   usage["total_tokens"] = usage["prompt_tokens"].get<int64_t>() + completion;
   return Dump(merged);
 }

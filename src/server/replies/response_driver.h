@@ -49,6 +49,8 @@ class ResponseDriver {
   bool finished() const { return finished_; }
   bool client_gone() const { return client_gone_; }
   const RequestReport& report() const { return report_; }
+  // Of the completion tokens, those the parser saw inside the reasoning block.
+  int64_t reasoning_tokens() const { return reasoning_tokens_; }
   FinishReason backend_finish() const { return backend_finish_; }
 
  private:
