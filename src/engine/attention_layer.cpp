@@ -32,7 +32,32 @@ void WriteKv(const float* k, const float* v, int64_t attn_index, const Segment& 
   }
 }
 
+// k, v [R, kv_dim] as projected: k normed per head and rotated at its
+// position, both written to the pages; ctx.ws.rope keeps each row's table.
+void StoreKeysValues(const model::FullAttentionWeights& w, int64_t attn_index, const StepContext& ctx, float* k,
+                     const float* v) {
+  const model::ModelConfig& c = ctx.config;
+  const int64_t R = ctx.batch.num_rows, nkv = c.num_kv_heads, hd = c.head_dim, rd = c.rope_dims;
+  const int64_t kv_dim = nkv * hd;
+  kernels::RmsNorm(k, w.k_norm.data(), static_cast<float>(c.rms_eps), R * nkv, hd, k);
+  for (const Segment& s : ctx.batch.segments) {
+    float* table = ctx.ws.rope.data() + s.row_begin * rd;
+    RopeTable(s.start_pos(), s.num_tokens, rd, c.rope_theta, table);
+    ApplyRope(k + s.row_begin * kv_dim, s.num_tokens, kv_dim, nkv, hd, rd, table);
+    WriteKv(k, v, attn_index, s, nkv, hd);
+  }
+}
+
 }  // namespace
+
+void WriteAttentionKv(const model::FullAttentionWeights& w, int64_t attn_index, const StepContext& ctx,
+                      const float* xn) {
+  const int64_t R = ctx.batch.num_rows, kv_dim = ctx.config.num_kv_heads * ctx.config.head_dim;
+  float* k = ctx.ws.kv0.data();
+  float* v = ctx.ws.kv1.data();
+  MultiGemm({{&w.k_proj, k, kv_dim}, {&w.v_proj, v, kv_dim}}, xn, ctx.config.hidden, R, ctx.pool);
+  StoreKeysValues(w, attn_index, ctx, k, v);
+}
 
 void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, const StepContext& ctx,
                    const float* xn, float* out) {
@@ -62,16 +87,9 @@ void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, con
     }
   }
   kernels::RmsNorm(q, w.q_norm.data(), eps, R * nh, hd, q);
-  kernels::RmsNorm(k, w.k_norm.data(), eps, R * nkv, hd, k);
-
+  StoreKeysValues(w, attn_index, ctx, k, v);
   const std::vector<Segment>& segs = ctx.batch.segments;
-  for (const Segment& s : segs) {
-    float* table = rope + s.row_begin * rd;
-    RopeTable(s.start_pos(), s.num_tokens, rd, c.rope_theta, table);
-    ApplyRope(q + s.row_begin * q_dim, s.num_tokens, q_dim, nh, hd, rd, table);
-    ApplyRope(k + s.row_begin * kv_dim, s.num_tokens, kv_dim, nkv, hd, rd, table);
-    WriteKv(k, v, attn_index, s, nkv, hd);
-  }
+  for (const Segment& s : segs) ApplyRope(q + s.row_begin * q_dim, s.num_tokens, q_dim, nh, hd, rd, rope + s.row_begin * rd);
 
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   thread_local std::vector<AttentionRows> runs;

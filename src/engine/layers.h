@@ -58,6 +58,12 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
 void SelfAttention(const model::FullAttentionWeights& w, int64_t attn_index, const StepContext& ctx,
                    const float* xn, float* out);
 
+// Only the KV rows the attention mixer would write (k, v projected, k normed
+// and rotated): the MTP block's rows in a trunk step, which nothing attends
+// from.
+void WriteAttentionKv(const model::FullAttentionWeights& w, int64_t attn_index, const StepContext& ctx,
+                      const float* xn);
+
 // Kimi Delta Attention mixer (spec §7.2, kda_layer.cpp); `kda_index` counts
 // KDA layers only (their state sits where GDN state would).
 void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const StepContext& ctx, const float* xn,
@@ -79,8 +85,8 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
 // and drafts the token at p + 1. (llama.cpp places that row at p - 1: a
 // shift of every position by one, which rotary attention does not see.)
 //
-// FillMtp, at the end of a trunk step: the block's mixer over every row of
-// the batch, writing its KV rows, with h from the trunk's rows (the first
+// FillMtp, at the end of a trunk step: the block's KV rows for every row of
+// the batch (no attention: nothing reads its output), with h from the trunk's rows (the first
 // row's from its sequence's Hidden); then each sequence keeps its rows'
 // states (Sequence::KeepHidden). Needs ctx.ws.x as the trunk left it.
 void FillMtp(const model::Model& m, const StepContext& ctx);
@@ -88,6 +94,9 @@ void FillMtp(const model::Model& m, const StepContext& ctx);
 // (null: zeros); writes the KV rows, the head-normed states into
 // ctx.ws.mtp_h [S, H] (the next draft's h) and the logits [S, V].
 void DraftMtpRows(const model::Model& m, const StepContext& ctx, std::span<const float* const> h, float* logits);
+
+// Only the latent rows latent attention would write (as WriteAttentionKv).
+void WriteLatentKv(const model::MlaWeights& w, int64_t mla_index, const StepContext& ctx, const float* xn);
 
 // lm_head(final_norm(x)) of the last row of each segment, or of every row
 // of a segment with logits_every_row, in batch order: [sum logits_rows(), V].

@@ -56,12 +56,40 @@ const std::vector<float>& ExpandKeyWeights(const model::MlaWeights& w, int64_t m
 
 }  // namespace
 
+// lat [R, W] = kv_a xn as projected: c_kv normed, k_pe rotated at its
+// position, the rows written to the pages; ctx.ws.latent.rope keeps each
+// row's table (also where only the indexer rotates).
+void StoreLatentRows(const model::MlaWeights& w, int64_t mla_index, const StepContext& ctx, float* lat) {
+  const model::ModelConfig& c = ctx.config;
+  const int64_t R = ctx.batch.num_rows, L = c.kv_lora_rank, dr = c.qk_rope_dim, W = c.latent_dim(), half = W / 2;
+  for (int64_t r = 0; r < R; ++r)
+    kernels::RmsNorm(lat + r * W, w.kv_a_norm.data(), static_cast<float>(c.rms_eps), 1, L, lat + r * W);
+  float* rope = ctx.ws.latent.rope.data();
+  if (c.latent_rope || w.indexer.valid()) {
+    const Yarn yarn = LatentYarn(c);
+    for (const Segment& s : ctx.batch.segments)
+      RopeTable(s.start_pos(), s.num_tokens, dr, c.rope_theta, rope + s.row_begin * dr, yarn);
+  }
+  if (c.latent_rope) ApplyRopeInterleaved(lat + L, R, W, 1, W, dr, rope);
+  for (const Segment& s : ctx.batch.segments)
+    for (int64_t t = 0; t < s.num_tokens; ++t) {
+      const float* row = lat + (s.row_begin + t) * W;
+      s.seq->kv().WriteRow(mla_index, 0, s.start_pos() + t, row, row + half);
+    }
+}
+
+void WriteLatentKv(const model::MlaWeights& w, int64_t mla_index, const StepContext& ctx, const float* xn) {
+  float* lat = ctx.ws.latent.lat.data();
+  kernels::Gemm(w.kv_a, xn, ctx.config.hidden, lat, ctx.config.latent_dim(), ctx.batch.num_rows, ctx.pool);
+  StoreLatentRows(w, mla_index, ctx, lat);
+}
+
 void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t index_layer, bool sparse,
                      const StepContext& ctx, const float* xn, float* out) {
   const model::ModelConfig& c = ctx.config;
   const int64_t R = ctx.batch.num_rows, H = c.hidden, nh = c.num_heads;
   const int64_t dn = c.qk_nope_dim, dr = c.qk_rope_dim, dq = dn + dr, dv = c.v_head_dim, L = c.kv_lora_rank;
-  const int64_t W = c.latent_dim(), half = W / 2;
+  const int64_t W = c.latent_dim();
   LatentScratch& ks = ctx.ws.latent;
   float* q = ctx.ws.wide0.data();   // [R, nh dq]
   float* lat = ks.lat.data();       // [R, W]
@@ -78,23 +106,9 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
   } else {
     MultiGemm({{&w.q_proj, q, nh * dq}, {&w.kv_a, lat, W}}, xn, H, R, ctx.pool);
   }
-  for (int64_t r = 0; r < R; ++r)
-    kernels::RmsNorm(lat + r * W, w.kv_a_norm.data(), static_cast<float>(c.rms_eps), 1, L, lat + r * W);
+  StoreLatentRows(w, mla_index, ctx, lat);
   float* rope = ks.rope.data();  // [R, dr]: the positions' cos | sin
-  if (c.latent_rope || w.indexer.valid()) {
-    const Yarn yarn = LatentYarn(c);
-    for (const Segment& s : segs)
-      RopeTable(s.start_pos(), s.num_tokens, dr, c.rope_theta, rope + s.row_begin * dr, yarn);
-  }
-  if (c.latent_rope) {
-    ApplyRopeInterleaved(q + dn, R, nh * dq, nh, dq, dr, rope);
-    ApplyRopeInterleaved(lat + L, R, W, 1, W, dr, rope);
-  }
-  for (const Segment& s : segs)
-    for (int64_t t = 0; t < s.num_tokens; ++t) {
-      const float* row = lat + (s.row_begin + t) * W;
-      s.seq->kv().WriteRow(mla_index, 0, s.start_pos() + t, row, row + half);
-    }
+  if (c.latent_rope) ApplyRopeInterleaved(q + dn, R, nh * dq, nh, dq, dr, rope);
   if (w.indexer.valid()) SelectKeys(w.indexer, index_layer, ctx, xn, ks.qr.data(), rope, &ks.selection);
 
   // The path of each segment: by the cost model, unless the options force

@@ -31,16 +31,6 @@ void MtpInput(const model::Model& m, const StepContext& ctx, std::span<const flo
   kernels::Gemm(w.eh_proj, in, 2 * H, ctx.ws.mtp_x.data(), H, R, ctx.pool);
 }
 
-// The block's mixer on N1(mtp_x) into ws.out, at the KV layer after the trunk's.
-void MtpMixer(const model::Model& m, const StepContext& ctx) {
-  const model::ModelConfig& c = m.config;
-  const model::LayerWeights& layer = m.weights.mtp.layer;
-  kernels::RmsNorm(ctx.ws.mtp_x.data(), layer.input_norm.data(), static_cast<float>(c.rms_eps),
-                   ctx.batch.num_rows, c.hidden, ctx.ws.xn.data());
-  LayerSlots slots;
-  slots.kv = c.num_full_layers();
-  RunMixer(c, layer, c.num_layers, slots, ctx, ctx.ws.xn.data(), ctx.ws.out.data());
-}
 
 }  // namespace
 
@@ -55,7 +45,13 @@ void FillMtp(const model::Model& m, const StepContext& ctx) {
     for (int64_t t = 1; t < s.num_tokens; ++t) prev[static_cast<size_t>(s.row_begin + t)] = h + (s.row_begin + t - 1) * H;
   }
   MtpInput(m, ctx, prev);
-  MtpMixer(m, ctx);  // only its KV rows matter here
+  const model::LayerWeights& layer = m.weights.mtp.layer;
+  kernels::RmsNorm(ctx.ws.mtp_x.data(), layer.input_norm.data(), static_cast<float>(c.rms_eps), R, H, ctx.ws.xn.data());
+  if (c.latent()) {
+    WriteLatentKv(layer.mla, c.num_full_layers(), ctx, ctx.ws.xn.data());
+  } else {
+    WriteAttentionKv(layer.full, c.num_full_layers(), ctx, ctx.ws.xn.data());
+  }
   for (const Segment& s : ctx.batch.segments) {
     const int64_t k = s.logits_rows();
     s.seq->KeepHidden(s.start_pos() + s.num_tokens - k, h + (s.row_begin + s.num_tokens - k) * H, k, H);
@@ -69,7 +65,10 @@ void DraftMtpRows(const model::Model& m, const StepContext& ctx, std::span<const
   const float eps = static_cast<float>(c.rms_eps);
   MtpInput(m, ctx, h);
   float* x = ctx.ws.mtp_x.data();
-  MtpMixer(m, ctx);
+  kernels::RmsNorm(x, layer.input_norm.data(), eps, R, H, ctx.ws.xn.data());
+  LayerSlots slots;
+  slots.kv = c.num_full_layers();
+  RunMixer(c, layer, c.num_layers, slots, ctx, ctx.ws.xn.data(), ctx.ws.out.data());
   kernels::Add(x, ctx.ws.out.data(), x, R * H);
   kernels::RmsNorm(x, layer.post_norm.data(), eps, R, H, ctx.ws.xn.data());
   RunFfn(c, layer, c.num_layers, ctx, ctx.ws.xn.data(), ctx.ws.out.data());
