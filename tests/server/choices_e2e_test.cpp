@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include "e2e_stack.h"
 #include "http_test_util.h"
@@ -23,9 +24,10 @@ class Choices : public ::testing::Test {
     path_ = testing::WriteTinyQwen35(dir_);
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
-  static std::unique_ptr<Stack> Start() {
+  static std::unique_ptr<Stack> Start(engine::SpecType spec = engine::SpecType::kNgram) {
     EngineBackendOptions bo;
     bo.engine.num_threads = 2;
+    bo.spec.type = spec;
     return testing::StartStack(path_, bo);
   }
   static inline std::filesystem::path dir_;
@@ -95,6 +97,32 @@ TEST_F(Choices, StreamedChoicesEqualWholeOnesAndTheStreamEndsOnce) {
     EXPECT_EQ(content[i], whole["choices"][i]["message"]["content"].get<std::string>()) << i;
     EXPECT_EQ(finish[i], whole["choices"][i]["finish_reason"]) << i;
   }
+}
+
+TEST_F(Choices, AClientThatLeavesAStreamOfSeveralEndsThemAll) {
+  // Replies that never end by themselves (one token forced, up to the
+  // context).
+  auto s = Start(engine::SpecType::kNone);
+  json body = {{"prompt", "The build failed because"}, {"max_tokens", 100000}, {"temperature", 1.0}, {"n", 3},
+               {"stream", true}, {"logit_bias", {{"300", 100}}}};
+  httplib::Client c("127.0.0.1", s->http->port());
+  httplib::Request req = testing::JsonPost("/v1/completions", body);
+  int chunks = 0;
+  req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) { return ++chunks < 6; };
+  c.send(req);
+  EXPECT_EQ(chunks, 6);
+  // Every choice's sequence is let go within a step or two (a choice left
+  // running goes on to the tiny model's context: more than a second), and
+  // the server goes on.
+  int64_t live = -1;
+  for (int i = 0; i < 16 && live != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    live = testing::MetricCounter(*s, "lineage_sequences_live");
+  }
+  EXPECT_EQ(live, 0);
+  EXPECT_EQ(testing::LiveLeasesAfterSettling(*s), 0);
+  const json r = testing::PostJson(*s, "/v1/completions", {{"prompt", "hi"}, {"max_tokens", 2}, {"n", 3}});
+  EXPECT_EQ(r["choices"].size(), 3u);
 }
 
 TEST_F(Choices, TooManyAre400) {

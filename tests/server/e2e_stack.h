@@ -119,6 +119,29 @@ inline nlohmann::ordered_json PostJson(Stack& s, const std::string& path, const 
   return nlohmann::ordered_json::parse(res->body);  // throws on invalid UTF-8: the test would fail
 }
 
+// The cache's live leases once the scheduler has let go (up to 5 s): 0 when
+// every sequence of the requests that ended was released.
+inline int64_t LiveLeasesAfterSettling(Stack& s) {
+  int64_t leases = -1;
+  for (int i = 0; i < 500; ++i) {
+    leases = s.backend->cache().Stats().live_leases;
+    if (leases == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return leases;
+}
+
+// A POST of a JSON body, for clients that read the response themselves
+// (httplib::Request::content_receiver) and may leave early.
+inline httplib::Request JsonPost(const std::string& path, const nlohmann::ordered_json& body) {
+  httplib::Request req;
+  req.method = "POST";
+  req.path = path;
+  req.body = body.dump();
+  req.set_header("Content-Type", "application/json");
+  return req;
+}
+
 // The value of a counter on the server's /metrics page, or -1 when absent.
 inline int64_t MetricCounter(Stack& s, const std::string& name) {
   httplib::Client c("127.0.0.1", s.http->port());

@@ -57,15 +57,7 @@ class EndToEnd : public ::testing::Test {
   }
 
   // The cache's live leases once the scheduler has let go (up to 5 s).
-  static int64_t LiveLeasesAfterSettling(Stack& s) {
-    int64_t leases = -1;
-    for (int i = 0; i < 500; ++i) {
-      leases = s.backend->cache().Stats().live_leases;
-      if (leases == 0) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return leases;
-  }
+  static int64_t LiveLeasesAfterSettling(Stack& s) { return testing::LiveLeasesAfterSettling(s); }
 
   static json Tools() { return testing::ReadFileTool(); }
   static json System() {
@@ -346,11 +338,7 @@ TEST_F(EndToEnd, DisconnectFreesTheSequenceAndARetryLandsOnTheCache) {
   body["stream"] = true;
   httplib::Client c("127.0.0.1", s->http->port());
   c.set_read_timeout(120, 0);
-  httplib::Request req;
-  req.method = "POST";
-  req.path = "/v1/chat/completions";
-  req.body = body.dump();
-  req.set_header("Content-Type", "application/json");
+  httplib::Request req = testing::JsonPost("/v1/chat/completions", body);
   int chunks = 0;
   // Go away after some generated text (the prompt is committed by then),
   // not after keep-alives that a slow machine may send during the prefill.

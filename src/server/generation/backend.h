@@ -161,6 +161,9 @@ struct CacheStats {
   int64_t absorptions = 0;
   int64_t evictions_ram = 0;
   int64_t evictions_disk = 0;
+  // Sequences the backend is running or holding to resume (every choice of
+  // every request); 0 once all have ended.
+  int64_t sequences_live = 0;
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // backend-specific detail for /v1/cache/stats
 };
 

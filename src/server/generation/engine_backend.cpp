@@ -186,6 +186,7 @@ CacheStats EngineBackend::Stats() const {
   c.absorptions = s.absorptions;
   c.evictions_ram = s.evictions;
   c.evictions_disk = s.disk.evictions;
+  c.sequences_live = scheduler_->sequences_live();
   c.extra = {{"kv_bytes", s.kv_bytes},           {"recurrent_bytes", s.recurrent_bytes},
              {"anchor_bytes", s.anchor_bytes},   {"peak_ram_bytes", s.peak_ram_bytes},
              {"live_leases", s.live_leases},     {"thinned", s.thinned},

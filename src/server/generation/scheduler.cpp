@@ -421,6 +421,7 @@ void Scheduler::Loop() {
     PrefillOne();
     DecodeAll();
     Reap();
+    sequences_live_.store(static_cast<int64_t>(live_.size() + waiting_.size()), std::memory_order_relaxed);
   }
   for (auto& l : live_) Finish(*l, FinishReason::kCancelled);
   live_.clear();

@@ -34,6 +34,7 @@
 // the only user of the engine.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -110,6 +111,8 @@ class Scheduler {
   void Stop();
 
   const SchedulerOptions& options() const { return options_; }
+  // Sequences running or waiting to resume, as of the loop's last turn.
+  int64_t sequences_live() const { return sequences_live_.load(std::memory_order_relaxed); }
 
  private:
   struct Live;
@@ -169,7 +172,8 @@ class Scheduler {
   std::vector<std::unique_ptr<Live>> live_;
   std::vector<Waiting> waiting_;
   size_t next_prefill_ = 0;
-  engine::StepCosts step_costs_;  // what a verified row costs beside a decode step, measured
+  engine::StepCosts step_costs_;
+  std::atomic<int64_t> sequences_live_{0};  // what a verified row costs beside a decode step, measured
   // Built at the first constrained request, on its connection's thread (in
   // Enqueue, so decoding never waits for it), then shared by all of them.
   std::once_flag constraint_vocab_once_;

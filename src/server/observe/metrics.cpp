@@ -83,6 +83,8 @@ std::string Metrics::RenderPrometheus(const CacheStats& c, const ServerGauges& g
   Sample(&out, "lineage_requests_in_flight", g.in_flight);
   Header(&out, "lineage_requests_in_flight_max", "gauge", "Generations admitted at most (running or queued).");
   Sample(&out, "lineage_requests_in_flight_max", g.max_in_flight);
+  Header(&out, "lineage_sequences_live", "gauge", "Sequences running or waiting to resume (each choice of n its own).");
+  Sample(&out, "lineage_sequences_live", c.sequences_live);
   Header(&out, "lineage_connections_open", "gauge", "HTTP connections with a request in progress.");
   Sample(&out, "lineage_connections_open", g.open_connections);
   Header(&out, "lineage_connections_idle", "gauge", "HTTP connections waiting for a request (holding no worker).");
