@@ -30,6 +30,15 @@ class ScopedFlushDenormals {
   unsigned saved_;
 };
 
+// True when an element before i names the sequence element i names: a
+// step runs each sequence once.
+template <typename T, typename SeqOf>
+bool SeenBefore(std::span<const T> items, size_t i, SeqOf seq_of) {
+  for (size_t j = 0; j < i; ++j)
+    if (seq_of(items[j]) == seq_of(items[i])) return true;
+  return false;
+}
+
 }  // namespace
 
 Engine::Engine(std::shared_ptr<const model::Model> model, const EngineOptions& options)
@@ -90,7 +99,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Mode
   if (options.kv_dtype != DType::kF32 && options.kv_dtype != DType::kBF16) {
     return Unsupported("KV pages hold f32 or bf16");
   }
-  if (options.mtp && (!c.mtp() || !model->weights.mtp.valid())) {
+  if (options.mtp && !model->weights.mtp.valid()) {  // bound only where config.mtp()
     std::string why = model->weights.mtp_unavailable.empty() ? "" : " (" + model->weights.mtp_unavailable + ")";
     return Unsupported("the model file has no multi-token-prediction (NextN) block to draft with" + why);
   }
@@ -190,9 +199,8 @@ Status Engine::Decode(std::span<Sequence* const> seqs, std::span<const int32_t> 
   if (seqs.empty()) return InvalidArgument("decode of no sequences");
   Batch batch;
   for (size_t i = 0; i < seqs.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (seqs[j] == seqs[i]) return InvalidArgument("a sequence appears twice in one decode step");
-    }
+    if (SeenBefore(seqs, i, [](Sequence* s) { return s; }))
+      return InvalidArgument("a sequence appears twice in one decode step");
     LINEAGE_RETURN_IF_ERROR(CheckTokens(*seqs[i], tokens.subspan(i, 1)));
     batch.Add(seqs[i], &tokens[i], 1);
   }
@@ -213,9 +221,8 @@ Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logit
   for (size_t i = 0; i < runs.size(); ++i) {
     const VerifyRun& r = runs[i];
     if (r.seq == nullptr || r.tokens.empty()) return InvalidArgument("a verification run without tokens");
-    for (size_t j = 0; j < i; ++j) {
-      if (runs[j].seq == r.seq) return InvalidArgument("a sequence appears twice in one verification step");
-    }
+    if (SeenBefore(runs, i, [](const VerifyRun& v) { return v.seq; }))
+      return InvalidArgument("a sequence appears twice in one verification step");
     LINEAGE_RETURN_IF_ERROR(CheckTokens(*r.seq, r.tokens));
     const int64_t n = static_cast<int64_t>(r.tokens.size());
     batch.Add(r.seq, r.tokens.data(), n);
@@ -249,9 +256,8 @@ Status Engine::DraftMtp(std::span<const MtpDraftRun> runs) {
   for (size_t i = 0; i < runs.size(); ++i) {
     const MtpDraftRun& r = runs[i];
     if (r.seq == nullptr || r.drafts == nullptr || r.count < 0) return InvalidArgument("a malformed MTP draft run");
-    for (size_t j = 0; j < i; ++j) {
-      if (runs[j].seq == r.seq) return InvalidArgument("a sequence appears twice in one MTP draft pass");
-    }
+    if (SeenBefore(runs, i, [](const MtpDraftRun& m) { return m.seq; }))
+      return InvalidArgument("a sequence appears twice in one MTP draft pass");
     LINEAGE_RETURN_IF_ERROR(CheckTokens(*r.seq, std::span(&r.token, 1)));
     if (config().context_length > 0 && r.seq->num_tokens() + r.count > config().context_length) {
       return OutOfRange("MTP drafts past the context length");

@@ -103,11 +103,23 @@ Logprobs LogprobsOf(std::span<const float> logits, int32_t token, int32_t top) {
   out.token = static_cast<float>(logits[static_cast<size_t>(token)] - log_z);
   const size_t k = std::min(static_cast<size_t>(std::max(top, 0)), logits.size());
   if (k == 0) return out;
-  std::vector<int32_t> ids(logits.size());
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
-  auto before = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
-  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(k), ids.end(), before);
-  for (size_t i = 0; i < k; ++i) out.top.push_back({ids[i], static_cast<float>(logits[ids[i]] - log_z)});
+  // The k best in one pass, kept in a min-heap of k (no copy of the vocabulary).
+  auto better = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  std::vector<int32_t> best;
+  best.reserve(k);
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const int32_t id = static_cast<int32_t>(i);
+    if (best.size() < k) {
+      best.push_back(id);
+      std::push_heap(best.begin(), best.end(), better);
+    } else if (better(id, best.front())) {
+      std::pop_heap(best.begin(), best.end(), better);
+      best.back() = id;
+      std::push_heap(best.begin(), best.end(), better);
+    }
+  }
+  std::sort_heap(best.begin(), best.end(), better);
+  for (int32_t id : best) out.top.push_back({id, static_cast<float>(logits[id] - log_z)});
   return out;
 }
 

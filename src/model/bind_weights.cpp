@@ -216,21 +216,21 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
   for (int64_t l = 0; l < c.num_layers; ++l) w.layers[l].kind = c.layer_kinds[l];
   for (const PlannedTensor& p : PlanTensors(c)) {
     if (IsExpertRole(p.role) && !c.latent()) continue;  // BindExperts, below
-    if (p.layer >= c.num_layers) {  // the MTP block: a draft head, not needed to run the model
-      if (!w.mtp_unavailable.empty()) continue;
-      Result<TensorView> v = Fetch(c, p, lookup);
-      if (!v.ok()) {
-        w.mtp_unavailable = v.status().message();
-        continue;
-      }
-    }
+    const bool mtp = p.layer >= c.num_layers;  // the MTP block: a draft head, not needed to run the model
+    if (mtp && !w.mtp_unavailable.empty()) continue;
     if (p.role == Role::kRouter) {  // one router row per expert
       const std::string& name = c.format == FileFormat::kSafetensors ? p.hf_name : p.gguf_name;
       LINEAGE_ASSIGN_OR_RETURN(FoundTensor f, lookup(name));
       if (f.view.shape.size() == 2 && f.view.shape[1] == c.hidden && f.view.shape[0] != c.num_experts)
         return ExpertCountError(f, name, c.num_experts);
     }
-    LINEAGE_ASSIGN_OR_RETURN(TensorView v, Fetch(c, p, lookup));
+    Result<TensorView> fetched = Fetch(c, p, lookup);
+    if (!fetched.ok() && mtp) {
+      w.mtp_unavailable = fetched.status().message();
+      continue;
+    }
+    LINEAGE_RETURN_IF_ERROR(fetched.status());
+    const TensorView& v = *fetched;
     std::vector<float> small;
     if (IsSmallRole(p.role)) small = SmallVector(c, p, v);
     LayerWeights* L = p.layer >= c.num_layers ? &w.mtp.layer : p.layer >= 0 ? &w.layers[p.layer] : nullptr;
