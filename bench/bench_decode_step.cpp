@@ -2,7 +2,7 @@
 // shared machine disturbs it little.
 //
 // Usage: bench_decode_step (--model PATH | --shape NAME [--dtype D]) [--threads N]
-//                          [--steps N] [--passes N] [--prompt N] [--isa avx2|avx512]
+//                          [--steps N] [--passes N] [--prompt N] [--isa avx512|avx2|avx2-novnni]
 //
 // Prints, for one sequence after a prompt of --prompt tokens (16):
 //   step     each decode step timed alone: best and median ms (the best
@@ -154,8 +154,8 @@ int main(int argc, char** argv) {
       steps = std::max(1, std::atoi(argv[++i]));
     } else if (!std::strcmp(argv[i], "--isa") && v) {
       const std::string isa = argv[++i];
-      if (!kernels::ForceIsa(isa == "avx2" ? kernels::Isa::kAvx2 : kernels::Isa::kAvx512)) {
-        std::fprintf(stderr, "this CPU lacks %s\n", isa.c_str());
+      if (!kernels::ForceIsaByName(isa)) {
+        std::fprintf(stderr, "--isa %s: unknown or not on this CPU (%s)\n", isa.c_str(), kernels::kIsaNames);
         return 1;
       }
     } else if (!std::strcmp(argv[i], "--passes") && v) {
@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s (--model PATH | --shape NAME [--dtype D]) [--threads N] [--steps N] [--passes N] "
-                   "[--prompt N] [--isa avx2|avx512]\n",
+                   "[--prompt N] [--isa avx512|avx2|avx2-novnni]\n",
                    argv[0]);
       return 2;
     }

@@ -84,9 +84,8 @@ int main(int argc, char** argv) {
     if (k == "--by-rows") by_rows = std::string(argv[i + 1]) != "0";
     if (k == "--split") split = std::string(argv[i + 1]) != "0";
     if (k == "--kv-heads") kv_heads = std::clamp<int64_t>(std::stoll(argv[i + 1]), 1, 8);
-    if (k == "--isa" && !kernels::ForceIsa(std::string(argv[i + 1]) == "avx2" ? kernels::Isa::kAvx2
-                                                                              : kernels::Isa::kAvx512)) {
-      std::fprintf(stderr, "this CPU lacks %s\n", argv[i + 1]);
+    if (k == "--isa" && !kernels::ForceIsaByName(argv[i + 1])) {
+      std::fprintf(stderr, "--isa %s: unknown or not on this CPU (%s)\n", argv[i + 1], kernels::kIsaNames);
       return 1;
     }
   }

@@ -1,7 +1,7 @@
 // bench_kernels: GEMM rates for the Qwen3.5-0.8B weight shapes against the
 // machine's copy bandwidth and FMA peak, plus thread-pool dispatch latency.
 //
-// Usage: bench_kernels [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--decode] [--l2] [--json] [--exact]
+// Usage: bench_kernels [--threads N] [--isa avx512|avx2|avx2-novnni] [--sweeps N] [--quick] [--decode] [--l2] [--json] [--exact]
 //                      [--dtypes f32,bf16,q8_0,q4_k,...] (default f32,bf16,q8_0)
 // --exact: kernels::SetExactQ8(true), every block type on fp32 activations.
 // --decode: only T = 1 on the mlp gate / up and lm_head shapes, weights
@@ -185,8 +185,8 @@ int main(int argc, char** argv) {
       threads = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--isa") && has_value) {
       const std::string isa = argv[++i];
-      if (!kernels::ForceIsa(isa == "avx2" ? kernels::Isa::kAvx2 : kernels::Isa::kAvx512)) {
-        std::fprintf(stderr, "this CPU lacks %s\n", isa.c_str());
+      if (!kernels::ForceIsaByName(isa)) {
+        std::fprintf(stderr, "--isa %s: unknown or not on this CPU (%s)\n", isa.c_str(), kernels::kIsaNames);
         return 1;
       }
     } else if (!std::strcmp(argv[i], "--sweeps") && has_value) {
@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--exact")) {
       kernels::SetExactQ8(true);
     } else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--isa avx2|avx512] [--sweeps N] [--quick] [--decode] [--l2] [--json] [--exact] [--dtypes A,B]\n",
+      std::fprintf(stderr, "usage: %s [--threads N] [--isa avx512|avx2|avx2-novnni] [--sweeps N] [--quick] [--decode] [--l2] [--json] [--exact] [--dtypes A,B]\n",
                    argv[0]);
       return 2;
     }

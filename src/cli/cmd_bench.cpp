@@ -35,6 +35,7 @@ void Print(const Report& r, bool json) {
 }
 
 Status Run(const BenchArgs& a) {
+  LINEAGE_RETURN_IF_ERROR(ApplyIsa(a.engine_args));
   LINEAGE_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> m, engine::OpenModel(a.source));
   engine::EngineOptions eo = EngineOptionsFrom(a.engine_args);
   eo.delta_chunked_min_tokens = a.delta_chunked_min_tokens;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/isa.h"
 #include "core/status.h"
 #include "engine/engine.h"
 #include "tools/model_source.h"
@@ -22,11 +23,14 @@ inline void AddModelOptions(CLI::App& sub, engine::ModelSource& s) {
   sub.add_option("--vocab", s.vocab, "with --shape: vocabulary size override");
 }
 
-// Engine settings a command exposes: threads and the KV page type. The KV
-// type is parsed into `kv_type` and turned into options by EngineOptionsFrom.
+// Engine settings a command exposes: threads, the KV page type and the
+// kernels' instruction set. The KV type is parsed into `kv_type` and turned
+// into options by EngineOptionsFrom; the instruction set is process-wide
+// (ApplyIsa).
 struct EngineArgs {
   int threads = 2;
   std::string kv_type = "f32";
+  std::string isa = "auto";
 };
 
 inline void AddEngineOptions(CLI::App& sub, EngineArgs& e) {
@@ -34,6 +38,13 @@ inline void AddEngineOptions(CLI::App& sub, EngineArgs& e) {
   sub.add_option("--kv-type", e.kv_type, "KV page type: f32 (exact) or bf16 (half the memory)")
       ->check(CLI::IsMember({"f32", "bf16"}))
       ->capture_default_str();
+  sub.add_option("--isa", e.isa, std::string("kernel instruction set: ") + kernels::kIsaNames)
+      ->capture_default_str();
+}
+
+inline Status ApplyIsa(const EngineArgs& e) {
+  if (kernels::ForceIsaByName(e.isa)) return Status::Ok();
+  return InvalidArgument("--isa " + e.isa + ": unknown or not on this CPU (" + kernels::kIsaNames + ")");
 }
 
 inline engine::EngineOptions EngineOptionsFrom(const EngineArgs& e) {

@@ -47,10 +47,10 @@ void PackActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, bool 
   });
 }
 
-// Quantises X and lays it out for avx512::GemmTilesQ8.
-void PackQ8Activations(const float* X, int64_t ldx, int64_t T, int64_t cols, ThreadPool* pool,
-                       PackedQ8Activations* out) {
-  const int64_t tile = avx512::kQ8TileTokens, num_blocks = cols / 32;
+// Quantises X and lays it out for GemmIntTiles in tiles of `tile` tokens.
+void PackIntActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, int64_t tile, ThreadPool* pool,
+                        PackedIntActivations* out) {
+  const int64_t num_blocks = cols / 32;
   const int64_t num_tiles = (T + tile - 1) / tile;
   out->num_tokens = T;
   out->num_blocks = num_blocks;
@@ -110,13 +110,19 @@ void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ld
     return;
   }
   const bool wide = ActiveIsa() == Isa::kAvx512;
-  if (wide && avx512::IntTileType(W.dtype) && !ExactQ8()) {
-    thread_local PackedQ8Activations pq_storage;
-    PackedQ8Activations& pq = pq_storage;
-    PackQ8Activations(X, ldx, T, cols, pool, &pq);
-    const int64_t tile_rows = avx512::kQ8TileRows;
+  if (!ExactQ8() && (wide ? avx512::IntTileType(W.dtype) : avx2::IntTileType(W.dtype))) {
+    thread_local PackedIntActivations pq_storage;
+    PackedIntActivations& pq = pq_storage;
+    const int64_t tile_tokens = wide ? avx512::IntTileTokens() : avx2::IntTileTokens();
+    const int64_t tile_rows = wide ? avx512::IntTileRows() : avx2::IntTileRows();
+    PackIntActivations(X, ldx, T, cols, tile_tokens, pool, &pq);
     ForRanges(pool, (rows + tile_rows - 1) / tile_rows, 1, [&](int64_t p0, int64_t p1) {
-      avx512::GemmTilesQ8(W, p0 * tile_rows, std::min(rows, p1 * tile_rows), pq, Y, ldy);
+      const int64_t r0 = p0 * tile_rows, r1 = std::min(rows, p1 * tile_rows);
+      if (wide) {
+        avx512::GemmIntTiles(W, r0, r1, pq, Y, ldy);
+      } else {
+        avx2::GemmIntTiles(W, r0, r1, pq, Y, ldy);
+      }
     });
     return;
   }

@@ -6,9 +6,12 @@
 //    with the activation rows (kept in L1); memory-bound. Q8_0, Q4_0, Q4_K,
 //    Q5_K, Q6_K and IQ4_XS use integer dot products with int8-quantised
 //    activations unless ExactQ8(); the other types are decoded to fp32.
-//  - tiles: many tokens. A panel of weight rows is decoded to fp32 (or, for
-//    Q8_0 on AVX-512 unless ExactQ8(), repacked for vpdpbusd) once and
-//    multiplied with register tiles of tokens; compute-bound.
+//  - tiles: many tokens. A panel of weight rows is repacked once and
+//    multiplied with register tiles of tokens; compute-bound. Block types
+//    with an integer tile on this ISA (IntTileType: every one on AVX-512
+//    and AVX-VNNI, all but Q8_0 / IQ4_NL / IQ4_XS on plain AVX2) are
+//    repacked to int8 codes against int8 activations unless ExactQ8()
+//    (gemm_int_tiles.inc); the rest are decoded to fp32.
 #pragma once
 
 #include <immintrin.h>
@@ -214,10 +217,11 @@ struct PackedActivations {
   const float* tile(int64_t j) const { return data.data() + j * cols * tile_tokens; }
 };
 
-// Activations for the AVX-512 Q8_0 tile kernel: quantised as above, stored
-// as unsigned q + 128 (vpdpbusd multiplies unsigned by signed bytes) and
-// grouped [tile][block][4-byte group][tile_tokens][4], scales [tile][block][tile_tokens].
-struct PackedQ8Activations {
+// Activations for the integer tile kernels (gemm_int_tiles.inc):
+// quantised as above, stored as unsigned q + 128 (vpdpbusd and vpmaddubsw
+// multiply unsigned by signed bytes) and grouped
+// [tile][block][4-byte group][tile_tokens][4], scales [tile][block][tile_tokens].
+struct PackedIntActivations {
   int64_t num_tokens = 0, num_blocks = 0, tile_tokens = 0;
   std::vector<uint8_t> q;
   std::vector<float> scale;
@@ -254,23 +258,21 @@ struct PackedQ8Activations {
   A int64_t TileRows();                                                                         \
   /* Y for rows [row_begin, row_end) (a multiple of TileRows() apart, except at the end). */    \
   A void GemmTiles(const TensorView& W, int64_t row_begin, int64_t row_end,                    \
-                   const PackedActivations& px, float* Y, int64_t ldy);
+                   const PackedActivations& px, float* Y, int64_t ldy);                        \
+  /* Integer tiles (gemm_int_tiles.inc): whether W's type takes them on this ISA (outside */   \
+  /* ExactQ8()), the rows of a panel and the tokens of px's tiles they want, and Y for */       \
+  /* rows [row_begin, row_end) (IntTileRows() apart, except at the end). */                     \
+  bool IntTileType(DType t);                                                                    \
+  int64_t IntTileRows();                                                                        \
+  int64_t IntTileTokens();                                                                      \
+  A void GemmIntTiles(const TensorView& W, int64_t row_begin, int64_t row_end,                 \
+                      const PackedIntActivations& px, float* Y, int64_t ldy);
 
 namespace avx2 {
 LINEAGE_DECLARE_GEMM_KERNELS()
 }
 namespace avx512 {
 LINEAGE_DECLARE_GEMM_KERNELS(LINEAGE_AVX512)
-// Weights of an IntTileType against PackedQ8Activations, integer dot
-// products (VNNI; gemm_q8_tiles_avx512.cpp). Panels of kQ8TileRows rows;
-// px.tile_tokens must be kQ8TileTokens.
-constexpr int64_t kQ8TileRows = 16, kQ8TileTokens = 12;
-// The block types whose sub-blocks are 32 elements (Q8_0, Q4_0, Q4_1,
-// Q5_0, Q5_1, IQ4_NL, Q4_K, Q5_K, IQ4_XS) or 16 without a bias (Q3_K,
-// Q6_K): all but Q2_K.
-bool IntTileType(DType t);
-LINEAGE_AVX512 void GemmTilesQ8(const TensorView& W, int64_t row_begin, int64_t row_end,
-                                const PackedQ8Activations& px, float* Y, int64_t ldy);
 }
 #undef LINEAGE_DECLARE_GEMM_KERNELS
 

@@ -19,6 +19,16 @@ std::atomic<Isa>& Active() {
   return active;
 }
 
+bool DetectAvxVnni() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avxvnni");
+}
+
+std::atomic<bool>& AvxVnniFlag() {
+  static std::atomic<bool> on{DetectAvxVnni()};
+  return on;
+}
+
 std::atomic<bool>& ExactQ8Flag() {
   static std::atomic<bool> exact{false};
   return exact;
@@ -39,7 +49,29 @@ bool ForceIsa(Isa isa) {
   return true;
 }
 
-void ResetIsa() { Active().store(DetectedIsa(), std::memory_order_relaxed); }
+void ResetIsa() {
+  Active().store(DetectedIsa(), std::memory_order_relaxed);
+  AvxVnniFlag().store(DetectAvxVnni(), std::memory_order_relaxed);
+}
+
+bool AvxVnni() { return AvxVnniFlag().load(std::memory_order_relaxed); }
+
+bool ForceAvxVnni(bool on) {
+  if (on && !DetectAvxVnni()) return false;
+  AvxVnniFlag().store(on, std::memory_order_relaxed);
+  return true;
+}
+
+bool ForceIsaByName(std::string_view name) {
+  if (name == "auto") {
+    ResetIsa();
+    return true;
+  }
+  if (name == "avx512") return ForceIsa(Isa::kAvx512) && ForceAvxVnni(DetectAvxVnni());
+  if (name == "avx2") return ForceIsa(Isa::kAvx2) && ForceAvxVnni(DetectAvxVnni());
+  if (name == "avx2-novnni") return ForceIsa(Isa::kAvx2) && ForceAvxVnni(false);
+  return false;
+}
 
 const char* IsaName(Isa isa) { return isa == Isa::kAvx512 ? "avx512" : "avx2"; }
 

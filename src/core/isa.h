@@ -7,6 +7,8 @@
 // other threads (a relaxed atomic, read once per kernel call).
 #pragma once
 
+#include <string_view>
+
 namespace lineage::kernels {
 
 enum class Isa { kAvx2, kAvx512 };
@@ -20,10 +22,25 @@ Isa ActiveIsa();
 // Forces `isa`; returns false (and changes nothing) if the CPU lacks it.
 bool ForceIsa(Isa isa);
 
-// Back to DetectedIsa().
+// Back to DetectedIsa() (and AvxVnni() to what the CPU has).
 void ResetIsa();
 
+// AVX-VNNI (vpdpbusd on 256-bit registers), which Intel cores from Alder
+// Lake on have without AVX-512: the AVX2 integer tiles use it where the CPU
+// has it. ForceAvxVnni(false) makes them use plain AVX2 instructions (tests
+// and benchmarks); ForceAvxVnni(true) returns false (and changes nothing)
+// if the CPU lacks it. The same threading rule as ForceIsa().
+bool AvxVnni();
+bool ForceAvxVnni(bool on);
+
 const char* IsaName(Isa isa);
+
+// Pins the kernels by name, for benchmarks and the `--isa` option: "auto"
+// (what the CPU has), "avx512", "avx2" (with AVX-VNNI where the CPU has
+// it) or "avx2-novnni". False (nothing changed) if the name is unknown or
+// the CPU lacks it.
+bool ForceIsaByName(std::string_view name);
+inline constexpr const char* kIsaNames = "auto, avx512, avx2, avx2-novnni";
 
 // Activation mode of the block types with integer kernels (Q8_0, Q4_0,
 // Q4_K, Q5_K, Q6_K, IQ4_XS; the name is historical). Off (the default),

@@ -27,10 +27,23 @@ using testing::ExpectRowResultsIndependentOfRangeAndTokens;
 using testing::RandomActivations;
 using testing::RandomWeights;
 
-class GemmInt8Test : public ::testing::TestWithParam<std::tuple<Isa, DType>> {
+// The kernel paths: AVX2 with and without AVX-VNNI, AVX-512.
+enum class Path { kAvx2, kAvx2Vnni, kAvx512 };
+const char* PathName(Path p) { return p == Path::kAvx2 ? "avx2" : p == Path::kAvx2Vnni ? "avx2vnni" : "avx512"; }
+
+// Whether `dt` takes the integer tiles on `path` (gemm_internal.h): every
+// block type with vpdpbusd; without it, the types whose codes keep
+// vpmaddubsw's int16 pair sums exact.
+bool IntTiles(Path path, DType dt) {
+  return path != Path::kAvx2 || (dt != DType::kQ8_0 && dt != DType::kIQ4_NL && dt != DType::kIQ4_XS);
+}
+
+class GemmInt8Test : public ::testing::TestWithParam<std::tuple<Path, DType>> {
  protected:
   void SetUp() override {
-    if (!ForceIsa(std::get<0>(GetParam()))) GTEST_SKIP() << "CPU lacks this ISA";
+    const Path path = std::get<0>(GetParam());
+    if (!ForceIsa(path == Path::kAvx512 ? Isa::kAvx512 : Isa::kAvx2) || !ForceAvxVnni(path == Path::kAvx2Vnni))
+      GTEST_SKIP() << "CPU lacks this ISA";
   }
   void TearDown() override {
     SetExactQ8(false);
@@ -69,7 +82,7 @@ TEST_P(GemmInt8Test, NearExactPathOnRandomBlocks) {
       }
   }
   EXPECT_LE(worst, kRelTolerance);
-  std::printf("  %s %s: |int8 - exact| / sum|w x|: max %.2g, mean %.2g\n", IsaName(std::get<0>(GetParam())),
+  std::printf("  %s %s: |int8 - exact| / sum|w x|: max %.2g, mean %.2g\n", PathName(std::get<0>(GetParam())),
               std::string(Info(dt).name).c_str(), worst, mean / static_cast<double>(n));
 }
 
@@ -98,13 +111,13 @@ TEST_P(GemmInt8Test, ExactWhenActivationsAreInt8) {
   }
 }
 
-// The tile regime (T >= 24, prefill): on AVX-512 every block type runs
-// VNNI tiles against activations quantised per 32 (a finer scale than the
-// rows' 256 for the super-block types), within the same tolerance of the
-// exact path; every AVX2 tile decodes to fp32 and equals the exact path.
+// The tile regime (T >= 24, prefill): the integer tiles (IntTiles) run
+// against activations quantised per 32 (a finer scale than the rows' 256
+// for the super-block types), within the same tolerance of the exact path;
+// the other tiles decode to fp32 and equal the exact path.
 TEST_P(GemmInt8Test, TilesNearExactPath) {
   const DType dt = std::get<1>(GetParam());
-  const bool int_tiles = std::get<0>(GetParam()) == Isa::kAvx512;
+  const bool int_tiles = IntTiles(std::get<0>(GetParam()), dt);
   ThreadPool pool(2);
   const int64_t rows = 37, cols = 1024;
   auto w = RandomWeights(dt, rows, cols, 13);
@@ -134,7 +147,7 @@ TEST_P(GemmInt8Test, TilesNearExactPath) {
     }
   }
   EXPECT_LE(worst, kRelTolerance);
-  std::printf("  %s %s tiles: |fast - exact| / sum|w x| max %.2g\n", IsaName(std::get<0>(GetParam())),
+  std::printf("  %s %s tiles: |fast - exact| / sum|w x| max %.2g\n", PathName(std::get<0>(GetParam())),
               std::string(Info(dt).name).c_str(), worst);
 }
 
@@ -177,12 +190,12 @@ TEST_P(GemmInt8Test, RowResultIndependentOfRangeAndTokens) {
 
 INSTANTIATE_TEST_SUITE_P(
     IntKernels, GemmInt8Test,
-    ::testing::Combine(::testing::Values(Isa::kAvx2, Isa::kAvx512),
+    ::testing::Combine(::testing::Values(Path::kAvx2, Path::kAvx2Vnni, Path::kAvx512),
                        ::testing::Values(DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
                                          DType::kIQ4_NL, DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K,
                                          DType::kQ6_K, DType::kIQ4_XS)),
     [](const auto& info) {
-      return std::string(IsaName(std::get<0>(info.param))) + "_" + std::string(Info(std::get<1>(info.param)).name);
+      return std::string(PathName(std::get<0>(info.param))) + "_" + std::string(Info(std::get<1>(info.param)).name);
     });
 
 }  // namespace
