@@ -17,6 +17,8 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/aligned_vector.h"
@@ -44,6 +46,22 @@ inline int64_t RowGroup(const TensorView& W, int64_t row_bytes, int64_t r0, int6
   const auto* base = static_cast<const uint8_t*>(W.data);
   for (int k = 0; k < 4; ++k) rows[k] = base + (r0 + (k < nr ? k : 0)) * row_bytes;
   return nr;
+}
+
+// A row kernel that takes at most kMax tokens per pass over a group of
+// rows (each pass unpacks the codes again, from L1) runs a call of T
+// tokens as ceil(T / kMax) passes of equal size: 5 tokens (a step that
+// verifies four drafts) as one pass of 5 where kMax allows, 7 as 4 + 3.
+// fn(t0, std::integral_constant<int, n>{}) for each pass of n tokens from t0.
+template <int kMax, class Fn>
+inline void ForEachTokenPass(int64_t T, Fn&& fn) {
+  const int64_t passes = (T + kMax - 1) / kMax, per_pass = (T + passes - 1) / passes;
+  for (int64_t t0 = 0; t0 < T; t0 += per_pass) {
+    const int64_t n = T - t0 < per_pass ? T - t0 : per_pass;
+    [&]<int... k>(std::integer_sequence<int, k...>) {
+      ((n == k + 1 ? (fn(t0, std::integral_constant<int, k + 1>{}), 0) : 0), ...);
+    }(std::make_integer_sequence<int, kMax>{});
+  }
 }
 
 // How far ahead of the byte being read the row kernels prefetch line by

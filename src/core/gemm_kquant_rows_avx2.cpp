@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "core/gemm_internal.h"
 #include "core/quant_unpack.h"

@@ -71,16 +71,20 @@ inline void ExpectRowResultsIndependentOfRangeAndTokens(const TensorView& w, con
                                                         int64_t first, int64_t T) {
   const int64_t rows = w.rows(), cols = w.cols();
   std::vector<float> one(rows), many(static_cast<size_t>(T * rows)), part(rows - first);
-  kernels::Gemm(w, x.data(), cols, one.data(), rows, 1, nullptr);
   kernels::Gemm(w, x.data(), cols, many.data(), rows, T, nullptr);
   const int64_t row_bytes = RowBytes(w.dtype, cols);
   const TensorView tail{"tail", w.dtype, {rows - first, cols},
                         static_cast<const uint8_t*>(w.data) + first * row_bytes, (rows - first) * row_bytes};
-  kernels::Gemm(tail, x.data(), cols, part.data(), rows - first, 1, nullptr);
-  for (int64_t o = 0; o < rows; ++o) {
-    EXPECT_EQ(one[o], many[o]) << "cols " << cols << " row " << o;
-    if (o >= first) {
-      EXPECT_EQ(one[o], part[o - first]) << "cols " << cols << " row " << o;
+  // Every token of the T-token call (whatever pass of the kernel it fell
+  // in) against a call of that token alone.
+  for (int64_t t = 0; t < T; ++t) {
+    kernels::Gemm(w, x.data() + t * cols, cols, one.data(), rows, 1, nullptr);
+    kernels::Gemm(tail, x.data() + t * cols, cols, part.data(), rows - first, 1, nullptr);
+    for (int64_t o = 0; o < rows; ++o) {
+      EXPECT_EQ(one[o], many[t * rows + o]) << "cols " << cols << " token " << t << " of " << T << " row " << o;
+      if (o >= first) {
+        EXPECT_EQ(one[o], part[o - first]) << "cols " << cols << " row " << o;
+      }
     }
   }
 }
