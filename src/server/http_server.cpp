@@ -373,19 +373,25 @@ HttpServer::HttpServer(Backend* backend, ServerOptions options)
       std::string method = req.method, path = req.path;
       auto held = std::make_shared<Admission::Ticket>(std::move(*ticket));
       // Runs once when the response ends, however it ends; the ticket goes
-      // with the last copy of this closure. The log and history show the
-      // first choice's generation; the metrics count every one.
+      // with the last copy of this closure. The log and history show every
+      // choice in one report (MergeChoiceReports); the metrics count each.
       auto finish = [this, drivers, id = slot.id, method, path, held](int status) {
         (void)held;
         for (auto& d : drivers)
           if (!d->finished() || d->client_gone()) d->Drain(std::chrono::milliseconds(2000));
         metrics_.CountRequest(path, status);
-        for (auto& d : drivers) metrics_.ObserveGeneration(d->report());
+        std::vector<RequestReport> reports;
+        std::vector<std::string> finishes;
+        for (auto& d : drivers) {
+          metrics_.ObserveGeneration(d->report());
+          reports.push_back(d->report());
+          finishes.emplace_back(d->client_gone() ? "disconnected" : FinishReasonName(d->backend_finish()));
+        }
         impl_->trimmer.NoteRequestEnded();
-        const ResponseDriver& first = *drivers.front();
-        const char* finish_name = first.client_gone() ? "disconnected" : FinishReasonName(first.backend_finish());
-        impl_->history.End(id, status, first.report(), finish_name);
-        if (options_.log_requests) WriteLog(FormatRequestLog(id, method, path, status, first.report(), finish_name));
+        const RequestReport report = MergeChoiceReports(reports);
+        const std::string finish_name = JoinFinishes(finishes);
+        impl_->history.End(id, status, report, finish_name);
+        if (options_.log_requests) WriteLog(FormatRequestLog(id, method, path, status, report, finish_name.c_str()));
       };
       if (!parsed->stream) {
         std::vector<std::string> bodies(drivers.size());

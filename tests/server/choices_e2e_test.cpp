@@ -4,8 +4,10 @@
 // tokens; a stream of several choices ends once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "e2e_stack.h"
@@ -55,6 +57,42 @@ TEST_F(Choices, EachChoiceIsTheSingleReplyOfItsSeed) {
   EXPECT_NE(r["choices"][0]["text"], r["choices"][1]["text"]);
   EXPECT_EQ(r["usage"]["completion_tokens"], completion);
   EXPECT_EQ(r["usage"]["total_tokens"], r["usage"]["prompt_tokens"].get<int64_t>() + completion);
+}
+
+// The request log and the history (the cache page's recent requests) show
+// a request of three choices as one entry covering all three: tokens out
+// summed (usage's completion_tokens), choices=3.
+TEST_F(Choices, TheLogAndTheHistoryCountEveryChoice) {
+  EngineBackendOptions bo;
+  bo.engine.num_threads = 2;
+  ServerOptions so;
+  std::mutex mu;
+  std::vector<std::string> lines;
+  so.log_sink = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(line);
+  };
+  auto s = testing::StartStack(path_, bo, so);
+  const json body = {{"prompt", "The build failed because"}, {"max_tokens", 12}, {"temperature", 1.0},
+                     {"seed", 7}, {"n", 3}};
+  const json r = testing::PostJson(*s, "/v1/completions", body);
+  const int64_t out = r["usage"]["completion_tokens"];
+  ASSERT_GT(out, 12) << "three choices of up to 12 tokens each: " << r.dump();
+  httplib::Client c("127.0.0.1", s->http->port());
+  auto res = c.Get("/v1/cache/lineages");
+  ASSERT_TRUE(res);
+  const json recent = json::parse(res->body)["recent"];
+  ASSERT_FALSE(recent.empty());
+  EXPECT_EQ(recent.back()["choices"], 3);
+  EXPECT_EQ(recent.back()["completion_tokens"], out);
+  std::lock_guard<std::mutex> lock(mu);
+  const auto line = std::find_if(lines.begin(), lines.end(),
+                                 [](const std::string& l) { return l.find(" POST /v1/completions ") != std::string::npos; });
+  ASSERT_NE(line, lines.end());
+  EXPECT_NE(line->find(" out=" + std::to_string(out) + " "), std::string::npos) << *line;
+  EXPECT_NE(line->find(" choices=3 "), std::string::npos) << *line;
+  EXPECT_EQ(std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.find(" POST ") != std::string::npos; }),
+            1) << "one line for the request";
 }
 
 TEST_F(Choices, StreamedChoicesEqualWholeOnesAndTheStreamEndsOnce) {

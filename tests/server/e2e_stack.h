@@ -98,7 +98,8 @@ inline std::unique_ptr<Stack> StartStack(const std::string& model_path, const En
   EXPECT_TRUE(backend.ok()) << backend.status().ToString();
   stack->backend = std::move(backend).value();
   so.port = 0;
-  so.log_requests = std::getenv("LINEAGE_TEST_LOG") != nullptr;
+  // A caller's log sink gets every line; otherwise the log is on when asked.
+  so.log_requests = so.log_sink || std::getenv("LINEAGE_TEST_LOG") != nullptr;
   stack->http = std::make_unique<HttpServer>(stack->backend.get(), so);
   EXPECT_TRUE(stack->http->Start().ok());
   return stack;

@@ -61,6 +61,7 @@ struct RequestReport {
   int64_t total_us = 0;
   std::string cache_detail;           // the cache's own account of lookup and commit
   std::string notes;                  // what the server changed in the request ("billing_header=stripped")
+  int64_t choices = 1;                // OpenAI `n`: the choices this report covers (MergeChoiceReports)
 };
 
 // One generated token's log-probability and its most likely alternatives'

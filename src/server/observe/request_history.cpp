@@ -59,7 +59,8 @@ json RequestHistory::Finished() const {
                    {"commit_ms", Millis(r.commit_us)},
                    {"ttft_ms", Millis(r.first_token_us)},
                    {"total_ms", Millis(r.total_us)},
-                   {"finish", e.finish}});
+                   {"finish", e.finish},
+                   {"choices", r.choices}});
   }
   return out;
 }

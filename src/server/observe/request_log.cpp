@@ -1,5 +1,6 @@
 #include "server/observe/request_log.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace lineage::server {
@@ -31,9 +32,39 @@ std::string FormatRequestLog(int64_t request_id, const std::string& method, cons
                 ms(r.prefill_us).c_str(), ms(r.commit_us).c_str(), ms(r.first_token_us).c_str(),
                 ms(r.total_us).c_str());
   std::string line = buf;
+  if (r.choices > 1) {
+    const std::string choices = " choices=" + std::to_string(r.choices);
+    line.insert(line.find(" admit_ms="), choices);
+  }
   if (!r.notes.empty()) line += " " + r.notes;
   if (!r.cache_detail.empty()) line += " cache=[" + r.cache_detail + "]";
   return line;
+}
+
+RequestReport MergeChoiceReports(std::span<const RequestReport> reports) {
+  if (reports.empty()) return RequestReport{};
+  RequestReport merged = reports.front();
+  merged.choices = static_cast<int64_t>(reports.size());
+  for (const RequestReport& r : reports.subspan(1)) {
+    merged.completion_tokens += r.completion_tokens;
+    merged.draft_tokens += r.draft_tokens;
+    merged.draft_accepted += r.draft_accepted;
+    merged.captures += r.captures;
+    merged.total_us = std::max(merged.total_us, r.total_us);
+  }
+  return merged;
+}
+
+std::string JoinFinishes(std::span<const std::string> finishes) {
+  std::string joined;
+  for (size_t i = 0; i < finishes.size(); ++i) {
+    if (std::find(finishes.begin(), finishes.begin() + static_cast<std::ptrdiff_t>(i), finishes[i]) !=
+        finishes.begin() + static_cast<std::ptrdiff_t>(i))
+      continue;
+    if (!joined.empty()) joined += ",";
+    joined += finishes[i];
+  }
+  return joined;
 }
 
 }  // namespace lineage::server
