@@ -209,6 +209,42 @@ TEST_P(QuantForwardFast, PrefilledLogitsNearOracle) {
               Argmax(r.logits) == Argmax(c.want) ? "same" : "differs");
 }
 
+// The 16 prompts of the comparisons over many prompts: 40 token ids each.
+std::vector<std::vector<int32_t>> ManyPrompts(int64_t vocab) {
+  std::vector<std::vector<int32_t>> prompts(16);
+  uint32_t x = 12345;
+  for (auto& prompt : prompts)
+    for (int i = 0; i < 40; ++i) {
+      x = x * 1664525u + 1013904223u;
+      prompt.push_back(static_cast<int32_t>((x >> 8) % static_cast<uint32_t>(vocab)));
+    }
+  return prompts;
+}
+
+double RelL2(const std::vector<float>& got, const std::vector<float>& want) {
+  double diff2 = 0, want2 = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double d = static_cast<double>(got[i]) - want[i];
+    diff2 += d * d, want2 += static_cast<double>(want[i]) * want[i];
+  }
+  return std::sqrt(diff2 / want2);
+}
+
+// Each prompt prefilled on the fast path (fast[p]) and the exact one
+// (exact[p], which equals the oracle's exact forward: QuantForwardOracle).
+void PrefillManyPrompts(OracleCase& c, std::vector<std::vector<float>>* fast, std::vector<std::vector<float>>* exact) {
+  for (const std::vector<int32_t>& prompt : ManyPrompts(c.model->config.vocab)) {
+    for (int e = 0; e < 2; ++e) {
+      kernels::SetExactQ8(e == 1);
+      Sequence seq = c.engine->NewSequence();
+      PrefillResult r;
+      ASSERT_TRUE(c.engine->Prefill(seq, prompt, {}, &r).ok());
+      (e == 1 ? exact : fast)->push_back(r.logits);
+    }
+    kernels::SetExactQ8(false);
+  }
+}
+
 // One prompt is one draw: the MoE file's distance on the oracle prompt
 // moves from 47% to 17% when only the activation scales are rounded to
 // fp16 as llama.cpp stores them (a less precise scale), while over many
@@ -218,38 +254,63 @@ TEST_P(QuantForwardFast, PrefilledLogitsNearOracle) {
 // too, against the exact path, which equals the oracle's exact forward
 // (QuantForwardOracle): the mean relative L2 over 16 random 40-token
 // prompts, prefilled. Measured: 21.5% MoE, 6.2-8.6% dense. Tolerances
-// about 2x.
+// 1.4x (MoE) and about 2x (dense); the comparison with llama.cpp's own
+// path on the same prompts follows.
 TEST_P(QuantForwardFast, MeanOverPromptsNearExactPath) {
   OracleCase c;
   ASSERT_NO_FATAL_FAILURE(OpenOracle(GetParam(), &c));
-  const int kPrompts = 16;
+  std::vector<std::vector<float>> fast, exact;
+  ASSERT_NO_FATAL_FAILURE(PrefillManyPrompts(c, &fast, &exact));
   double sum = 0;
-  uint32_t x = 12345;
-  for (int p = 0; p < kPrompts; ++p) {
-    std::vector<int32_t> prompt;
-    for (int i = 0; i < 40; ++i) {
-      x = x * 1664525u + 1013904223u;
-      prompt.push_back(static_cast<int32_t>((x >> 8) % static_cast<uint32_t>(c.model->config.vocab)));
-    }
-    std::vector<float> logits[2];
-    for (int exact = 0; exact < 2; ++exact) {
-      kernels::SetExactQ8(exact == 1);
-      Sequence seq = c.engine->NewSequence();
-      PrefillResult r;
-      ASSERT_TRUE(c.engine->Prefill(seq, prompt, {}, &r).ok());
-      logits[exact] = r.logits;
-    }
-    kernels::SetExactQ8(false);
-    double diff2 = 0, want2 = 0;
-    for (size_t i = 0; i < logits[1].size(); ++i) {
-      const double d = static_cast<double>(logits[0][i]) - logits[1][i];
-      diff2 += d * d, want2 += static_cast<double>(logits[1][i]) * logits[1][i];
-    }
-    sum += std::sqrt(diff2 / want2);
+  for (size_t p = 0; p < fast.size(); ++p) sum += RelL2(fast[p], exact[p]);
+  const double mean = sum / static_cast<double>(fast.size());
+  EXPECT_LE(mean, c.model->config.moe() ? 0.3 : 0.2);
+  std::printf("  %s: mean |l - exact| / |exact| over %zu prompts %.3g\n", GetParam().c_str(), fast.size(), mean);
+}
+
+// Against llama.cpp's own fast path on the same file and the same 16
+// prompts (tests/data/native: its logits, written by llama.cpp): our
+// prefilled fast path is no further from the exact logits than llama.cpp's,
+// by a paired comparison over the prompts: the mean of (ours - llama.cpp's)
+// distance is at most twice its standard error above 0 (one prompt is one
+// draw of these chaotic random models: on the oracle prompt the MoE file is
+// 47% from the exact logits here and 14.5% in llama.cpp, while over the 16
+// prompts it is 21.5% here against 22.4%, closer on 10 of 16). Measured,
+// mean distance ours / llama.cpp's: IQ4_XS 6.2 / 12.5%, Q2_K 9.0 / 13.3%,
+// Q3_K_M 8.6 / 13.7%, Q4_0 8.3 / 8.1%, Q4_K_M 8.1 / 11.5%, Q5_K_M 8.2 /
+// 12.6%, MoE Q4_K_M 21.5 / 22.4%; the argmax equal to the exact one's on
+// 95 of the 112 prompts here, 97 in llama.cpp.
+TEST_P(QuantForwardFast, MeanOverPromptsNoFurtherThanLlamaCpp) {
+  const std::string native = std::string(LINEAGE_SOURCE_DIR) + "/tests/data/native/" + GetParam() + ".native16.f32";
+  if (!fs::exists(native)) GTEST_SKIP() << "no llama.cpp logits at " << native;
+  OracleCase c;
+  ASSERT_NO_FATAL_FAILURE(OpenOracle(GetParam(), &c));
+  std::vector<std::vector<float>> fast, exact;
+  ASSERT_NO_FATAL_FAILURE(PrefillManyPrompts(c, &fast, &exact));
+  std::ifstream in(native, std::ios::binary);
+  std::vector<double> diff;
+  double ours = 0, theirs = 0;
+  int ours_argmax = 0, their_argmax = 0;
+  for (size_t p = 0; p < fast.size(); ++p) {
+    std::vector<float> nat(exact[p].size());
+    in.read(reinterpret_cast<char*>(nat.data()), static_cast<std::streamsize>(nat.size() * 4));
+    ASSERT_TRUE(in) << native << " is short";
+    const double a = RelL2(fast[p], exact[p]), b = RelL2(nat, exact[p]);
+    ASSERT_LT(b, 1.0) << "llama.cpp's logits of prompt " << p << " are unrelated: another prompt or file";
+    diff.push_back(a - b);
+    ours += a, theirs += b;
+    ours_argmax += Argmax(fast[p]) == Argmax(exact[p]);
+    their_argmax += Argmax(nat) == Argmax(exact[p]);
   }
-  const double mean = sum / kPrompts;
-  EXPECT_LE(mean, c.model->config.moe() ? 0.4 : 0.2);
-  std::printf("  %s: mean |l - exact| / |exact| over %d prompts %.3g\n", GetParam().c_str(), kPrompts, mean);
+  const double n = static_cast<double>(diff.size());
+  double mean = 0, var = 0;
+  for (double d : diff) mean += d / n;
+  for (double d : diff) var += (d - mean) * (d - mean) / (n - 1);
+  const double se = std::sqrt(var / n);
+  EXPECT_LE(mean, 2 * se) << "ours " << ours / n << " against llama.cpp's " << theirs / n;
+  std::printf("  %s: mean distance to the exact logits, ours %.3g, llama.cpp's %.3g (difference %.3g, s.e. %.2g); "
+              "argmax equal %d / %d\n",
+              GetParam().c_str(), ours / n, theirs / n, mean, se, ours_argmax, their_argmax);
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedModels, QuantForwardFast, ::testing::ValuesIn(OracleFiles()),
