@@ -46,6 +46,7 @@ void KdaChunked(const float* q, const float* k, int64_t ldqk, const float* v, in
 float Dot(const float* a, const float* b, int64_t n) { return LINEAGE_DISPATCH(Dot, a, b, n); }
 void Axpy(float a, const float* x, float* y, int64_t n) { LINEAGE_DISPATCH(Axpy, a, x, y, n); }
 void Scale(float* x, float a, int64_t n) { LINEAGE_DISPATCH(Scale, x, a, n); }
+void CopyStreaming(const float* src, int64_t n, float* dst) { LINEAGE_DISPATCH(CopyStreaming, src, n, dst); }
 void Add(const float* a, const float* b, float* out, int64_t n) { LINEAGE_DISPATCH(Add, a, b, out, n); }
 void SiluMul(const float* a, const float* b, float* out, int64_t n) {
   LINEAGE_DISPATCH(SiluMul, a, b, out, n);

@@ -71,6 +71,12 @@ void DeltaRuleChunked(const float* q, const float* k, int64_t ldqk, const float*
 float Dot(const float* a, const float* b, int64_t n);
 void Axpy(float a, const float* x, float* y, int64_t n);          // y += a * x
 void Scale(float* x, float a, int64_t n);                           // x *= a
+// dst = src (n values, not overlapping) written past the caches: a copy
+// nothing reads soon (a recurrent state captured at a position a later step
+// may roll back to) costs one write of dst, not a read for ownership as
+// well. Measured on a 0.8B-shape step verifying four drafts (4 x 18 MiB of
+// states captured): 3-4% faster than std::copy.
+void CopyStreaming(const float* src, int64_t n, float* dst);
 void Add(const float* a, const float* b, float* out, int64_t n);    // out = a + b
 void SiluMul(const float* a, const float* b, float* out, int64_t n);  // out = silu(a) * b
 void Silu(const float* x, float* out, int64_t n);                   // out = x * sigmoid(x)

@@ -23,6 +23,7 @@ LINEAGE_SIMD256_FN VecF Set1(float a) { return _mm256_set1_ps(a); }
 LINEAGE_SIMD256_FN VecF Load(const float* p) { return _mm256_loadu_ps(p); }
 LINEAGE_SIMD256_FN VecF LoadPartial(const float* p, int64_t n) { return _mm256_maskload_ps(p, TailMask(n)); }
 LINEAGE_SIMD256_FN void Store(float* p, VecF v) { _mm256_storeu_ps(p, v); }
+LINEAGE_SIMD256_FN void StoreStream(float* p, VecF v) { _mm256_stream_ps(p, v); }
 LINEAGE_SIMD256_FN void StorePartial(float* p, VecF v, int64_t n) { _mm256_maskstore_ps(p, TailMask(n), v); }
 LINEAGE_SIMD256_FN VecF VAdd(VecF a, VecF b) { return _mm256_add_ps(a, b); }
 LINEAGE_SIMD256_FN VecF VSub(VecF a, VecF b) { return _mm256_sub_ps(a, b); }

@@ -34,6 +34,8 @@ LINEAGE_SIMD512_FN VecF Set1(float a) { return _mm512_set1_ps(a); }
 LINEAGE_SIMD512_FN VecF Load(const float* p) { return _mm512_loadu_ps(p); }
 LINEAGE_SIMD512_FN VecF LoadPartial(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(TailMask(n), p); }
 LINEAGE_SIMD512_FN void Store(float* p, VecF v) { _mm512_storeu_ps(p, v); }
+// A non-temporal store (past the caches); p aligned to the vector.
+LINEAGE_SIMD512_FN void StoreStream(float* p, VecF v) { _mm512_stream_ps(p, v); }
 LINEAGE_SIMD512_FN void StorePartial(float* p, VecF v, int64_t n) { _mm512_mask_storeu_ps(p, TailMask(n), v); }
 LINEAGE_SIMD512_FN VecF VAdd(VecF a, VecF b) { return _mm512_add_ps(a, b); }
 LINEAGE_SIMD512_FN VecF VSub(VecF a, VecF b) { return _mm512_sub_ps(a, b); }

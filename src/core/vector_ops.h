@@ -12,6 +12,7 @@ namespace lineage::kernels {
   A float Dot(const float* a, const float* b, int64_t n);                              \
   A void Axpy(float a, const float* x, float* y, int64_t n);                           \
   A void Scale(float* x, float a, int64_t n);                                          \
+  A void CopyStreaming(const float* src, int64_t n, float* dst);                       \
   A void Add(const float* a, const float* b, float* out, int64_t n);                   \
   A void SiluMul(const float* a, const float* b, float* out, int64_t n);               \
   A void Silu(const float* x, float* out, int64_t n);                                  \

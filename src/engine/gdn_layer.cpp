@@ -131,7 +131,7 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
                                             bh + t0 * Hv, Hv, n, dk, dv, S, o + t0 * value_dim, value_dim);
               }
             },
-            [&](size_t c) { std::copy(S, S + dk * dv, s.captures[c]->delta(gdn_index) + h * dk * dv); });
+            [&](size_t c) { kernels::CopyStreaming(S, dk * dv, s.captures[c]->delta(gdn_index) + h * dk * dv); });
         for (int64_t t = 0; t < T; ++t) {  // o = rmsnorm_dv(o) * norm_w * silu(z)
           float* ot = o + t * value_dim;
           kernels::RmsNorm(ot, w.norm.data(), eps, 1, dv, ot);

@@ -108,7 +108,7 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
                                     b + t0 * nh, nh, n, d, d, S, o + t0 * inner, inner);
             }
           },
-          [&](size_t c) { std::copy(S, S + d * d, s.captures[c]->delta(kda_index) + h * d * d); });
+          [&](size_t c) { kernels::CopyStreaming(S, d * d, s.captures[c]->delta(kda_index) + h * d * d); });
     }
   });
 

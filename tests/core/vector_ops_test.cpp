@@ -5,6 +5,8 @@
 // (a few ulp of the polynomial exp and the division); norms see below.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <vector>
 
@@ -61,6 +63,22 @@ TEST_P(VectorOpsTest, DotAxpyScaleAdd) {
     EXPECT_EQ(sum, sum_ref);
     Add(a.data(), b.data(), a.data(), n);  // aliasing out == a
     EXPECT_EQ(a, sum_ref);
+  }
+}
+
+// Every length and alignment of the destination (the streaming stores need
+// vector-aligned addresses: the head and tail take plain ones); nothing
+// outside [dst, dst + n) is written.
+TEST_P(VectorOpsTest, CopyStreamingEqualsACopy) {
+  for (int64_t n : kLengths) {
+    const auto src = RandomActivations(n, 3);
+    for (int64_t offset = 0; offset < 17; offset += 3) {
+      std::vector<float> dst(static_cast<size_t>(n + offset + 8), -9.0f);
+      CopyStreaming(src.data(), n, dst.data() + offset);
+      for (int64_t i = 0; i < offset; ++i) ASSERT_EQ(dst[i], -9.0f) << n << " " << offset;
+      ASSERT_TRUE(std::equal(src.begin(), src.end(), dst.begin() + offset)) << n << " " << offset;
+      for (int64_t i = n + offset; i < n + offset + 8; ++i) ASSERT_EQ(dst[i], -9.0f) << n << " " << offset;
+    }
   }
 }
 
