@@ -1,5 +1,7 @@
 #include "core/int_panel.h"
 
+#include <immintrin.h>
+
 #include <cstring>
 
 #include "core/quant_unpack.h"
@@ -7,37 +9,78 @@
 namespace lineage::kernels {
 namespace {
 
+// Rows i of r hold 8 dwords each; afterwards row g holds dword g of every
+// input row, in row order.
+inline void Transpose8x8(__m256i r[8]) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int h = 0; h < 2; ++h) {  // rows 0-3, then 4-7
+    u[4 * h + 0] = _mm256_unpacklo_epi64(t[4 * h], t[4 * h + 2]);
+    u[4 * h + 1] = _mm256_unpackhi_epi64(t[4 * h], t[4 * h + 2]);
+    u[4 * h + 2] = _mm256_unpacklo_epi64(t[4 * h + 1], t[4 * h + 3]);
+    u[4 * h + 3] = _mm256_unpackhi_epi64(t[4 * h + 1], t[4 * h + 3]);
+  }
+  for (int g = 0; g < 4; ++g) {
+    r[g] = _mm256_permute2x128_si256(u[g], u[4 + g], 0x20);
+    r[4 + g] = _mm256_permute2x128_si256(u[g], u[4 + g], 0x31);
+  }
+}
+
+// The panel is built block by block across its rows: each row's block is
+// unpacked once, then the 8 groups of 4 codes of 8 rows at a time are one
+// 8 x 8 dword transpose, stored as whole vectors, and the rows' code sums
+// come from the transposed vectors (vpmaddubsw by ones, vpmaddwd by ones).
+// Element by element (a 4-byte store per group and row, a scalar sum) the
+// pack took about a tenth of a 512-token prefill's matrix products and half
+// of a 128-token one's.
 template <DType t>
 void PackIntPanelOf(const TensorView& W, int64_t r0, int64_t nr, int64_t panel_rows, PackedIntPanel* p) {
   const int64_t num_blocks = W.cols() / 32, per_block = Info(t).block_elements / 32;
   const int64_t block_bytes = Info(t).block_bytes;
-  p->q.assign(static_cast<size_t>(num_blocks * 32 * panel_rows), 0);
+  p->q.resize(static_cast<size_t>(num_blocks * 32 * panel_rows));
   p->scale.assign(static_cast<size_t>(num_blocks * 2 * panel_rows), 0.0f);
   p->bias.assign(static_cast<size_t>(num_blocks * 2 * panel_rows), 0.0f);
   p->zero.assign(static_cast<size_t>(num_blocks * 2 * panel_rows), 0);
-  quant::Unpacked u{};
+  // Rows past nr stay zero: codes 0, scale 0, bias 0.
+  quant::Unpacked u[16] = {};
   // The type's layout: one block unpacked says it for every block.
-  quant::UnpackBlock<t>(W.row_ptr(r0), &u);
-  p->halves = u.sub == 16;
-  p->has_bias = u.has_bias;
-  for (int64_t k = 0; k < nr; ++k) {
-    const uint8_t* row = W.row_ptr(r0 + k);
-    for (int64_t B = 0; B < num_blocks / per_block; ++B) {
-      quant::UnpackBlock<t>(row + B * block_bytes, &u);
-      for (int64_t s = 0; s < per_block; ++s) {
-        const int64_t b = B * per_block + s;
-        const int8_t* codes = u.q + 32 * s;
-        for (int h = 0; h < (p->halves ? 2 : 1); ++h) {
-          const int len = p->halves ? 16 : 32;
-          const int64_t at = (b * 2 + h) * panel_rows + k;
-          p->scale[at] = u.scale[p->halves ? 2 * s + h : s];
-          int32_t sum = 0;
-          for (int i = 0; i < len; ++i) sum += codes[len * h + i];
-          p->zero[at] = -128 * sum;
-          if (p->has_bias) p->bias[at] = u.bias[p->halves ? 2 * s + h : s];
+  quant::UnpackBlock<t>(W.row_ptr(r0), &u[0]);
+  p->halves = u[0].sub == 16;
+  p->has_bias = u[0].has_bias;
+  const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+  for (int64_t B = 0; B < num_blocks / per_block; ++B) {
+    for (int64_t k = 0; k < nr; ++k) quant::UnpackBlock<t>(W.row_ptr(r0 + k) + B * block_bytes, &u[k]);
+    for (int64_t s = 0; s < per_block; ++s) {
+      const int64_t b = B * per_block + s;
+      uint8_t* dst = p->q.data() + b * 32 * panel_rows;
+      for (int64_t k0 = 0; k0 < panel_rows; k0 += 8) {
+        __m256i r[8];
+        for (int i = 0; i < 8; ++i) r[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(u[k0 + i].q + 32 * s));
+        Transpose8x8(r);
+        __m256i sum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+        for (int g = 0; g < 8; ++g) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (g * panel_rows + k0) * 4), r[g]);
+          sum[g / 4] = _mm256_add_epi32(sum[g / 4], _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, r[g]), ones16));
         }
-        uint8_t* dst = p->q.data() + b * 32 * panel_rows + k * 4;
-        for (int g = 0; g < 8; ++g) std::memcpy(dst + g * panel_rows * 4, codes + g * 4, 4);
+        // -128 * the sum of codes: the kernels' unsigned activations' offset.
+        if (p->halves) {
+          for (int h = 0; h < 2; ++h)
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(p->zero.data() + (b * 2 + h) * panel_rows + k0),
+                                _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), sum[h]), 7));
+        } else {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(p->zero.data() + b * 2 * panel_rows + k0),
+                              _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_add_epi32(sum[0], sum[1])), 7));
+        }
+      }
+      for (int64_t k = 0; k < nr; ++k) {
+        for (int h = 0; h < (p->halves ? 2 : 1); ++h) {
+          const int64_t at = (b * 2 + h) * panel_rows + k;
+          p->scale[at] = u[k].scale[p->halves ? 2 * s + h : s];
+          if (p->has_bias) p->bias[at] = u[k].bias[p->halves ? 2 * s + h : s];
+        }
       }
     }
   }

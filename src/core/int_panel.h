@@ -28,8 +28,9 @@ struct PackedIntPanel {
   bool has_bias = false;
 };
 
-// Rows [r0, r0 + nr) of W (nr <= panel_rows) into p, laid out for
-// panel_rows rows (the rows past nr are zero). W is a quantized type.
+// Rows [r0, r0 + nr) of W (nr <= panel_rows, panel_rows 8 or 16) into p,
+// laid out for panel_rows rows (the rows past nr are zero). W is a
+// quantized type.
 void PackIntPanel(const TensorView& W, int64_t r0, int64_t nr, int64_t panel_rows, PackedIntPanel* p);
 
 }  // namespace lineage::kernels
