@@ -68,6 +68,7 @@ double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::ti
 }
 
 Status Run(const GenerateArgs& a) {
+  LINEAGE_RETURN_IF_ERROR(ApplyIsa(a.engine_args));
   // The tokenizer is optional with --prompt-ids (an in-memory model has none):
   // without it only ids are printed.
   std::optional<text::Tokenizer> tokenizer;
@@ -89,7 +90,6 @@ Status Run(const GenerateArgs& a) {
     LINEAGE_ASSIGN_OR_RETURN(prompt, ParseIds(a.prompt_ids));
   }
   LINEAGE_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> m, engine::OpenModel(a.source));
-  LINEAGE_RETURN_IF_ERROR(ApplyIsa(a.engine_args));
   const engine::EngineOptions options = EngineOptionsFrom(a.engine_args);
   LINEAGE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> eng, engine::Engine::Create(m, options));
 

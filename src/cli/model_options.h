@@ -39,9 +39,11 @@ inline void AddEngineOptions(CLI::App& sub, EngineArgs& e) {
       ->check(CLI::IsMember({"f32", "bf16"}))
       ->capture_default_str();
   sub.add_option("--isa", e.isa, std::string("kernel instruction set: ") + kernels::kIsaNames)
+      ->check(CLI::IsMember({"auto", "avx512", "avx2", "avx2-novnni"}))
       ->capture_default_str();
 }
 
+// Pins the kernels as --isa says; an error when this CPU lacks the set.
 inline Status ApplyIsa(const EngineArgs& e) {
   if (kernels::ForceIsaByName(e.isa)) return Status::Ok();
   return InvalidArgument("--isa " + e.isa + ": unknown or not on this CPU (" + kernels::kIsaNames + ")");

@@ -52,7 +52,8 @@ TEST(Cli, BadNumbersAreRejectedBeforeLoadingAnything) {
                            "serve -m nowhere.gguf --parallel 0", "serve -m nowhere.gguf --api-key ''",
                            "serve -m nowhere.gguf --api-key 'a b'", "generate -m nowhere.gguf --prompt x -n -5",
                            "generate -m nowhere.gguf --prompt x -n 9223372036854775808",
-                           "generate -m nowhere.gguf --prompt x --top-p 2"}) {
+                           "generate -m nowhere.gguf --prompt x --top-p 2",
+                           "generate -m nowhere.gguf --prompt x --isa avx3", "bench --model nowhere.gguf --isa sse"}) {
     CliRun r = Lineage(args);
     EXPECT_NE(r.code, 0) << args;
     EXPECT_EQ(r.out.find("loading model"), std::string::npos) << args << ": " << r.out;
