@@ -185,12 +185,22 @@ struct QuantizedActivationsK {
   // of activations (AVX2 only: empty under the AVX-512 kernels).
   AlignedVector<int8_t> q_pair_order;  // [num_tokens, cols]
   std::vector<float> scale;    // [num_tokens, cols / 256]
+  // The scales again for the AVX-512 Q4_K / Q5_K kernel that takes two
+  // blocks per step (gemm_kquant_rows.inc, RowGroupPairs): per pair of
+  // blocks, kPairScaleFloats floats: dx in the pattern of its d lanes (dx0
+  // dx0 dx1 dx1, four times) then -dx in that of its dmin lanes (-dx0 four
+  // times, -dx1 four times); an odd last block's partner has dx 0. Laid out
+  // once per quantisation, shared by every row and matrix. (AVX-512 only:
+  // empty under the AVX2 kernels.)
+  static constexpr int64_t kPairScaleFloats = 24;
+  std::vector<float> scale_pairs;  // [num_tokens, ceil(cols / 512), kPairScaleFloats]
   std::vector<int16_t> sum16;  // [num_tokens, cols / 16]
   std::vector<int16_t> sum32;  // [num_tokens, cols / 32]
   const int8_t* row(int64_t t) const { return q.data() + t * cols; }
   const int8_t* row_nibble_order(int64_t t) const { return q_nibble_order.data() + t * cols; }
   const int8_t* row_pair_order(int64_t t) const { return q_pair_order.data() + t * cols; }
   const float* row_scale(int64_t t) const { return scale.data() + t * (cols / 256); }
+  const float* row_scale_pairs(int64_t t) const { return scale_pairs.data() + t * ((cols / 256 + 1) / 2) * kPairScaleFloats; }
   const int16_t* row_sum16(int64_t t) const { return sum16.data() + t * (cols / 16); }
   const int16_t* row_sum32(int64_t t) const { return sum32.data() + t * (cols / 32); }
 };

@@ -85,6 +85,8 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
   out->q_nibble_order.resize(wide ? static_cast<size_t>(T * cols) : 0);
   out->q_pair_order.resize(wide ? 0 : static_cast<size_t>(T * cols));
   out->scale.resize(static_cast<size_t>(T * (cols / 256)));
+  const int64_t num_blocks = cols / 256, num_pairs = (num_blocks + 1) / 2;
+  out->scale_pairs.resize(wide ? static_cast<size_t>(T * num_pairs * QuantizedActivationsK::kPairScaleFloats) : 0);
   out->sum16.resize(static_cast<size_t>(T * (cols / 16)));
   out->sum32.resize(static_cast<size_t>(T * (cols / 32)));
   for (int64_t t = 0; t < T; ++t) {
@@ -106,6 +108,13 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
       for (int64_t i = 0; i < cols; i += 128) {
         constexpr int kFrom[4] = {0, 64, 32, 96};
         for (int k = 0; k < 4; ++k) std::memcpy(qn + i + 32 * k, q + i + kFrom[k], 32);
+      }
+      const float* xd = out->scale.data() + t * num_blocks;
+      for (int64_t p = 0; p < num_pairs; ++p) {
+        const float dx0 = xd[2 * p], dx1 = 2 * p + 1 < num_blocks ? xd[2 * p + 1] : 0.0f;
+        float* g = out->scale_pairs.data() + (t * num_pairs + p) * QuantizedActivationsK::kPairScaleFloats;
+        for (int k = 0; k < 16; ++k) g[k] = k % 4 < 2 ? dx0 : dx1;
+        for (int k = 0; k < 8; ++k) g[16 + k] = -(k < 4 ? dx0 : dx1);
       }
     } else {
       int8_t* qp = out->q_pair_order.data() + t * cols;

@@ -31,7 +31,6 @@ void MtpInput(const model::Model& m, const StepContext& ctx, std::span<const flo
   kernels::Gemm(w.eh_proj, in, 2 * H, ctx.ws.mtp_x.data(), H, R, ctx.pool);
 }
 
-
 }  // namespace
 
 void FillMtp(const model::Model& m, const StepContext& ctx) {

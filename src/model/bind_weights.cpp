@@ -233,7 +233,7 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
     const TensorView& v = *fetched;
     std::vector<float> small;
     if (IsSmallRole(p.role)) small = SmallVector(c, p, v);
-    LayerWeights* L = p.layer >= c.num_layers ? &w.mtp.layer : p.layer >= 0 ? &w.layers[p.layer] : nullptr;
+    LayerWeights* L = mtp ? &w.mtp.layer : p.layer >= 0 ? &w.layers[p.layer] : nullptr;
     switch (p.role) {
       case Role::kEmbed: w.embed = v; break;
       case Role::kLmHead: w.lm_head = v; break;

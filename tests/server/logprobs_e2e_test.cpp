@@ -88,8 +88,9 @@ TEST_F(Logprobs, CompletionsEqualTheEnginesOwnWithAndWithoutDrafts) {
     json body = {{"prompt", kPrompt}, {"max_tokens", 12}, {"temperature", 0}, {"logprobs", 3}};
     if (forced >= 0) body["logit_bias"] = {{std::to_string(forced), 100}};
     const json r = testing::PostJson(*s, "/v1/completions", body);
-    if (forced >= 0 && type == engine::SpecType::kNgram)
+    if (forced >= 0 && type == engine::SpecType::kNgram) {
       EXPECT_GT(testing::MetricCounter(*s, "lineage_draft_accepted_tokens_total"), 0);
+    }
     const json& lp = r["choices"][0]["logprobs"];
     ASSERT_TRUE(lp.is_object()) << r.dump();
     ASSERT_EQ(lp["tokens"].size(), want.size()) << r.dump();
@@ -98,7 +99,9 @@ TEST_F(Logprobs, CompletionsEqualTheEnginesOwnWithAndWithoutDrafts) {
       SCOPED_TRACE(i);
       // Token texts that are not UTF-8 by themselves reach JSON repaired.
       const std::string bytes(tok->TokenBytes(want_tokens[i]));
-      if (text::IsValidUtf8(bytes)) EXPECT_EQ(lp["tokens"][i].get<std::string>(), bytes);
+      if (text::IsValidUtf8(bytes)) {
+        EXPECT_EQ(lp["tokens"][i].get<std::string>(), bytes);
+      }
       EXPECT_NEAR(lp["token_logprobs"][i].get<double>(), want[i].token, 1e-4);
       ASSERT_EQ(lp["top_logprobs"][i].size(), 3u);
       for (const auto& [id, v] : want[i].top) {
@@ -127,7 +130,9 @@ TEST_F(Logprobs, ChatStreamedEqualsWholeAndGreedyIsTheTopOne) {
     EXPECT_EQ(t["logprob"], t["top_logprobs"][0]["logprob"]);
     EXPECT_GE(t["top_logprobs"][0]["logprob"].get<double>(), t["top_logprobs"][1]["logprob"].get<double>());
     const std::string text = t["token"];
-    if (text.find("\xEF\xBF\xBD") == std::string::npos) EXPECT_EQ(t["bytes"].size(), text.size());
+    if (text.find("\xEF\xBF\xBD") == std::string::npos) {
+      EXPECT_EQ(t["bytes"].size(), text.size());
+    }
   }
   body["stream"] = true;
   httplib::Client c("127.0.0.1", s->http->port());
