@@ -187,13 +187,18 @@ struct QuantizedActivationsK {
   std::vector<float> scale;    // [num_tokens, cols / 256]
   // The scales again for the AVX-512 Q4_K / Q5_K kernel that takes two
   // blocks per step (gemm_kquant_rows.inc, RowGroupPairs): per pair of
-  // blocks, kPairScaleFloats floats: dx in the pattern of its d lanes (dx0
-  // dx0 dx1 dx1, four times) then -dx in that of its dmin lanes (-dx0 four
-  // times, -dx1 four times); an odd last block's partner has dx 0. Laid out
-  // once per quantisation, shared by every row and matrix. (AVX-512 only:
-  // empty under the AVX2 kernels.)
-  static constexpr int64_t kPairScaleFloats = 24;
+  // blocks, dx in the pattern of its d lanes (dx0 dx0 dx1 dx1, four
+  // times); an odd last block's partner has dx 0. Laid out once per
+  // quantisation, shared by every row and matrix. (AVX-512 only: empty
+  // under the AVX2 kernels.)
+  static constexpr int64_t kPairScaleFloats = 16;
   std::vector<float> scale_pairs;  // [num_tokens, ceil(cols / 512), kPairScaleFloats]
+  // -dx * sum32 and -dx * sum16 as floats (dx the block's scale), what the
+  // AVX-512 kernels multiply the weights' zero points with in one FMA per
+  // token: Q4_K / Q5_K's dmin * m_s (per pair of blocks, 16 floats, an odd
+  // last block's partner 0), Q6_K / Q3_K's 2^k d sc_s. (AVX-512 only.)
+  std::vector<float> zero_point_sum32;  // [num_tokens, ceil(cols / 512) * 16]
+  std::vector<float> zero_point_sum16;  // [num_tokens, cols / 16]
   std::vector<int16_t> sum16;  // [num_tokens, cols / 16]
   std::vector<int16_t> sum32;  // [num_tokens, cols / 32]
   const int8_t* row(int64_t t) const { return q.data() + t * cols; }
@@ -202,6 +207,8 @@ struct QuantizedActivationsK {
   const float* row_scale(int64_t t) const { return scale.data() + t * (cols / 256); }
   const float* row_scale_pairs(int64_t t) const { return scale_pairs.data() + t * ((cols / 256 + 1) / 2) * kPairScaleFloats; }
   const int16_t* row_sum16(int64_t t) const { return sum16.data() + t * (cols / 16); }
+  const float* row_zero_point_sum32(int64_t t) const { return zero_point_sum32.data() + t * ((cols / 256 + 1) / 2) * 16; }
+  const float* row_zero_point_sum16(int64_t t) const { return zero_point_sum16.data() + t * (cols / 16); }
   const int16_t* row_sum32(int64_t t) const { return sum32.data() + t * (cols / 32); }
 };
 

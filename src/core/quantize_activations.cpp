@@ -87,6 +87,8 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
   out->scale.resize(static_cast<size_t>(T * (cols / 256)));
   const int64_t num_blocks = cols / 256, num_pairs = (num_blocks + 1) / 2;
   out->scale_pairs.resize(wide ? static_cast<size_t>(T * num_pairs * QuantizedActivationsK::kPairScaleFloats) : 0);
+  out->zero_point_sum32.assign(wide ? static_cast<size_t>(T * num_pairs * 16) : 0, 0.0f);
+  out->zero_point_sum16.resize(wide ? static_cast<size_t>(T * (cols / 16)) : 0);
   out->sum16.resize(static_cast<size_t>(T * (cols / 16)));
   out->sum32.resize(static_cast<size_t>(T * (cols / 32)));
   for (int64_t t = 0; t < T; ++t) {
@@ -114,7 +116,6 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
         const float dx0 = xd[2 * p], dx1 = 2 * p + 1 < num_blocks ? xd[2 * p + 1] : 0.0f;
         float* g = out->scale_pairs.data() + (t * num_pairs + p) * QuantizedActivationsK::kPairScaleFloats;
         for (int k = 0; k < 16; ++k) g[k] = k % 4 < 2 ? dx0 : dx1;
-        for (int k = 0; k < 8; ++k) g[16 + k] = -(k < 4 ? dx0 : dx1);
       }
     } else {
       int8_t* qp = out->q_pair_order.data() + t * cols;
@@ -125,6 +126,13 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
     }
     for (int64_t i = 0; i < cols / 16; ++i) s16[i] = Sum16(q + 16 * i);
     for (int64_t i = 0; i < cols / 32; ++i) s32[i] = static_cast<int16_t>(s16[2 * i] + s16[2 * i + 1]);
+    if (wide) {
+      const float* xd = out->scale.data() + t * num_blocks;
+      float* z16 = out->zero_point_sum16.data() + t * (cols / 16);
+      float* z32 = out->zero_point_sum32.data() + t * num_pairs * 16;
+      for (int64_t i = 0; i < cols / 16; ++i) z16[i] = -xd[i / 16] * static_cast<float>(s16[i]);
+      for (int64_t i = 0; i < cols / 32; ++i) z32[i] = -xd[i / 8] * static_cast<float>(s32[i]);
+    }
   }
 }
 

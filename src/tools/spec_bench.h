@@ -4,8 +4,11 @@
 // One prompt is prefilled once; every run decodes gen_tokens greedily from
 // its snapshot. The plain run records the greedy tokens. A speculative run
 // at rate a drafts `drafts` tokens per round from that record, each one
-// replaced by a wrong token with probability 1 - a (a seeded stream), so a
-// round's drafts are taken up to the first wrong one, as with real drafts;
+// wrong with probability 1 - a: a round's drafts are taken up to the first
+// wrong one, as with real drafts, the number right drawn from its
+// distribution by a low-discrepancy sequence (spec_bench.cpp,
+// RoundAcceptance) so that a short run meets its expected acceptance, the
+// same draws in every repeat;
 // a run whose tokens differ from the record is an error, so every figure is
 // also a check of exactness. Each rate runs twice: `drafts` every round, and
 // as many as the Speculator's policy chooses (speculation.h), which is what
