@@ -2,7 +2,7 @@
 // many to propose, the capture slots its verification steps reuse, and what
 // was proposed and accepted. The step itself is Engine::Verify; a round is
 //
-//   drafts = spec.Propose(prompt, reply, limit, costs.row_cost());  // maybe none
+//   drafts = spec.Propose(prompt, reply, limit, costs);  // maybe none
 //   run = {&seq, [last sampled token] ++ drafts, spec.slots()};
 //   engine.Verify({run}, &logits);                      // 1 + k rows
 //   rows = TakeVerified(drafts, logits, vocab, take);   // sample row by row
@@ -19,6 +19,7 @@
 // Thread-safety: a Speculator belongs to one sequence.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -52,28 +53,43 @@ struct SpecOptions {
   PromptLookupOptions lookup;
 };
 
-// What a verified row costs beside a decode step, learnt from the steps the
-// caller times: a step of R rows over S sequences costs about a + b (R - S),
-// and row_cost() = b / a. CPU decode is bound by reading the weights; each
-// further row adds its multiply-adds (here about a third of a step for a
-// 0.8B Q4_K_M file on two cores), so whether a draft pays depends on the
-// machine and the file.
+// What a step of n rows per sequence costs against a decode step, learnt
+// from the steps the caller times: an average of the seconds per sequence
+// for each n (1 to kLearntRows), between them the straight line, beyond the
+// largest the slope of its last segment. The cost is not a straight line in
+// n: the 0.8B Q4_K_M file on two cores takes 1.16, 1.28, 1.42, 1.56 decode
+// steps for 2 to 5 rows, then 2.21 for 6 (the row kernels take at most 5
+// tokens per pass). A sequence that always drafts never times a one-row
+// step: the decode cost is then the line through its two smallest sizes
+// taken back to n = 1. Until anything is timed, each row adds
+// initial_row_cost. CPU decode is bound by reading the weights; each
+// further row adds its multiply-adds, so whether a draft pays depends on
+// the machine and the file.
 class StepCosts {
  public:
   explicit StepCosts(double initial_row_cost = 0.35, double initial_draft_cost = 0.5)
-      : row_cost_(initial_row_cost), draft_cost_(initial_draft_cost) {}
+      : initial_row_cost_(initial_row_cost), draft_cost_(initial_draft_cost) {}
+  // A step of `rows` rows over `sequences` sequences took `seconds`.
   void Observe(int64_t rows, int64_t sequences, double seconds);
-  double row_cost() const { return row_cost_; }
+  // A step of n rows per sequence in decode steps (1 for n <= 1).
+  double StepCost(int64_t rows_per_sequence) const;
+  // What the first verified row adds to a decode step.
+  double row_cost() const { return StepCost(2) - 1.0; }
   // An MTP drafting pass of `depth` one-row passes over `sequences`
   // sequences: draft_cost() is one draft's share beside a decode step (the
   // block, one layer, and the head: on a small model the head is most of it).
   void ObserveDrafts(int64_t depth, int64_t sequences, double seconds);
   double draft_cost() const { return draft_cost_; }
 
+  static constexpr int64_t kLearntRows = 32;
+
  private:
-  double decode_s_ = 0;  // EMA of steps with one row per sequence, per sequence
-  double row_cost_;
+  double DecodeSeconds() const;  // timed, or taken back from larger steps; 0 before any
+  double initial_row_cost_;
   double draft_cost_;
+  // Per n, an average of seconds per sequence (weight kWeight on the
+  // newest); 0: never timed.
+  std::array<double, kLearntRows + 1> seconds_{};
 };
 
 class Speculator {
@@ -86,18 +102,20 @@ class Speculator {
   // How many drafts to verify next round, at most `limit` (what max_tokens
   // and the context leave) and `available` (what the source has): the k
   // that maximises expected tokens per step cost, (1 - a^(k+1)) / (1 - a)
-  // over 1 + row_cost k, for this sequence's estimated acceptance a; 0 when
-  // no k beats a plain decode step. A sequence that stopped drafting probes
-  // with one draft every kProbeEvery rounds, or rarer where a draft costs
-  // more than kProbeBudget x kProbeEvery of a step, so it notices when its
-  // text starts repeating at a cost of at most about kProbeBudget.
-  int64_t DraftCount(int64_t available, int64_t limit, double row_cost);
+  // over costs.StepCost(k + 1) + k per_draft (per_draft: what producing a
+  // draft costs, an MTP pass's share), for this sequence's estimated
+  // acceptance a; 0 when no k beats a plain decode step. A sequence that
+  // stopped drafting probes with one draft every kProbeEvery rounds, or
+  // rarer where a draft costs more than kProbeBudget x kProbeEvery of a
+  // step, so it notices when its text starts repeating at a cost of at most
+  // about kProbeBudget.
+  int64_t DraftCount(int64_t available, int64_t limit, const StepCosts& costs, double per_draft = 0.0);
   // Drafts to follow prompt ++ reply (the reply ends with the token sampled
   // last, not yet in the sequence), as many as DraftCount allows; empty for
   // none. Prompt lookup only: MTP drafts come from Engine::DraftMtp, as
-  // many as DraftCount(draft_max, limit, row cost + draft cost) says.
+  // many as DraftCount(draft_max, limit, costs, draft cost) says.
   std::vector<int32_t> Propose(std::span<const int32_t> prompt, std::span<const int32_t> reply, int64_t limit,
-                               double row_cost);
+                               const StepCosts& costs);
   // Estimated chance that the next draft is taken.
   double acceptance() const { return taken_ / (taken_ + missed_); }
   static constexpr int64_t kProbeEvery = 8;

@@ -108,7 +108,7 @@ Result<RunResult> Drafted(Engine& engine, const Snapshot& start, const std::vect
   const bool mtp = source != DraftSource::kRecord;
   while (static_cast<int64_t>(r.tokens.size()) <= n) {
     const int64_t done = static_cast<int64_t>(r.tokens.size());
-    const int64_t k = spec.DraftCount(drafts, n + 1 - done, costs.row_cost() + (mtp ? costs.draft_cost() : 0.0));
+    const int64_t k = spec.DraftCount(drafts, n + 1 - done, costs, mtp ? costs.draft_cost() : 0.0);
     if (mtp && k > 0) {
       const MtpDraftRun dr{&seq, r.tokens.back(), k, &draft};
       const auto d0 = Clock::now();

@@ -199,13 +199,13 @@ TEST(Speculator, FixedCountsHonourTheLimitsAndTheMinimum) {
   so.adaptive = false;
   Speculator spec(so);
   const std::vector<int32_t> loop{3, 9, 3, 9, 3, 9, 3, 9};
-  EXPECT_EQ(spec.Propose(loop, {}, 100, 0.3).size(), 6u);
-  EXPECT_EQ(spec.Propose(loop, {}, 4, 0.3).size(), 4u);  // the caller's limit
-  EXPECT_TRUE(spec.Propose(loop, {}, 1, 0.3).empty());   // under draft_min
+  EXPECT_EQ(spec.Propose(loop, {}, 100, StepCosts(0.3)).size(), 6u);
+  EXPECT_EQ(spec.Propose(loop, {}, 4, StepCosts(0.3)).size(), 4u);  // the caller's limit
+  EXPECT_TRUE(spec.Propose(loop, {}, 1, StepCosts(0.3)).empty());   // under draft_min
   const std::vector<int32_t> fresh{1, 2, 3, 4, 5};
-  EXPECT_TRUE(spec.Propose(fresh, {}, 100, 0.3).empty());  // nothing to draft from
+  EXPECT_TRUE(spec.Propose(fresh, {}, 100, StepCosts(0.3)).empty());  // nothing to draft from
   Speculator none(SpecOptions{});
-  EXPECT_TRUE(none.Propose(loop, {}, 100, 0.3).empty());
+  EXPECT_TRUE(none.Propose(loop, {}, 100, StepCosts(0.3)).empty());
   EXPECT_TRUE(ParseSpecType("ngram-simple").ok());
   EXPECT_FALSE(ParseSpecType("eagle9").ok());
 }
@@ -216,29 +216,64 @@ TEST(Speculator, DraftsWhatPaysForItsRows) {
   so.draft_max = 16;
   Speculator spec(so);
   // Prior acceptance 1/2: one draft pays at a row cost of 0.35, two do not.
-  EXPECT_EQ(spec.DraftCount(16, 100, 0.35), 1);
+  EXPECT_EQ(spec.DraftCount(16, 100, StepCosts(0.35)), 1);
   // Rows that cost almost nothing: draft more on the same estimate.
-  EXPECT_GT(spec.DraftCount(16, 100, 0.02), 3);
+  EXPECT_GT(spec.DraftCount(16, 100, StepCosts(0.02)), 3);
   // A sequence that takes every draft drafts many.
   for (int i = 0; i < 30; ++i) spec.Settle(4, 4);
   EXPECT_GT(spec.acceptance(), 0.9);
-  EXPECT_GE(spec.DraftCount(16, 100, 0.35), 6);
-  EXPECT_EQ(spec.DraftCount(16, 5, 0.35), 5);  // the limit
+  EXPECT_GE(spec.DraftCount(16, 100, StepCosts(0.35)), 6);
+  EXPECT_EQ(spec.DraftCount(16, 5, StepCosts(0.35)), 5);  // the limit
   // ... and one whose drafts all fail stops, probing now and then.
   for (int i = 0; i < 40; ++i) spec.Settle(1, 0);
   EXPECT_LT(spec.acceptance(), 0.1);
   int drafted = 0;
-  for (int i = 0; i < 4 * Speculator::kProbeEvery; ++i) drafted += spec.DraftCount(16, 100, 0.35) > 0;
+  for (int i = 0; i < 4 * Speculator::kProbeEvery; ++i) drafted += spec.DraftCount(16, 100, StepCosts(0.35)) > 0;
   EXPECT_EQ(drafted, 4);
   // Dearer drafts (an MTP pass as well as the row) probe more rarely: a
   // draft costing 0.8 of a step probes every 16 rounds, 5% of the steps.
   drafted = 0;
-  for (int i = 0; i < 64; ++i) drafted += spec.DraftCount(16, 100, 0.8) > 0;
+  for (int i = 0; i < 64; ++i) drafted += spec.DraftCount(16, 100, StepCosts(0.8)) > 0;
   EXPECT_EQ(drafted, 4);
   // Rows as dear as a whole step never pay, however sure the drafts.
   Speculator sure(so);
   for (int i = 0; i < 60; ++i) sure.Settle(8, 8);
-  EXPECT_EQ(sure.DraftCount(16, 100, 1.0), 0);
+  EXPECT_EQ(sure.DraftCount(16, 100, StepCosts(1.0)), 0);
+}
+
+// The step cost as a curve: learnt from steps that all verify drafts (a
+// sequence that always drafts never times a one-row step), with the jump
+// where the row kernels need a second pass, it keeps the drafts at the
+// size before the jump; a straight line of a cost per row learnt from
+// small steps would not.
+TEST(StepCosts, LearnsTheCurveFromDraftingStepsAlone) {
+  // Seconds of a step of n rows: 20 ms, 3 ms per further row, +12 ms
+  // from 6 rows on.
+  const auto truth = [](int64_t n) { return 0.020 + 0.003 * static_cast<double>(n - 1) + (n >= 6 ? 0.012 : 0.0); };
+  StepCosts costs;
+  EXPECT_NEAR(costs.StepCost(5), 1 + 4 * 0.35, 1e-9);  // the prior until anything is timed
+  for (int round = 0; round < 20; ++round) {
+    for (int64_t n : {2, 3, 5, 6}) costs.Observe(n, 1, truth(n));
+  }
+  for (int64_t n = 1; n <= 6; ++n) EXPECT_NEAR(costs.StepCost(n), truth(n) / truth(1), 1e-6) << n;
+  // Beyond the largest size timed, the slope of its last segment: here the
+  // jump's, dearer than the truth, so no larger size looks cheap untried.
+  EXPECT_GT(costs.StepCost(8), truth(8) / truth(1));
+  EXPECT_NEAR(costs.row_cost(), 0.15, 1e-6);
+  // Two sequences of 3 rows each are timed as 3 rows per sequence.
+  costs.Observe(6, 2, 2 * 1.1 * truth(3));
+  EXPECT_GT(costs.StepCost(3), truth(3) / truth(1));
+  SpecOptions so;
+  so.type = SpecType::kNgram;
+  so.draft_max = 16;
+  Speculator spec(so);
+  // Drafts right 4 times in 5: 4 drafts give 3.36 tokens for 1.6 steps, 5
+  // give 3.69 for 2.2.
+  for (int i = 0; i < 60; ++i) spec.Settle(5, i % 2 ? 4 : 3);
+  EXPECT_NEAR(spec.acceptance(), 0.78, 0.03);
+  EXPECT_EQ(spec.DraftCount(16, 100, costs), 4);
+  // What an MTP draft costs on top moves the choice down.
+  EXPECT_LT(spec.DraftCount(16, 100, costs, 0.3), 4);
 }
 
 }  // namespace

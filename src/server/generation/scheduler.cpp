@@ -280,11 +280,11 @@ std::vector<std::vector<int32_t>> Scheduler::Drafts(std::span<Live* const> batch
     Live& l = *batch[i];
     if (!l.spec.enabled()) continue;
     if (l.spec.options().type != engine::SpecType::kMtp) {
-      drafts[i] = l.spec.Propose(l.job.prompt, l.generated, DraftLimit(l), step_costs_.row_cost());
+      drafts[i] = l.spec.Propose(l.job.prompt, l.generated, DraftLimit(l), step_costs_);
       continue;
     }
-    const int64_t k = l.spec.DraftCount(l.spec.options().draft_max, DraftLimit(l),
-                                        step_costs_.row_cost() + step_costs_.draft_cost());
+    const int64_t k =
+        l.spec.DraftCount(l.spec.options().draft_max, DraftLimit(l), step_costs_, step_costs_.draft_cost());
     if (k > 0) mtp.push_back({&l.seq, l.generated.back(), k, &drafts[i]});
     depth = std::max(depth, k);
   }
