@@ -21,8 +21,8 @@ void RmsNorm(const float* x, const float* w, float eps, int64_t rows, int64_t n,
 
 void DeltaRuleRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,
                         const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,
-                        int64_t dv, float* S, float* o, int64_t ldo) {
-  LINEAGE_DISPATCH(DeltaRuleRecurrent, q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo);
+                        int64_t dv, float* S, float* o, int64_t ldo, float* const* after) {
+  LINEAGE_DISPATCH(DeltaRuleRecurrent, q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo, after);
 }
 
 void DeltaRuleChunked(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,
@@ -33,8 +33,8 @@ void DeltaRuleChunked(const float* q, const float* k, int64_t ldqk, const float*
 
 void KdaRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv, const float* g,
                   int64_t ldg, const float* beta, int64_t ldb, int64_t T, int64_t dk, int64_t dv, float* S, float* o,
-                  int64_t ldo) {
-  LINEAGE_DISPATCH(KdaRecurrent, q, k, ldqk, v, ldv, g, ldg, beta, ldb, T, dk, dv, S, o, ldo);
+                  int64_t ldo, float* const* after) {
+  LINEAGE_DISPATCH(KdaRecurrent, q, k, ldqk, v, ldv, g, ldg, beta, ldb, T, dk, dv, S, o, ldo, after);
 }
 
 void KdaChunked(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv, const float* g,

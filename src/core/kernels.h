@@ -50,10 +50,13 @@ void RmsNorm(const float* x, const float* w, float eps, int64_t rows, int64_t n,
 // Gated delta rule, one value head, sequential recurrence over T tokens:
 //   S <- exp(g_t) S;  S <- S + k_t (beta_t (v_t - S^T k_t))^T;  o_t = S^T q_t
 // q, k: [T, dk] (q already scaled), v: [T, dv], g, beta: [T], S: [dk, dv] in/out,
-// o: [T, dv]. Row strides are given so heads can be read in place.
+// o: [T, dv]. Row strides are given so heads can be read in place. With
+// `after` (T pointers), S after token t is also written to after[t] where
+// that is not null (a capture a later step may roll back to; written past
+// the caches), at no extra read of S.
 void DeltaRuleRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,
                         const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,
-                        int64_t dv, float* S, float* o, int64_t ldo);
+                        int64_t dv, float* S, float* o, int64_t ldo, float* const* after = nullptr);
 
 // The same result computed in chunks of `chunk` tokens (the WY / UT form of
 // spec §2.6), for prefill; any T >= 0 (a short last chunk is fine) and any

@@ -119,19 +119,18 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
         const float* v = rows + 2 * key_dim + h * dv;
         float* S = s.seq->recurrent().delta(gdn_index) + h * dk * dv;
         float* o = core + s.row_begin * value_dim + h * dv;
-        ScanWithCaptures(
-            s,
-            [&](int64_t t0, int64_t t1) {
-              const int64_t n = t1 - t0, skip = t0 * conv_dim;
-              if (n >= ctx.delta_chunked_min_tokens && !s.rows_as_decode) {  // decode rows: the recurrence
-                kernels::DeltaRuleChunked(q + skip, k + skip, conv_dim, v + skip, conv_dim, gh + t0 * Hv,
-                                          bh + t0 * Hv, Hv, n, dk, dv, S, o + t0 * value_dim, value_dim);
-              } else {
-                kernels::DeltaRuleRecurrent(q + skip, k + skip, conv_dim, v + skip, conv_dim, gh + t0 * Hv,
-                                            bh + t0 * Hv, Hv, n, dk, dv, S, o + t0 * value_dim, value_dim);
-              }
+        ScanSegment(
+            s, ctx, S, dk * dv,
+            [&](int64_t t0, int64_t n, float* const* after) {  // decode rows: the recurrence
+              kernels::DeltaRuleRecurrent(q + t0 * conv_dim, k + t0 * conv_dim, conv_dim, v + t0 * conv_dim, conv_dim,
+                                          gh + t0 * Hv, bh + t0 * Hv, Hv, n, dk, dv, S, o + t0 * value_dim, value_dim,
+                                          after);
             },
-            [&](size_t c) { kernels::CopyStreaming(S, dk * dv, s.captures[c]->delta(gdn_index) + h * dk * dv); });
+            [&](int64_t t0, int64_t n) {
+              kernels::DeltaRuleChunked(q + t0 * conv_dim, k + t0 * conv_dim, conv_dim, v + t0 * conv_dim, conv_dim,
+                                        gh + t0 * Hv, bh + t0 * Hv, Hv, n, dk, dv, S, o + t0 * value_dim, value_dim);
+            },
+            [&](size_t c) { return s.captures[c]->delta(gdn_index) + h * dk * dv; });
         for (int64_t t = 0; t < T; ++t) {  // o = rmsnorm_dv(o) * norm_w * silu(z)
           float* ot = o + t * value_dim;
           kernels::RmsNorm(ot, w.norm.data(), eps, 1, dv, ot);

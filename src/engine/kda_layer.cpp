@@ -96,19 +96,17 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
       const float* b = beta + s.row_begin * nh + h;
       float* S = s.seq->recurrent().delta(kda_index) + h * d * d;
       float* o = core + s.row_begin * inner + h * d;
-      ScanWithCaptures(
-          s,
-          [&](int64_t t0, int64_t t1) {
-            const int64_t n = t1 - t0, skip = t0 * conv_dim;
-            if (n >= ctx.delta_chunked_min_tokens && !s.rows_as_decode) {  // decode rows: the recurrence
-              kernels::KdaChunked(q + skip, k + skip, conv_dim, v + skip, conv_dim, g + t0 * inner, inner,
-                                  b + t0 * nh, nh, n, d, d, S, o + t0 * inner, inner);
-            } else {
-              kernels::KdaRecurrent(q + skip, k + skip, conv_dim, v + skip, conv_dim, g + t0 * inner, inner,
-                                    b + t0 * nh, nh, n, d, d, S, o + t0 * inner, inner);
-            }
+      ScanSegment(
+          s, ctx, S, d * d,
+          [&](int64_t t0, int64_t n, float* const* after) {  // decode rows: the recurrence
+            kernels::KdaRecurrent(q + t0 * conv_dim, k + t0 * conv_dim, conv_dim, v + t0 * conv_dim, conv_dim,
+                                  g + t0 * inner, inner, b + t0 * nh, nh, n, d, d, S, o + t0 * inner, inner, after);
           },
-          [&](size_t c) { kernels::CopyStreaming(S, d * d, s.captures[c]->delta(kda_index) + h * d * d); });
+          [&](int64_t t0, int64_t n) {
+            kernels::KdaChunked(q + t0 * conv_dim, k + t0 * conv_dim, conv_dim, v + t0 * conv_dim, conv_dim,
+                                g + t0 * inner, inner, b + t0 * nh, nh, n, d, d, S, o + t0 * inner, inner);
+          },
+          [&](size_t c) { return s.captures[c]->delta(kda_index) + h * d * d; });
     }
   });
 

@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
+#include "core/kernels.h"
 #include "engine/layers.h"
 
 namespace lineage::engine {
@@ -30,18 +32,55 @@ void ConvAllSegments(const float* weight, int64_t K, int64_t conv_dim, int64_t i
 // before its offset, from the segment's rows and its sequence's window).
 void CaptureConvWindows(int64_t K, int64_t conv_dim, int64_t index, const StepContext& ctx, const float* mixed);
 
-// Runs `scan(t0, t1)` over a segment's rows in pieces split at its capture
-// offsets, calling `keep(i)` after the piece that ends at capture i.
-template <typename Scan, typename Keep>
-void ScanWithCaptures(const Segment& s, Scan scan, Keep keep) {
+// One head's recurrence over a segment, with the segment's captures of
+// its state S (state_floats floats; `dst(i)` the buffer of capture i).
+// Where every piece would run token by token (decode rows, or fewer tokens
+// than ctx.delta_chunked_min_tokens) it is one call, `recurrent(t0 = 0, n =
+// T, after)` with after[t] = the buffer of the capture at offset t + 1 or
+// null, for a recurrence that writes each capture as it passes
+// (kernels::DeltaRuleRecurrent, KdaRecurrent); a second capture at one
+// offset is copied from the first afterwards. Otherwise the rows are split
+// at the capture offsets, pieces of ctx.delta_chunked_min_tokens or more run
+// `chunked(t0, n)`, shorter ones `recurrent(t0, n, nullptr)`, and S is copied
+// to each capture after its piece.
+template <typename Recurrent, typename Chunked, typename Dst>
+void ScanSegment(const Segment& s, const StepContext& ctx, const float* S, int64_t state_floats, Recurrent recurrent,
+                 Chunked chunked, Dst dst) {
+  if (s.rows_as_decode || s.num_tokens < ctx.delta_chunked_min_tokens) {
+    thread_local std::vector<float*> after;
+    after.assign(static_cast<size_t>(s.num_tokens), nullptr);
+    bool twice = false;
+    for (size_t i = 0; i < s.capture_offsets.size(); ++i) {
+      float*& at = after[static_cast<size_t>(s.capture_offsets[i] - 1)];
+      if (at == nullptr) {
+        at = dst(i);
+      } else {
+        twice = true;
+      }
+    }
+    recurrent(int64_t{0}, s.num_tokens, static_cast<float* const*>(after.data()));
+    for (size_t i = 0; twice && i < s.capture_offsets.size(); ++i) {
+      float* from = after[static_cast<size_t>(s.capture_offsets[i] - 1)];
+      float* to = dst(i);
+      if (to != from) kernels::CopyStreaming(from, state_floats, to);
+    }
+    return;
+  }
+  const auto piece = [&](int64_t t0, int64_t t1) {
+    if (t1 - t0 >= ctx.delta_chunked_min_tokens) {
+      chunked(t0, t1 - t0);
+    } else {
+      recurrent(t0, t1 - t0, static_cast<float* const*>(nullptr));
+    }
+  };
   int64_t t0 = 0;
   for (size_t i = 0; i < s.capture_offsets.size(); ++i) {
     const int64_t p = s.capture_offsets[i];
-    if (p > t0) scan(t0, p);
+    if (p > t0) piece(t0, p);
     t0 = p;
-    keep(i);
+    kernels::CopyStreaming(S, state_floats, dst(i));
   }
-  if (s.num_tokens > t0) scan(t0, s.num_tokens);
+  if (s.num_tokens > t0) piece(t0, s.num_tokens);
 }
 
 // Rows [R, ld] that start with q (heads x d) then k (heads x d) after the

@@ -14,6 +14,7 @@
 //    errors of 1e-2 or more.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -131,6 +132,40 @@ TEST_P(DeltaRuleTest, SplittingThePromptCarriesTheState) {
                      in.beta.data() + first * in.ldgb, in.ldgb, in.T - first, in.dk, in.dv,
                      split.S.data(), split.o.data() + first * ldo, ldo);
   ExpectNear(split, whole, in.dv, 2e-4, "split");
+}
+
+// A run of tokens in one call (strip by strip, each strip through every
+// token) gives the bits of one call per token (each over the whole width),
+// and each capture the state after its token: verification steps roll back
+// to those captures and must continue exactly as decoding would have.
+TEST_P(DeltaRuleTest, ARunWithCapturesEqualsItsTokensOneByOne) {
+  for (auto [dk, dv] : {std::pair<int64_t, int64_t>{128, 128}, {16, 24}, {16, 150}}) {
+    const int64_t T = 7, ldo = dv + 2;
+    Inputs in = MakeInputs(T, dk, dv, static_cast<uint32_t>(dk + dv));
+    SCOPED_TRACE(::testing::Message() << "dk=" << dk << " dv=" << dv);
+    Outputs one{std::vector<float>(T * ldo, -5.0f), in.S0};
+    std::vector<std::vector<float>> states;
+    for (int64_t t = 0; t < T; ++t) {
+      DeltaRuleRecurrent(in.q.data() + t * in.ldqk, in.k.data() + t * in.ldqk, in.ldqk, in.v.data() + t * in.ldv,
+                         in.ldv, in.g.data() + t * in.ldgb, in.beta.data() + t * in.ldgb, in.ldgb, 1, dk, dv,
+                         one.S.data(), one.o.data() + t * ldo, ldo);
+      states.push_back(one.S);
+    }
+    // Captures after tokens 0, 1, 2 and 5; one buffer 4 bytes off the
+    // 64-byte alignment that streamed stores want.
+    std::vector<float> buffers(5 * dk * dv + 64, 0.0f);
+    float* base = buffers.data() + (16 - reinterpret_cast<uintptr_t>(buffers.data()) / 4 % 16) % 16;
+    float* after[T] = {base, base + dk * dv, base + 2 * dk * dv + 1, nullptr, nullptr, base + 4 * dk * dv, nullptr};
+    Outputs run{std::vector<float>(T * ldo, -5.0f), in.S0};
+    DeltaRuleRecurrent(in.q.data(), in.k.data(), in.ldqk, in.v.data(), in.ldv, in.g.data(), in.beta.data(), in.ldgb,
+                       T, dk, dv, run.S.data(), run.o.data(), ldo, after);
+    EXPECT_EQ(run.o, one.o);
+    EXPECT_EQ(run.S, one.S);
+    for (int64_t t = 0; t < T; ++t) {
+      if (after[t] == nullptr) continue;
+      EXPECT_TRUE(std::equal(states[t].begin(), states[t].end(), after[t])) << "capture after token " << t;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BothIsas, DeltaRuleTest, ::testing::Values(Isa::kAvx2, Isa::kAvx512),

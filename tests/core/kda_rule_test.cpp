@@ -9,6 +9,7 @@
 // or more.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -148,6 +149,36 @@ TEST_P(KdaRule, AnyChunkSize) {
 TEST_P(KdaRule, WidthsThatAreNotWholeVectors) {
   Check(90, 20, 150, 9, 0, 16);
   Check(70, 130, 24, 10, 0, 32);
+}
+
+// As DeltaRuleTest.ARunWithCapturesEqualsItsTokensOneByOne: one call over
+// a run with captures gives the bits of one call per token.
+TEST_P(KdaRule, ARunWithCapturesEqualsItsTokensOneByOne) {
+  for (auto [dk, dv] : {std::pair<int64_t, int64_t>{128, 128}, {16, 150}}) {
+    const int64_t T = 6;
+    const Inputs in = MakeInputs(T, dk, dv, static_cast<uint32_t>(dk * 3 + dv), 0);
+    SCOPED_TRACE(::testing::Message() << "dk=" << dk << " dv=" << dv);
+    std::vector<float> S1 = in.S0, o1(T * dv, -7.0f);
+    std::vector<std::vector<float>> states;
+    for (int64_t t = 0; t < T; ++t) {
+      KdaRecurrent(in.q.data() + t * in.ldqk, in.k.data() + t * in.ldqk, in.ldqk, in.v.data() + t * in.ldv, in.ldv,
+                   in.g.data() + t * in.ldg, in.ldg, in.beta.data() + t * in.ldb, in.ldb, 1, dk, dv, S1.data(),
+                   o1.data() + t * dv, dv);
+      states.push_back(S1);
+    }
+    std::vector<float> buffers(3 * dk * dv);
+    float* after[T] = {buffers.data(), nullptr, buffers.data() + dk * dv, nullptr, buffers.data() + 2 * dk * dv,
+                       nullptr};
+    std::vector<float> S = in.S0, o(T * dv, -7.0f);
+    KdaRecurrent(in.q.data(), in.k.data(), in.ldqk, in.v.data(), in.ldv, in.g.data(), in.ldg, in.beta.data(), in.ldb,
+                 T, dk, dv, S.data(), o.data(), dv, after);
+    EXPECT_EQ(o, o1);
+    EXPECT_EQ(S, S1);
+    for (int64_t t = 0; t < T; ++t) {
+      if (after[t] == nullptr) continue;
+      EXPECT_TRUE(std::equal(states[t].begin(), states[t].end(), after[t])) << "capture after token " << t;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BothIsas, KdaRule, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
