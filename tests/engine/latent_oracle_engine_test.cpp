@@ -17,36 +17,16 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "oracle_files.h"
 #include "model/load_model.h"
 
 namespace lineage::engine {
 namespace {
 
-std::string ModelsDir() { return std::string(LINEAGE_SHARED_DATA) + "/models"; }
-
-std::vector<int32_t> ReadIds(const std::string& path, char sep) {
-  std::ifstream in(path);
-  std::vector<int32_t> ids;
-  std::string item;
-  while (std::getline(in, item, sep)) {
-    item.erase(std::remove_if(item.begin(), item.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }),
-               item.end());
-    if (!item.empty()) ids.push_back(std::stoi(item));
-  }
-  return ids;
-}
-
-std::vector<float> ReadLogits(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<float> v(1024);
-  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
-  v.resize(static_cast<size_t>(in.gcount() / 4));
-  return v;
-}
-
-int32_t Argmax(const std::vector<float>& v) {
-  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
+using oracle_files::Argmax;
+using oracle_files::ModelsDir;
+using oracle_files::ReadIds;
+using oracle_files::ReadLogits;
 
 struct Oracle {
   std::shared_ptr<const model::Model> model;
@@ -62,8 +42,8 @@ bool OpenOracle(Oracle* o, const std::string& name = "tiny-glm-dsa") {
   EXPECT_TRUE(m.ok()) << m.status().ToString();
   if (!m.ok()) return false;
   o->model = *m;
-  o->prompt = ReadIds(ModelsDir() + "/prompt_ids.txt", ',');
-  o->greedy = ReadIds(base + ".greedy.txt", ' ');
+  o->prompt = ReadIds(ModelsDir() + "/prompt_ids.txt");
+  o->greedy = ReadIds(base + ".greedy.txt");
   o->logits = ReadLogits(base + ".logits.f32");
   return o->prompt.size() == 40 && o->greedy.size() == 8 && o->logits.size() == 1024;
 }

@@ -18,6 +18,7 @@
 
 #include "core/isa.h"
 #include "engine/engine.h"
+#include "oracle_files.h"
 #include "model/load_model.h"
 
 namespace lineage::engine {
@@ -25,50 +26,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ModelsDir() { return std::string(LINEAGE_SHARED_DATA) + "/models"; }
+using oracle_files::Argmax;
+using oracle_files::ModelsDir;
+using oracle_files::ReadIds;
+using oracle_files::ReadLogits;
 
-std::vector<int32_t> ReadIds(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<int32_t> ids;
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    item.erase(std::remove_if(item.begin(), item.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }),
-               item.end());
-    if (!item.empty()) ids.push_back(std::stoi(item));
-  }
-  return ids;
-}
-
-std::vector<int32_t> ReadGreedy(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<int32_t> ids;
-  for (int32_t x; in >> x;) ids.push_back(x);
-  return ids;
-}
-
-std::vector<float> ReadLogits(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<float> v(1024);
-  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
-  v.resize(static_cast<size_t>(in.gcount() / 4));
-  return v;
-}
-
-int32_t Argmax(const std::vector<float>& v) {
-  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
-
-std::vector<std::string> OracleFiles() {
-  std::vector<std::string> names;
-  if (!fs::exists(ModelsDir())) return names;
-  for (const auto& e : fs::directory_iterator(ModelsDir())) {
-    const std::string n = e.path().filename().string();
-    const bool ours = n.rfind("tiny-qwen35-", 0) == 0 || n.rfind("tiny-qwen35moe-", 0) == 0;
-    if (ours && e.path().extension() == ".gguf") names.push_back(e.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> OracleFiles() { return oracle_files::NamesEndingIn(".gguf", {"tiny-qwen35-", "tiny-qwen35moe-"}); }
 
 std::string TestName(const ::testing::TestParamInfo<std::string>& info) {
   std::string s = info.param;
@@ -114,7 +77,7 @@ TEST_P(QuantForwardOracle, LogitsAndGreedyTokensMatch) {
   OracleCase c;
   ASSERT_NO_FATAL_FAILURE(OpenOracle(GetParam(), &c));
   const std::vector<float>& want = c.want;
-  const std::vector<int32_t> want_tokens = ReadGreedy(ModelsDir() + "/" + GetParam() + ".greedy.txt");
+  const std::vector<int32_t> want_tokens = ReadIds(ModelsDir() + "/" + GetParam() + ".greedy.txt");
   ASSERT_EQ(want_tokens.size(), 8u);
   Engine* engine = c.engine.get();
   Sequence seq = engine->NewSequence();

@@ -15,26 +15,15 @@
 #include <vector>
 
 #include "model/gguf_file.h"
+#include "oracle_files.h"
 
 namespace lineage::model {
 namespace {
 
-namespace fs = std::filesystem;
 
-std::string ModelsDir() { return std::string(LINEAGE_SHARED_DATA) + "/models"; }
+using oracle_files::ModelsDir;
 
-std::vector<std::string> OracleFiles() {
-  std::vector<std::string> names;
-  if (!fs::exists(ModelsDir())) return names;
-  for (const auto& e : fs::directory_iterator(ModelsDir())) {
-    const std::string n = e.path().filename().string();
-    const std::string suffix = ".dequant.json";
-    if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
-      names.push_back(n.substr(0, n.size() - suffix.size()));
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> OracleFiles() { return oracle_files::NamesEndingIn(".dequant.json"); }
 
 uint32_t Bits(float f) {
   uint32_t u;

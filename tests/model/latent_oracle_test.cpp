@@ -15,36 +15,16 @@
 #include <vector>
 
 #include "model/load_model.h"
+#include "oracle_files.h"
 #include "tools/reference_forward.h"
 
 namespace lineage::model {
 namespace {
 
-std::string ModelsDir() { return std::string(LINEAGE_SHARED_DATA) + "/models"; }
-
-std::vector<int32_t> ReadIds(const std::string& path, char sep) {
-  std::ifstream in(path);
-  std::vector<int32_t> ids;
-  std::string item;
-  while (std::getline(in, item, sep)) {
-    item.erase(std::remove_if(item.begin(), item.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }),
-               item.end());
-    if (!item.empty()) ids.push_back(std::stoi(item));
-  }
-  return ids;
-}
-
-std::vector<float> ReadLogits(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<float> v(1024);
-  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
-  v.resize(static_cast<size_t>(in.gcount() / 4));
-  return v;
-}
-
-int32_t Argmax(const std::vector<double>& v) {
-  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
+using oracle_files::Argmax;
+using oracle_files::ModelsDir;
+using oracle_files::ReadIds;
+using oracle_files::ReadLogits;
 
 TEST(LatentOracle, GlmDsaConfigIsReadFromTheFile) {
   const std::string path = ModelsDir() + "/tiny-glm-dsa.gguf";
@@ -87,9 +67,9 @@ void ExpectReferenceMatchesOracle(const std::string& name) {
   SCOPED_TRACE(name);
   auto model = LoadModel(base + ".gguf");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  std::vector<int32_t> tokens = ReadIds(ModelsDir() + "/prompt_ids.txt", ',');
+  std::vector<int32_t> tokens = ReadIds(ModelsDir() + "/prompt_ids.txt");
   const std::vector<float> want = ReadLogits(base + ".logits.f32");
-  const std::vector<int32_t> want_greedy = ReadIds(base + ".greedy.txt", ' ');
+  const std::vector<int32_t> want_greedy = ReadIds(base + ".greedy.txt");
   ASSERT_EQ(tokens.size(), 40u);
   ASSERT_EQ(want.size(), 1024u);
   ASSERT_EQ(want_greedy.size(), 8u);
