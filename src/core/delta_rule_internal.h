@@ -6,22 +6,24 @@
 #include <cstdint>
 
 #include "core/isa.h"
+#include "core/kernels.h"
 
 namespace lineage::kernels {
 
 #define LINEAGE_DECLARE_DELTA_RULE(A)                                                              \
   A void DeltaRuleRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv, \
                             const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,   \
-                            int64_t dv, float* S, float* o, int64_t ldo, float* const* after);        \
+                            int64_t dv, float* S, float* o, int64_t ldo, const RecurrentOutputs& out); \
   A void DeltaRuleChunked(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,   \
                           const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,     \
                           int64_t dv, float* S, float* o, int64_t ldo, int64_t chunk);                 \
   A void KdaRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,         \
                       const float* g, int64_t ldg, const float* beta, int64_t ldb, int64_t T, int64_t dk, \
-                      int64_t dv, float* S, float* o, int64_t ldo, float* const* after);                 \
+                      int64_t dv, float* S, float* o, int64_t ldo, const RecurrentOutputs& out);          \
   A void KdaChunked(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,           \
                     const float* g, int64_t ldg, const float* beta, int64_t ldb, int64_t T, int64_t dk,   \
-                    int64_t dv, float* S, float* o, int64_t ldo, int64_t chunk);
+                    int64_t dv, float* S, float* o, int64_t ldo, int64_t chunk);                  \
+  A void DeltaRuleReplay(const float* log, int64_t n, int64_t dk, int64_t dv, float* S);
 
 namespace avx2 {
 LINEAGE_DECLARE_DELTA_RULE()

@@ -11,13 +11,15 @@
 
 #include <cstdint>
 
+#include "core/kernels.h"
+
 namespace lineage::kernels {
 
-// Token by token: decode and short runs; `after` as for
-// DeltaRuleRecurrent (kernels.h).
+// Token by token: decode and short runs; `out` as for DeltaRuleRecurrent
+// (kernels.h; its log replays with DeltaRuleReplay).
 void KdaRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv, const float* g,
                   int64_t ldg, const float* beta, int64_t ldb, int64_t T, int64_t dk, int64_t dv, float* S, float* o,
-                  int64_t ldo, float* const* after = nullptr);
+                  int64_t ldo, const RecurrentOutputs& out = {});
 
 // The same result in chunks of `chunk` tokens, for prefill; any T and any
 // initial S. Inside a chunk the pairwise decays exp(G_t - G_s) (G the

@@ -21,8 +21,12 @@ void RmsNorm(const float* x, const float* w, float eps, int64_t rows, int64_t n,
 
 void DeltaRuleRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,
                         const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,
-                        int64_t dv, float* S, float* o, int64_t ldo, float* const* after) {
-  LINEAGE_DISPATCH(DeltaRuleRecurrent, q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo, after);
+                        int64_t dv, float* S, float* o, int64_t ldo, const RecurrentOutputs& out) {
+  LINEAGE_DISPATCH(DeltaRuleRecurrent, q, k, ldqk, v, ldv, g, beta, ldgb, T, dk, dv, S, o, ldo, out);
+}
+
+void DeltaRuleReplay(const float* log, int64_t n, int64_t dk, int64_t dv, float* S) {
+  LINEAGE_DISPATCH(DeltaRuleReplay, log, n, dk, dv, S);
 }
 
 void DeltaRuleChunked(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,
@@ -33,8 +37,8 @@ void DeltaRuleChunked(const float* q, const float* k, int64_t ldqk, const float*
 
 void KdaRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv, const float* g,
                   int64_t ldg, const float* beta, int64_t ldb, int64_t T, int64_t dk, int64_t dv, float* S, float* o,
-                  int64_t ldo, float* const* after) {
-  LINEAGE_DISPATCH(KdaRecurrent, q, k, ldqk, v, ldv, g, ldg, beta, ldb, T, dk, dv, S, o, ldo, after);
+                  int64_t ldo, const RecurrentOutputs& out) {
+  LINEAGE_DISPATCH(KdaRecurrent, q, k, ldqk, v, ldv, g, ldg, beta, ldb, T, dk, dv, S, o, ldo, out);
 }
 
 void KdaChunked(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv, const float* g,

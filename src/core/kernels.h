@@ -47,16 +47,34 @@ void RmsNorm(const float* x, const float* w, float eps, int64_t rows, int64_t n,
 // Causal GQA softmax attention for a run of new queries against a paged KV.
 // See attention.h for the paged layout; declared there to keep this file small.
 
+// What a token-by-token run of the delta rule (DeltaRuleRecurrent,
+// KdaRecurrent) writes besides S and o, all optional:
+//  - after: T pointers; after[t], where not null, receives S after token t
+//    (a capture a later step may roll back to; written past the caches),
+//    at no extra read of S;
+//  - from: S before the run is read from here and left as it was; S
+//    (which may hold anything) receives the state after the run;
+//  - log: token t's k (dk), row decays (dk) and delta (dv) at
+//    log + t (2 dk + dv), for DeltaRuleReplay.
+struct RecurrentOutputs {
+  float* const* after = nullptr;
+  const float* from = nullptr;
+  float* log = nullptr;
+};
+
 // Gated delta rule, one value head, sequential recurrence over T tokens:
 //   S <- exp(g_t) S;  S <- S + k_t (beta_t (v_t - S^T k_t))^T;  o_t = S^T q_t
 // q, k: [T, dk] (q already scaled), v: [T, dv], g, beta: [T], S: [dk, dv] in/out,
-// o: [T, dv]. Row strides are given so heads can be read in place. With
-// `after` (T pointers), S after token t is also written to after[t] where
-// that is not null (a capture a later step may roll back to; written past
-// the caches), at no extra read of S.
+// o: [T, dv]. Row strides are given so heads can be read in place.
 void DeltaRuleRecurrent(const float* q, const float* k, int64_t ldqk, const float* v, int64_t ldv,
                         const float* g, const float* beta, int64_t ldgb, int64_t T, int64_t dk,
-                        int64_t dv, float* S, float* o, int64_t ldo, float* const* after = nullptr);
+                        int64_t dv, float* S, float* o, int64_t ldo, const RecurrentOutputs& out = {});
+
+// A log of a run (RecurrentOutputs::log) applied again to S, its first n
+// tokens: S <- diag(decay_t) S + k_t delta_t^T, the same products as the
+// run, so S ends with the run's bits after n tokens (a rollback of a
+// verification step to the drafts it kept).
+void DeltaRuleReplay(const float* log, int64_t n, int64_t dk, int64_t dv, float* S);
 
 // The same result computed in chunks of `chunk` tokens (the WY / UT form of
 // spec §2.6), for prefill; any T >= 0 (a short last chunk is fine) and any

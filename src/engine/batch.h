@@ -17,6 +17,29 @@
 
 namespace lineage::engine {
 
+// Where a verification step kept for a rollback by replay writes
+// (Engine::Verify with a RollbackLog): the state after the segment goes to
+// `after` while the sequence's stays the state before it; the log gets the
+// segment's raw conv rows and each head's per-token k, row decays and delta
+// (kernels::RecurrentOutputs::log), what Engine::RollBack replays.
+struct RollbackTarget {
+  RecurrentState* after = nullptr;
+  float* log = nullptr;
+  RecurrentLayout layout;
+  int64_t tokens = 0;
+
+  static int64_t Floats(const RecurrentLayout& l, int64_t tokens) {
+    return l.num_layers * tokens * (l.conv_dim + l.num_v_heads * (2 * l.k_dim + l.v_dim));
+  }
+  // Recurrent layer `index`'s raw (pre-conv) rows, [tokens, conv_dim].
+  float* raw(int64_t index) const { return log + index * tokens * layout.conv_dim; }
+  // Head h of recurrent layer `index`: [tokens, 2 k_dim + v_dim].
+  float* head(int64_t index, int64_t h) const {
+    const int64_t per_head = tokens * (2 * layout.k_dim + layout.v_dim);
+    return log + layout.num_layers * tokens * layout.conv_dim + (index * layout.num_v_heads + h) * per_head;
+  }
+};
+
 struct Segment {
   Sequence* seq = nullptr;
   const int32_t* tokens = nullptr;
@@ -36,6 +59,9 @@ struct Segment {
   // kernels that would mix rows choose their per-row form, the recurrent
   // layers the token-by-token recurrence.
   bool rows_as_decode = false;
+  // Verification kept for a rollback by replay instead of captures (with
+  // rows_as_decode; no capture_offsets).
+  const RollbackTarget* rollback = nullptr;
   int64_t logits_rows() const { return logits_every_row ? num_tokens : 1; }
   int64_t start_pos() const { return seq->num_tokens(); }
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/kernels.h"
 #include "core/prefill_steps.h"
 #include "engine/forward.h"
 #include "engine/layers.h"
@@ -218,8 +219,11 @@ Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logit
   size_t longest = 0;
   for (const VerifyRun& r : runs) longest = std::max(longest, r.tokens.size());
   while (verify_offsets_.size() + 1 < longest) verify_offsets_.push_back(static_cast<int64_t>(verify_offsets_.size()) + 1);
+  std::vector<RollbackTarget> targets;
+  targets.reserve(runs.size());  // segments point at them
   for (size_t i = 0; i < runs.size(); ++i) {
     const VerifyRun& r = runs[i];
+    if (r.rollback != nullptr) r.rollback->tokens = 0;  // until this step logs a run
     if (r.seq == nullptr || r.tokens.empty()) return InvalidArgument("a verification run without tokens");
     if (SeenBefore(runs, i, [](const VerifyRun& v) { return v.seq; }))
       return InvalidArgument("a sequence appears twice in one verification step");
@@ -231,6 +235,21 @@ Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logit
     if (rec_layout_.num_layers == 0 || n == 1) continue;
     if (r.states == nullptr) return InvalidArgument("a verification run of a recurrent model needs capture slots");
     std::vector<std::shared_ptr<RecurrentState>>& slots = *r.states;
+    if (r.rollback != nullptr) {
+      if (slots.empty()) slots.resize(1);
+      if (slots[0] == nullptr || slots[0].use_count() > 1) slots[0] = std::make_shared<RecurrentState>(rec_layout_);
+      RecurrentState& before = r.seq->recurrent();
+      // The conv windows slide in the sequence's state: the slot keeps
+      // them as they were, and the two trade places after the step.
+      for (int64_t l = 0; l < rec_layout_.num_layers; ++l)
+        std::copy(before.conv(l), before.conv(l) + rec_layout_.conv_floats(), slots[0]->conv(l));
+      r.rollback->values.resize(static_cast<size_t>(RollbackTarget::Floats(rec_layout_, n)));
+      r.rollback->start = r.seq->num_tokens();
+      r.rollback->tokens = n;
+      targets.push_back({slots[0].get(), r.rollback->values.data(), rec_layout_, n});
+      batch.segments.back().rollback = &targets.back();
+      continue;
+    }
     const size_t used = static_cast<size_t>(n - 1);
     if (slots.size() < used) slots.resize(used);
     for (size_t k = 0; k < used; ++k) {
@@ -242,7 +261,47 @@ Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logit
   }
   logits->resize(static_cast<size_t>(batch.num_rows) * static_cast<size_t>(config().vocab));
   Step(batch, logits->data());
+  for (const VerifyRun& r : runs) {
+    if (r.rollback == nullptr || r.rollback->tokens == 0) continue;
+    std::shared_ptr<RecurrentState>& slot = (*r.states)[0];
+    RecurrentState& seq_state = r.seq->recurrent();
+    for (int64_t l = 0; l < rec_layout_.num_layers; ++l)
+      std::swap_ranges(seq_state.conv(l), seq_state.conv(l) + rec_layout_.conv_floats(), slot->conv(l));
+    r.seq->Rewind(r.seq->num_tokens(), &slot);  // the state after the run becomes the sequence's
+  }
   return Status::Ok();
+}
+
+void Engine::RollBack(Sequence& seq, int64_t length, std::shared_ptr<RecurrentState>* before, const RollbackLog& log) {
+  const int64_t keep = length - log.start;
+  if (rec_layout_.num_layers == 0 || log.tokens == 0) {
+    seq.Rewind(length, before);
+    return;
+  }
+  if (keep >= log.tokens) {  // the whole run kept: the state after it is already the sequence's
+    seq.Rewind(length, nullptr);
+    return;
+  }
+  seq.Rewind(length, before);  // the sequence's state: the one before the step
+  RecurrentState& s = seq.recurrent();
+  const RecurrentLayout& l = rec_layout_;
+  const RollbackTarget t{nullptr, const_cast<float*>(log.values.data()), l, log.tokens};
+  pool_->parallel_for(l.num_layers * l.num_v_heads, [&](int64_t i0, int64_t i1, int) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t layer = i / l.num_v_heads, h = i % l.num_v_heads;
+      kernels::DeltaRuleReplay(t.head(layer, h), keep, l.k_dim, l.v_dim, s.delta(layer) + h * l.k_dim * l.v_dim);
+    }
+  });
+  // Each conv window slides by the kept tokens' raw rows (row r reads row
+  // r + keep of the old window, or a raw row: never one already written).
+  for (int64_t layer = 0; layer < l.num_layers; ++layer) {
+    float* window = s.conv(layer);
+    for (int64_t r = 0; r < l.conv_rows; ++r) {
+      const int64_t from = keep - l.conv_rows + r;  // relative to the run
+      const float* src = from >= 0 ? t.raw(layer) + from * l.conv_dim : window + (l.conv_rows + from) * l.conv_dim;
+      if (src != window + r * l.conv_dim) std::copy(src, src + l.conv_dim, window + r * l.conv_dim);
+    }
+  }
 }
 
 Status Engine::DraftMtp(std::span<const MtpDraftRun> runs) {

@@ -66,6 +66,15 @@ struct PrefillResult {
   std::vector<float> logits;      // [vocab], of the last token prefilled
 };
 
+// What a verification step keeps for a rollback by replay (VerifyRun::
+// rollback): the run's raw conv rows and each recurrent head's per-token
+// k, row decays and delta (RollbackTarget's layout, batch.h).
+struct RollbackLog {
+  std::vector<float> values;
+  int64_t start = 0;   // the sequence's length before the step
+  int64_t tokens = 0;  // the run's length; 0: no step to roll back
+};
+
 // One sequence's part of a verification step (speculative decoding): its
 // last sampled token, then the drafts that might follow it.
 struct VerifyRun {
@@ -76,6 +85,12 @@ struct VerifyRun {
   // so Sequence::Rewind(start + i + 1, &(*states)[i]) keeps exactly those.
   // Slots still shared with anyone are replaced by new states first.
   std::vector<std::shared_ptr<RecurrentState>>* states = nullptr;
+  // Instead of captures (recurrent models): the step writes the state after
+  // the run into a slot and makes it the sequence's, leaving the state
+  // before it in (*states)[0] and the log of the run here; Engine::RollBack
+  // replays the log onto it when drafts fail. A full accept then costs no
+  // state writes beyond the step's own, a partial one a pass over the state.
+  RollbackLog* rollback = nullptr;
 };
 
 // One sequence's part of an MTP drafting pass: `count` drafts to follow
@@ -123,6 +138,13 @@ class Engine {
   // compute it (Segment::rows_as_decode), so its logits equal, bit for bit,
   // those Decode would give at that position.
   Status Verify(std::span<const VerifyRun> runs, std::vector<float>* logits);
+  // Back to `length` tokens of `seq` after a Verify of its run with a
+  // rollback log (start < length <= start + tokens): KV rows past it are
+  // forgotten and the recurrent state becomes the state before the step
+  // (*before, which takes the replaced one) with the log's first length -
+  // start tokens replayed, equal bit for bit to the state a capture would
+  // have held. Without a log to replay it is Sequence::Rewind.
+  void RollBack(Sequence& seq, int64_t length, std::shared_ptr<RecurrentState>* before, const RollbackLog& log);
   // Drafts with the MTP block (EngineOptions::mtp): for every run, `count`
   // one-row passes of the block and the head, chained through the block's
   // own output state, all runs of a depth in one pass. Sequences end as

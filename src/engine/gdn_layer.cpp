@@ -88,6 +88,7 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
     });
   };
   CaptureConvWindows(K, conv_dim, gdn_index, ctx, mixed);
+  LogRawRows(conv_dim, gdn_index, ctx, mixed);
   ctx.pool->parallel_for(static_cast<int64_t>(segs.size()) * Hk, [&](int64_t i0, int64_t i1, int) {
     if (i0 < i1) prefetch_conv(i0);
     for (int64_t i = i0; i < i1; ++i) {
@@ -117,20 +118,21 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
           gh[t * Hv] = w.ssm_a[h] * Softplus(gh[t * Hv] + w.dt_bias[h]);
         }
         const float* v = rows + 2 * key_dim + h * dv;
-        float* S = s.seq->recurrent().delta(gdn_index) + h * dk * dv;
+        const HeadState hs = HeadStateOf(s, gdn_index, h, dk * dv);
+        float* S = hs.S;
         float* o = core + s.row_begin * value_dim + h * dv;
         ScanSegment(
             s, ctx, S, dk * dv,
-            [&](int64_t t0, int64_t n, float* const* after) {  // decode rows: the recurrence
+            [&](int64_t t0, int64_t n, const kernels::RecurrentOutputs& out) {  // decode rows: the recurrence
               kernels::DeltaRuleRecurrent(q + t0 * conv_dim, k + t0 * conv_dim, conv_dim, v + t0 * conv_dim, conv_dim,
                                           gh + t0 * Hv, bh + t0 * Hv, Hv, n, dk, dv, S, o + t0 * value_dim, value_dim,
-                                          after);
+                                          out);
             },
             [&](int64_t t0, int64_t n) {
               kernels::DeltaRuleChunked(q + t0 * conv_dim, k + t0 * conv_dim, conv_dim, v + t0 * conv_dim, conv_dim,
                                         gh + t0 * Hv, bh + t0 * Hv, Hv, n, dk, dv, S, o + t0 * value_dim, value_dim);
             },
-            [&](size_t c) { return s.captures[c]->delta(gdn_index) + h * dk * dv; });
+            [&](size_t c) { return s.captures[c]->delta(gdn_index) + h * dk * dv; }, hs.from, hs.log);
         for (int64_t t = 0; t < T; ++t) {  // o = rmsnorm_dv(o) * norm_w * silu(z)
           float* ot = o + t * value_dim;
           kernels::RmsNorm(ot, w.norm.data(), eps, 1, dv, ot);

@@ -61,6 +61,7 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
   kernels::Gemm(w.f_b, low, 2 * d, decay, inner, R, ctx.pool);
 
   CaptureConvWindows(K, conv_dim, kda_index, ctx, mixed);
+  LogRawRows(conv_dim, kda_index, ctx, mixed);
   ConvAllSegments(w.conv.data(), K, conv_dim, kda_index, ctx, mixed, conv);
   const std::vector<Segment>& segs = ctx.batch.segments;
 
@@ -94,19 +95,20 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
       const float* v = rows + 2 * inner + h * d;
       const float* g = decay + s.row_begin * inner + h * d;
       const float* b = beta + s.row_begin * nh + h;
-      float* S = s.seq->recurrent().delta(kda_index) + h * d * d;
+      const HeadState hs = HeadStateOf(s, kda_index, h, d * d);
+      float* S = hs.S;
       float* o = core + s.row_begin * inner + h * d;
       ScanSegment(
           s, ctx, S, d * d,
-          [&](int64_t t0, int64_t n, float* const* after) {  // decode rows: the recurrence
+          [&](int64_t t0, int64_t n, const kernels::RecurrentOutputs& out) {  // decode rows: the recurrence
             kernels::KdaRecurrent(q + t0 * conv_dim, k + t0 * conv_dim, conv_dim, v + t0 * conv_dim, conv_dim,
-                                  g + t0 * inner, inner, b + t0 * nh, nh, n, d, d, S, o + t0 * inner, inner, after);
+                                  g + t0 * inner, inner, b + t0 * nh, nh, n, d, d, S, o + t0 * inner, inner, out);
           },
           [&](int64_t t0, int64_t n) {
             kernels::KdaChunked(q + t0 * conv_dim, k + t0 * conv_dim, conv_dim, v + t0 * conv_dim, conv_dim,
                                 g + t0 * inner, inner, b + t0 * nh, nh, n, d, d, S, o + t0 * inner, inner);
           },
-          [&](size_t c) { return s.captures[c]->delta(kda_index) + h * d * d; });
+          [&](size_t c) { return s.captures[c]->delta(kda_index) + h * d * d; }, hs.from, hs.log);
     }
   });
 

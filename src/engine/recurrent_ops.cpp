@@ -98,6 +98,14 @@ void NormalizeQk(float* rows, int64_t R, int64_t ld, int64_t heads, int64_t d) {
   }
 }
 
+void LogRawRows(int64_t conv_dim, int64_t index, const StepContext& ctx, const float* mixed) {
+  for (const Segment& s : ctx.batch.segments) {
+    if (s.rollback == nullptr) continue;
+    const float* rows = mixed + s.row_begin * conv_dim;
+    std::copy(rows, rows + s.num_tokens * conv_dim, s.rollback->raw(index));
+  }
+}
+
 void CaptureConvWindows(int64_t K, int64_t conv_dim, int64_t index, const StepContext& ctx, const float* mixed) {
   const int64_t keep = K - 1;
   for (const Segment& s : ctx.batch.segments) {

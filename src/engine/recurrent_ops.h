@@ -32,6 +32,25 @@ void ConvAllSegments(const float* weight, int64_t K, int64_t conv_dim, int64_t i
 // before its offset, from the segment's rows and its sequence's window).
 void CaptureConvWindows(int64_t K, int64_t conv_dim, int64_t index, const StepContext& ctx, const float* mixed);
 
+// Head h of recurrent layer `index` for a segment's recurrence (`floats`
+// values a head): the state it updates in place, or with a rollback target
+// (Segment::rollback) the target's, read first from the sequence's
+// (`from`, left as it was), with the head's log.
+struct HeadState {
+  float* S;
+  const float* from;
+  float* log;
+};
+inline HeadState HeadStateOf(const Segment& s, int64_t index, int64_t h, int64_t floats) {
+  float* own = s.seq->recurrent().delta(index) + h * floats;
+  if (s.rollback == nullptr) return {own, nullptr, nullptr};
+  return {s.rollback->after->delta(index) + h * floats, own, s.rollback->head(index, h)};
+}
+
+// The raw rows of a verified segment kept for a rollback (Segment::rollback)
+// into its log, for recurrent layer `index`; nothing otherwise.
+void LogRawRows(int64_t conv_dim, int64_t index, const StepContext& ctx, const float* mixed);
+
 // One head's recurrence over a segment, with the segment's captures of
 // its state S (state_floats floats; `dst(i)` the buffer of capture i).
 // Where every piece would run token by token (decode rows, or fewer tokens
@@ -43,9 +62,13 @@ void CaptureConvWindows(int64_t K, int64_t conv_dim, int64_t index, const StepCo
 // at the capture offsets, pieces of ctx.delta_chunked_min_tokens or more run
 // `chunked(t0, n)`, shorter ones `recurrent(t0, n, nullptr)`, and S is copied
 // to each capture after its piece.
+//
+// With a rollback target (Segment::rollback, verification) the whole run
+// reads the head's state from `from` and leaves it as it was, writes the
+// state after the run to S and logs each token to `log`.
 template <typename Recurrent, typename Chunked, typename Dst>
 void ScanSegment(const Segment& s, const StepContext& ctx, const float* S, int64_t state_floats, Recurrent recurrent,
-                 Chunked chunked, Dst dst) {
+                 Chunked chunked, Dst dst, const float* from = nullptr, float* log = nullptr) {
   if (s.rows_as_decode || s.num_tokens < ctx.delta_chunked_min_tokens) {
     thread_local std::vector<float*> after;
     after.assign(static_cast<size_t>(s.num_tokens), nullptr);
@@ -58,7 +81,7 @@ void ScanSegment(const Segment& s, const StepContext& ctx, const float* S, int64
         twice = true;
       }
     }
-    recurrent(int64_t{0}, s.num_tokens, static_cast<float* const*>(after.data()));
+    recurrent(int64_t{0}, s.num_tokens, kernels::RecurrentOutputs{after.data(), from, log});
     for (size_t i = 0; twice && i < s.capture_offsets.size(); ++i) {
       float* from = after[static_cast<size_t>(s.capture_offsets[i] - 1)];
       float* to = dst(i);
@@ -70,7 +93,7 @@ void ScanSegment(const Segment& s, const StepContext& ctx, const float* S, int64
     if (t1 - t0 >= ctx.delta_chunked_min_tokens) {
       chunked(t0, t1 - t0);
     } else {
-      recurrent(t0, t1 - t0, static_cast<float* const*>(nullptr));
+      recurrent(t0, t1 - t0, kernels::RecurrentOutputs{});
     }
   };
   int64_t t0 = 0;

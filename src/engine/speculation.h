@@ -3,10 +3,10 @@
 // was proposed and accepted. The step itself is Engine::Verify; a round is
 //
 //   drafts = spec.Propose(prompt, reply, limit, costs);  // maybe none
-//   run = {&seq, [last sampled token] ++ drafts, spec.slots()};
+//   run = spec.Run(&seq, [last sampled token] ++ drafts);
 //   engine.Verify({run}, &logits);                      // 1 + k rows
 //   rows = TakeVerified(drafts, logits, vocab, take);   // sample row by row
-//   spec.Keep(seq, start, rows, run length);            // rewind the rest
+//   spec.Keep(engine, seq, start, rows, run length);    // roll back the rest
 //   costs.Observe(rows in the step, sequences, seconds);  // what rows cost
 //
 // Row i's logits are those of the sequence after the last token and drafts
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "engine/engine.h"
 #include "engine/prompt_lookup.h"
 #include "engine/recurrent_state.h"
 #include "engine/sequence.h"
@@ -121,14 +122,16 @@ class Speculator {
   static constexpr int64_t kProbeEvery = 8;
   static constexpr double kProbeBudget = 0.05;
 
-  // The capture slots for Engine::Verify (VerifyRun::states).
-  std::vector<std::shared_ptr<RecurrentState>>* slots() { return &slots_; }
+  // This sequence's part of a verification step of `tokens` (its last
+  // sampled token, then the drafts), with the state slot and the rollback
+  // log (VerifyRun::rollback) this Speculator reuses round after round.
+  VerifyRun Run(Sequence* seq, std::span<const int32_t> tokens) { return {seq, tokens, &slots_, &log_}; }
 
   // After a verified run of `run_tokens` (1 + drafts) that started at
   // length `start` and whose first `rows_used` rows were sampled: keeps the
-  // last token and rows_used - 1 drafts in `seq` (rewinding past them) and
-  // counts the round.
-  void Keep(Sequence& seq, int64_t start, int64_t rows_used, int64_t run_tokens);
+  // last token and rows_used - 1 drafts in `seq` (Engine::RollBack past
+  // them) and counts the round.
+  void Keep(Engine& engine, Sequence& seq, int64_t start, int64_t rows_used, int64_t run_tokens);
   // Counts a round of `drafts` verified drafts of which the first `taken`
   // were taken (Keep calls it).
   void Settle(int64_t drafts, int64_t taken);
@@ -144,6 +147,7 @@ class Speculator {
   double taken_ = 1.0, missed_ = 1.0;
   int64_t idle_rounds_ = 0;  // rounds without drafts since the last one with
   std::vector<std::shared_ptr<RecurrentState>> slots_;
+  RollbackLog log_;
   int64_t proposed_ = 0, accepted_ = 0, rounds_ = 0;
 };
 

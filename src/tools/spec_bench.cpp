@@ -128,7 +128,7 @@ Result<RunResult> Drafted(Engine& engine, const Snapshot& start, const std::vect
     run.assign(1, r.tokens.back());
     run.insert(run.end(), draft.begin(), draft.end());
     const int64_t at = seq.num_tokens();
-    const VerifyRun vr{&seq, run, spec.slots()};
+    const VerifyRun vr = spec.Run(&seq, run);
     const auto s0 = Clock::now();
     LINEAGE_RETURN_IF_ERROR(engine.Verify(std::span(&vr, 1), &logits));
     costs.Observe(static_cast<int64_t>(run.size()), 1, SecondsBetween(s0, Clock::now()));
@@ -136,7 +136,7 @@ Result<RunResult> Drafted(Engine& engine, const Snapshot& start, const std::vect
       r.tokens.push_back(Argmax(row));
       return static_cast<int64_t>(r.tokens.size()) > n ? -1 : r.tokens.back();
     });
-    spec.Keep(seq, at, rows, static_cast<int64_t>(run.size()));
+    spec.Keep(engine, seq, at, rows, static_cast<int64_t>(run.size()));
   }
   r.seconds = SecondsBetween(t0, Clock::now());
   r.experts_per_layer = ExpertsPerLayer(e0, engine.expert_counts());

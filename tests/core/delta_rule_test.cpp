@@ -134,6 +134,19 @@ TEST_P(DeltaRuleTest, SplittingThePromptCarriesTheState) {
   ExpectNear(split, whole, in.dv, 2e-4, "split");
 }
 
+// The run one call per token (each over the whole width of the state):
+// its outputs and, in `states`, S after each token.
+Outputs OneCallPerToken(const Inputs& in, int64_t ldo, std::vector<std::vector<float>>* states) {
+  Outputs one{std::vector<float>(in.T * ldo, -5.0f), in.S0};
+  for (int64_t t = 0; t < in.T; ++t) {
+    DeltaRuleRecurrent(in.q.data() + t * in.ldqk, in.k.data() + t * in.ldqk, in.ldqk, in.v.data() + t * in.ldv, in.ldv,
+                       in.g.data() + t * in.ldgb, in.beta.data() + t * in.ldgb, in.ldgb, 1, in.dk, in.dv, one.S.data(),
+                       one.o.data() + t * ldo, ldo);
+    states->push_back(one.S);
+  }
+  return one;
+}
+
 // A run of tokens in one call (strip by strip, each strip through every
 // token) gives the bits of one call per token (each over the whole width),
 // and each capture the state after its token: verification steps roll back
@@ -143,14 +156,8 @@ TEST_P(DeltaRuleTest, ARunWithCapturesEqualsItsTokensOneByOne) {
     const int64_t T = 7, ldo = dv + 2;
     Inputs in = MakeInputs(T, dk, dv, static_cast<uint32_t>(dk + dv));
     SCOPED_TRACE(::testing::Message() << "dk=" << dk << " dv=" << dv);
-    Outputs one{std::vector<float>(T * ldo, -5.0f), in.S0};
     std::vector<std::vector<float>> states;
-    for (int64_t t = 0; t < T; ++t) {
-      DeltaRuleRecurrent(in.q.data() + t * in.ldqk, in.k.data() + t * in.ldqk, in.ldqk, in.v.data() + t * in.ldv,
-                         in.ldv, in.g.data() + t * in.ldgb, in.beta.data() + t * in.ldgb, in.ldgb, 1, dk, dv,
-                         one.S.data(), one.o.data() + t * ldo, ldo);
-      states.push_back(one.S);
-    }
+    const Outputs one = OneCallPerToken(in, ldo, &states);
     // Captures after tokens 0, 1, 2 and 5; one buffer 4 bytes off the
     // 64-byte alignment that streamed stores want.
     std::vector<float> buffers(5 * dk * dv + 64, 0.0f);
@@ -158,12 +165,38 @@ TEST_P(DeltaRuleTest, ARunWithCapturesEqualsItsTokensOneByOne) {
     float* after[T] = {base, base + dk * dv, base + 2 * dk * dv + 1, nullptr, nullptr, base + 4 * dk * dv, nullptr};
     Outputs run{std::vector<float>(T * ldo, -5.0f), in.S0};
     DeltaRuleRecurrent(in.q.data(), in.k.data(), in.ldqk, in.v.data(), in.ldv, in.g.data(), in.beta.data(), in.ldgb,
-                       T, dk, dv, run.S.data(), run.o.data(), ldo, after);
+                       T, dk, dv, run.S.data(), run.o.data(), ldo, {after});
     EXPECT_EQ(run.o, one.o);
     EXPECT_EQ(run.S, one.S);
     for (int64_t t = 0; t < T; ++t) {
       if (after[t] == nullptr) continue;
       EXPECT_TRUE(std::equal(states[t].begin(), states[t].end(), after[t])) << "capture after token " << t;
+    }
+  }
+}
+
+// A run kept for a rollback by replay: it reads the state before it from
+// `from` and leaves it as it was, writes the state after it elsewhere with
+// the bits of one call per token, and its log replayed onto the state
+// before it gives, for every prefix, the state a capture would have held.
+TEST_P(DeltaRuleTest, ARunsLogReplaysToEveryPrefix) {
+  for (auto [dk, dv] : {std::pair<int64_t, int64_t>{128, 128}, {16, 150}}) {
+    const int64_t T = 5, ldo = dv + 2;
+    Inputs in = MakeInputs(T, dk, dv, static_cast<uint32_t>(3 * dk + dv));
+    SCOPED_TRACE(::testing::Message() << "dk=" << dk << " dv=" << dv);
+    std::vector<std::vector<float>> states;
+    const Outputs one = OneCallPerToken(in, ldo, &states);
+    const std::vector<float> before = in.S0;
+    std::vector<float> after(dk * dv, 7.0f), log(T * (2 * dk + dv)), o(T * ldo, -5.0f);
+    DeltaRuleRecurrent(in.q.data(), in.k.data(), in.ldqk, in.v.data(), in.ldv, in.g.data(), in.beta.data(), in.ldgb,
+                       T, dk, dv, after.data(), o.data(), ldo, {nullptr, before.data(), log.data()});
+    EXPECT_EQ(before, in.S0) << "the state before the run was written";
+    EXPECT_EQ(after, one.S);
+    EXPECT_EQ(o, one.o);
+    for (int64_t n = 0; n < T; ++n) {
+      std::vector<float> S = before;
+      DeltaRuleReplay(log.data(), n, dk, dv, S.data());
+      EXPECT_EQ(S, n == 0 ? in.S0 : states[n - 1]) << "replayed " << n << " tokens";
     }
   }
 }

@@ -151,6 +151,19 @@ TEST_P(KdaRule, WidthsThatAreNotWholeVectors) {
   Check(70, 130, 24, 10, 0, 32);
 }
 
+// The run one call per token: S and o at its end, and S after each token.
+void OneCallPerToken(const Inputs& in, std::vector<float>* S, std::vector<float>* o,
+                     std::vector<std::vector<float>>* states) {
+  *S = in.S0;
+  o->assign(in.T * in.dv, -7.0f);
+  for (int64_t t = 0; t < in.T; ++t) {
+    KdaRecurrent(in.q.data() + t * in.ldqk, in.k.data() + t * in.ldqk, in.ldqk, in.v.data() + t * in.ldv, in.ldv,
+                 in.g.data() + t * in.ldg, in.ldg, in.beta.data() + t * in.ldb, in.ldb, 1, in.dk, in.dv, S->data(),
+                 o->data() + t * in.dv, in.dv);
+    states->push_back(*S);
+  }
+}
+
 // As DeltaRuleTest.ARunWithCapturesEqualsItsTokensOneByOne: one call over
 // a run with captures gives the bits of one call per token.
 TEST_P(KdaRule, ARunWithCapturesEqualsItsTokensOneByOne) {
@@ -158,26 +171,40 @@ TEST_P(KdaRule, ARunWithCapturesEqualsItsTokensOneByOne) {
     const int64_t T = 6;
     const Inputs in = MakeInputs(T, dk, dv, static_cast<uint32_t>(dk * 3 + dv), 0);
     SCOPED_TRACE(::testing::Message() << "dk=" << dk << " dv=" << dv);
-    std::vector<float> S1 = in.S0, o1(T * dv, -7.0f);
+    std::vector<float> S1, o1;
     std::vector<std::vector<float>> states;
-    for (int64_t t = 0; t < T; ++t) {
-      KdaRecurrent(in.q.data() + t * in.ldqk, in.k.data() + t * in.ldqk, in.ldqk, in.v.data() + t * in.ldv, in.ldv,
-                   in.g.data() + t * in.ldg, in.ldg, in.beta.data() + t * in.ldb, in.ldb, 1, dk, dv, S1.data(),
-                   o1.data() + t * dv, dv);
-      states.push_back(S1);
-    }
+    OneCallPerToken(in, &S1, &o1, &states);
     std::vector<float> buffers(3 * dk * dv);
     float* after[T] = {buffers.data(), nullptr, buffers.data() + dk * dv, nullptr, buffers.data() + 2 * dk * dv,
                        nullptr};
     std::vector<float> S = in.S0, o(T * dv, -7.0f);
     KdaRecurrent(in.q.data(), in.k.data(), in.ldqk, in.v.data(), in.ldv, in.g.data(), in.ldg, in.beta.data(), in.ldb,
-                 T, dk, dv, S.data(), o.data(), dv, after);
+                 T, dk, dv, S.data(), o.data(), dv, {after});
     EXPECT_EQ(o, o1);
     EXPECT_EQ(S, S1);
     for (int64_t t = 0; t < T; ++t) {
       if (after[t] == nullptr) continue;
       EXPECT_TRUE(std::equal(states[t].begin(), states[t].end(), after[t])) << "capture after token " << t;
     }
+  }
+}
+
+// As DeltaRuleTest.ARunsLogReplaysToEveryPrefix, with a decay per channel.
+TEST_P(KdaRule, ARunsLogReplaysToEveryPrefix) {
+  const int64_t T = 5, dk = 128, dv = 128;
+  const Inputs in = MakeInputs(T, dk, dv, 77, 0);
+  std::vector<float> S1, o1;
+  std::vector<std::vector<float>> states;
+  OneCallPerToken(in, &S1, &o1, &states);
+  std::vector<float> after(dk * dv, 7.0f), log(T * (2 * dk + dv)), o(T * dv, -7.0f);
+  KdaRecurrent(in.q.data(), in.k.data(), in.ldqk, in.v.data(), in.ldv, in.g.data(), in.ldg, in.beta.data(), in.ldb, T,
+               dk, dv, after.data(), o.data(), dv, {nullptr, in.S0.data(), log.data()});
+  EXPECT_EQ(after, S1);
+  EXPECT_EQ(o, o1);
+  for (int64_t n = 0; n < T; ++n) {
+    std::vector<float> S = in.S0;
+    DeltaRuleReplay(log.data(), n, dk, dv, S.data());
+    EXPECT_EQ(S, n == 0 ? in.S0 : states[n - 1]) << "replayed " << n << " tokens";
   }
 }
 

@@ -105,9 +105,9 @@ TEST_P(Mtp, DraftsEqualTheReferenceAfterPrefillDecodeAndVerify) {
   Speculator spec(so);
   const std::vector<int32_t> run{token, 5, 6, 7};
   const int64_t start = seq.num_tokens();
-  const VerifyRun vr{&seq, run, spec.slots()};
+  const VerifyRun vr = spec.Run(&seq, run);
   ASSERT_TRUE(engine_->Verify(std::span(&vr, 1), &logits).ok());
-  spec.Keep(seq, start, 2, 4);
+  spec.Keep(*engine_, seq, start, 2, 4);
   history.insert(history.end(), {token, 5});
   token = 9;
   ExpectDraftsMatchReference(seq, history, token, 3);
@@ -147,13 +147,13 @@ TEST_P(Mtp, GreedyWithMtpDraftsEqualsDecodingAndRestoresCold) {
     std::vector<int32_t> run{got.back()};
     run.insert(run.end(), drafts.begin(), drafts.end());
     const int64_t start = seq.num_tokens();
-    const VerifyRun vr{&seq, run, spec.slots()};
+    const VerifyRun vr = spec.Run(&seq, run);
     ASSERT_TRUE(engine_->Verify(std::span(&vr, 1), &logits).ok());
     const int64_t rows = TakeVerified(drafts, logits, vocab(), [&](int64_t, std::span<const float> row) {
       got.push_back(Argmax(row));
       return static_cast<int64_t>(got.size()) >= n ? -1 : got.back();
     });
-    spec.Keep(seq, start, rows, static_cast<int64_t>(run.size()));
+    spec.Keep(*engine_, seq, start, rows, static_cast<int64_t>(run.size()));
   }
   EXPECT_EQ(got, want);
   EXPECT_GT(spec.proposed(), 0);

@@ -83,7 +83,7 @@ TEST_P(Speculative, GreedyTokensEqualDecodingWhereverDraftsFail) {
     std::vector<int32_t> run{got.back()};
     run.insert(run.end(), drafts.begin(), drafts.end());
     const int64_t start = seq.num_tokens();
-    const VerifyRun vr{&seq, run, spec.slots()};
+    const VerifyRun vr = spec.Run(&seq, run);
     ASSERT_TRUE(engine_->Verify(std::span(&vr, 1), &logits).ok());
     ASSERT_EQ(seq.num_tokens(), start + static_cast<int64_t>(run.size()));
     const int64_t rows = TakeVerified(drafts, logits, vocab(), [&](int64_t, std::span<const float> row) {
@@ -93,7 +93,7 @@ TEST_P(Speculative, GreedyTokensEqualDecodingWhereverDraftsFail) {
       return static_cast<int64_t>(got.size()) >= n ? -1 : got.back();
     });
     if (rows < static_cast<int64_t>(run.size())) ++rewinds;
-    spec.Keep(seq, start, rows, static_cast<int64_t>(run.size()));
+    spec.Keep(*engine_, seq, start, rows, static_cast<int64_t>(run.size()));
     ASSERT_EQ(seq.num_tokens(), static_cast<int64_t>(prompt.size() + got.size()) - 1);
   }
   EXPECT_EQ(got, want);

@@ -332,7 +332,7 @@ void Scheduler::DecodeAll() {
     st = engine_->Decode(seqs, tokens, &logits);
   } else {
     std::vector<engine::VerifyRun> verify;
-    for (size_t i = 0; i < batch.size(); ++i) verify.push_back({&batch[i]->seq, runs[i], batch[i]->spec.slots()});
+    for (size_t i = 0; i < batch.size(); ++i) verify.push_back(batch[i]->spec.Run(&batch[i]->seq, runs[i]));
     st = engine_->Verify(verify, &logits);
   }
   if (!st.ok()) {
@@ -355,7 +355,7 @@ void Scheduler::DecodeAll() {
                                                 end = Emit(l, r);
                                                 return end ? -1 : l.generated.back();
                                               });
-    l.spec.Keep(l.seq, l.seq.num_tokens() - run, used, run);  // the step appended the whole run
+    l.spec.Keep(*engine_, l.seq, l.seq.num_tokens() - run, used, run);  // the step appended the whole run
     l.report.draft_tokens = l.spec.proposed();
     l.report.draft_accepted = l.spec.accepted();
     if (end) Finish(l, end->reason, std::move(end->error));
