@@ -219,11 +219,14 @@ Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logit
   size_t longest = 0;
   for (const VerifyRun& r : runs) longest = std::max(longest, r.tokens.size());
   while (verify_offsets_.size() + 1 < longest) verify_offsets_.push_back(static_cast<int64_t>(verify_offsets_.size()) + 1);
+  for (const VerifyRun& r : runs) {
+    if (r.rollback != nullptr) r.rollback->tokens = 0;  // until this step has logged its run
+  }
   std::vector<RollbackTarget> targets;
   targets.reserve(runs.size());  // segments point at them
+  std::vector<std::pair<size_t, int64_t>> logged;  // run, its sequence's length before the step
   for (size_t i = 0; i < runs.size(); ++i) {
     const VerifyRun& r = runs[i];
-    if (r.rollback != nullptr) r.rollback->tokens = 0;  // until this step logs a run
     if (r.seq == nullptr || r.tokens.empty()) return InvalidArgument("a verification run without tokens");
     if (SeenBefore(runs, i, [](const VerifyRun& v) { return v.seq; }))
       return InvalidArgument("a sequence appears twice in one verification step");
@@ -244,8 +247,7 @@ Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logit
       for (int64_t l = 0; l < rec_layout_.num_layers; ++l)
         std::copy(before.conv(l), before.conv(l) + rec_layout_.conv_floats(), slots[0]->conv(l));
       r.rollback->values.resize(static_cast<size_t>(RollbackTarget::Floats(rec_layout_, n)));
-      r.rollback->start = r.seq->num_tokens();
-      r.rollback->tokens = n;
+      logged.emplace_back(i, r.seq->num_tokens());
       targets.push_back({slots[0].get(), r.rollback->values.data(), rec_layout_, n});
       batch.segments.back().rollback = &targets.back();
       continue;
@@ -261,8 +263,10 @@ Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logit
   }
   logits->resize(static_cast<size_t>(batch.num_rows) * static_cast<size_t>(config().vocab));
   Step(batch, logits->data());
-  for (const VerifyRun& r : runs) {
-    if (r.rollback == nullptr || r.rollback->tokens == 0) continue;
+  for (const auto& [i, start] : logged) {
+    const VerifyRun& r = runs[i];
+    r.rollback->start = start;
+    r.rollback->tokens = static_cast<int64_t>(r.tokens.size());
     std::shared_ptr<RecurrentState>& slot = (*r.states)[0];
     RecurrentState& seq_state = r.seq->recurrent();
     for (int64_t l = 0; l < rec_layout_.num_layers; ++l)

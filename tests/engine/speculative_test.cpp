@@ -166,6 +166,18 @@ TEST_P(Speculative, RejectsBadRuns) {
   const VerifyRun twice[] = {{&a, ok, &slots}, {&a, ok, &slots}};
   EXPECT_FALSE(engine_->Verify(twice, &logits).ok());
   EXPECT_EQ(a.num_tokens(), 0);
+  // A refused step logs nothing to roll back, not even for its good runs:
+  // a rollback after it only goes back in the KV.
+  SpecOptions so;
+  so.type = SpecType::kNgram;
+  Speculator sa(so), sb(so);
+  Sequence b = engine_->NewSequence();
+  RollbackLog* log = sa.Run(&a, ok).rollback;
+  log->tokens = 7;  // as a previous round left it
+  const VerifyRun mixed[] = {sa.Run(&a, ok), sb.Run(&b, bad)};
+  EXPECT_FALSE(engine_->Verify(mixed, &logits).ok());
+  EXPECT_EQ(log->tokens, 0);
+  EXPECT_EQ(a.num_tokens(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, Speculative,
