@@ -111,12 +111,6 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
         constexpr int kFrom[4] = {0, 64, 32, 96};
         for (int k = 0; k < 4; ++k) std::memcpy(qn + i + 32 * k, q + i + kFrom[k], 32);
       }
-      const float* xd = out->scale.data() + t * num_blocks;
-      for (int64_t p = 0; p < num_pairs; ++p) {
-        const float dx0 = xd[2 * p], dx1 = 2 * p + 1 < num_blocks ? xd[2 * p + 1] : 0.0f;
-        float* g = out->scale_pairs.data() + (t * num_pairs + p) * QuantizedActivationsK::kPairScaleFloats;
-        for (int k = 0; k < 16; ++k) g[k] = k % 4 < 2 ? dx0 : dx1;
-      }
     } else {
       int8_t* qp = out->q_pair_order.data() + t * cols;
       for (int64_t i = 0; i < cols; i += 64) {
@@ -128,6 +122,11 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
     for (int64_t i = 0; i < cols / 32; ++i) s32[i] = static_cast<int16_t>(s16[2 * i] + s16[2 * i + 1]);
     if (wide) {
       const float* xd = out->scale.data() + t * num_blocks;
+      for (int64_t p = 0; p < num_pairs; ++p) {
+        const float dx0 = xd[2 * p], dx1 = 2 * p + 1 < num_blocks ? xd[2 * p + 1] : 0.0f;
+        float* g = out->scale_pairs.data() + (t * num_pairs + p) * QuantizedActivationsK::kPairScaleFloats;
+        for (int k = 0; k < 16; ++k) g[k] = k % 4 < 2 ? dx0 : dx1;
+      }
       float* z16 = out->zero_point_sum16.data() + t * (cols / 16);
       float* z32 = out->zero_point_sum32.data() + t * num_pairs * 16;
       for (int64_t i = 0; i < cols / 16; ++i) z16[i] = -xd[i / 16] * static_cast<float>(s16[i]);

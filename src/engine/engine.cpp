@@ -214,14 +214,10 @@ Status Engine::Decode(std::span<Sequence* const> seqs, std::span<const int32_t> 
 
 Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logits) {
   if (runs.empty()) return InvalidArgument("verification of no sequences");
-  Batch batch;
-  // Every run captures after each of its tokens but the last: offsets 1, 2, ...
-  size_t longest = 0;
-  for (const VerifyRun& r : runs) longest = std::max(longest, r.tokens.size());
-  while (verify_offsets_.size() + 1 < longest) verify_offsets_.push_back(static_cast<int64_t>(verify_offsets_.size()) + 1);
   for (const VerifyRun& r : runs) {
     if (r.rollback != nullptr) r.rollback->tokens = 0;  // until this step has logged its run
   }
+  Batch batch;
   std::vector<RollbackTarget> targets;
   targets.reserve(runs.size());  // segments point at them
   std::vector<std::pair<size_t, int64_t>> logged;  // run, its sequence's length before the step
@@ -236,60 +232,45 @@ Status Engine::Verify(std::span<const VerifyRun> runs, std::vector<float>* logit
     batch.segments.back().logits_every_row = true;
     batch.segments.back().rows_as_decode = true;
     if (rec_layout_.num_layers == 0 || n == 1) continue;
-    if (r.states == nullptr) return InvalidArgument("a verification run of a recurrent model needs capture slots");
-    std::vector<std::shared_ptr<RecurrentState>>& slots = *r.states;
-    if (r.rollback != nullptr) {
-      if (slots.empty()) slots.resize(1);
-      if (slots[0] == nullptr || slots[0].use_count() > 1) slots[0] = std::make_shared<RecurrentState>(rec_layout_);
-      RecurrentState& before = r.seq->recurrent();
-      // The conv windows slide in the sequence's state: the slot keeps
-      // them as they were, and the two trade places after the step.
-      for (int64_t l = 0; l < rec_layout_.num_layers; ++l)
-        std::copy(before.conv(l), before.conv(l) + rec_layout_.conv_floats(), slots[0]->conv(l));
-      r.rollback->values.resize(static_cast<size_t>(RollbackTarget::Floats(rec_layout_, n)));
-      logged.emplace_back(i, r.seq->num_tokens());
-      targets.push_back({slots[0].get(), r.rollback->values.data(), rec_layout_, n});
-      batch.segments.back().rollback = &targets.back();
-      continue;
-    }
-    const size_t used = static_cast<size_t>(n - 1);
-    if (slots.size() < used) slots.resize(used);
-    for (size_t k = 0; k < used; ++k) {
-      // A slot a snapshot or the sequence still holds must not be written.
-      if (slots[k] == nullptr || slots[k].use_count() > 1) slots[k] = std::make_shared<RecurrentState>(rec_layout_);
-    }
-    batch.segments.back().capture_offsets = std::span(verify_offsets_).first(used);
-    batch.segments.back().captures = std::span(slots).first(used);
+    if (r.rollback == nullptr) return InvalidArgument("a verification run of a recurrent model needs a rollback log");
+    RollbackLog& log = *r.rollback;
+    // A buffer a snapshot or the sequence still holds must not be written.
+    if (log.before == nullptr || log.before.use_count() > 1) log.before = std::make_shared<RecurrentState>(rec_layout_);
+    // The conv windows slide in the sequence's state: the spare buffer
+    // keeps them as they were, and the two trade places after the step.
+    const RecurrentState& before = r.seq->recurrent();
+    for (int64_t l = 0; l < rec_layout_.num_layers; ++l)
+      std::copy(before.conv(l), before.conv(l) + rec_layout_.conv_floats(), log.before->conv(l));
+    log.values.resize(static_cast<size_t>(RollbackTarget::Floats(rec_layout_, n)));
+    logged.emplace_back(i, r.seq->num_tokens());
+    targets.push_back({log.before.get(), log.values.data(), rec_layout_, n});
+    batch.segments.back().rollback = &targets.back();
   }
   logits->resize(static_cast<size_t>(batch.num_rows) * static_cast<size_t>(config().vocab));
   Step(batch, logits->data());
   for (const auto& [i, start] : logged) {
     const VerifyRun& r = runs[i];
-    r.rollback->start = start;
-    r.rollback->tokens = static_cast<int64_t>(r.tokens.size());
-    std::shared_ptr<RecurrentState>& slot = (*r.states)[0];
+    RollbackLog& log = *r.rollback;
+    log.start = start;
+    log.tokens = static_cast<int64_t>(r.tokens.size());
     RecurrentState& seq_state = r.seq->recurrent();
     for (int64_t l = 0; l < rec_layout_.num_layers; ++l)
-      std::swap_ranges(seq_state.conv(l), seq_state.conv(l) + rec_layout_.conv_floats(), slot->conv(l));
-    r.seq->Rewind(r.seq->num_tokens(), &slot);  // the state after the run becomes the sequence's
+      std::swap_ranges(seq_state.conv(l), seq_state.conv(l) + rec_layout_.conv_floats(), log.before->conv(l));
+    r.seq->Rewind(r.seq->num_tokens(), &log.before);  // the state after the run becomes the sequence's
   }
   return Status::Ok();
 }
 
-void Engine::RollBack(Sequence& seq, int64_t length, std::shared_ptr<RecurrentState>* before, const RollbackLog& log) {
+void Engine::RollBack(Sequence& seq, int64_t length, RollbackLog& log) {
   const int64_t keep = length - log.start;
-  if (rec_layout_.num_layers == 0 || log.tokens == 0) {
-    seq.Rewind(length, before);
+  if (rec_layout_.num_layers == 0 || log.tokens == 0 || keep >= log.tokens) {
+    seq.Rewind(length, nullptr);  // nothing to replay, or the whole run kept
     return;
   }
-  if (keep >= log.tokens) {  // the whole run kept: the state after it is already the sequence's
-    seq.Rewind(length, nullptr);
-    return;
-  }
-  seq.Rewind(length, before);  // the sequence's state: the one before the step
+  seq.Rewind(length, &log.before);  // the sequence's state: the one before the step
   RecurrentState& s = seq.recurrent();
   const RecurrentLayout& l = rec_layout_;
-  const RollbackTarget t{nullptr, const_cast<float*>(log.values.data()), l, log.tokens};
+  const RollbackTarget t{nullptr, log.values.data(), l, log.tokens};
   pool_->parallel_for(l.num_layers * l.num_v_heads, [&](int64_t i0, int64_t i1, int) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t layer = i / l.num_v_heads, h = i % l.num_v_heads;

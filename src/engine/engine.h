@@ -66,30 +66,28 @@ struct PrefillResult {
   std::vector<float> logits;      // [vocab], of the last token prefilled
 };
 
-// What a verification step keeps for a rollback by replay (VerifyRun::
-// rollback): the run's raw conv rows and each recurrent head's per-token
-// k, row decays and delta (RollbackTarget's layout, batch.h).
+// What a verification step keeps so that its drafts can be rolled back
+// (Engine::RollBack), reused round after round by one sequence: the
+// recurrent state before the step, the run's raw conv rows and each
+// recurrent head's per-token k, row decays and delta (RollbackTarget's
+// layout, batch.h).
 struct RollbackLog {
+  std::shared_ptr<RecurrentState> before;
   std::vector<float> values;
   int64_t start = 0;   // the sequence's length before the step
   int64_t tokens = 0;  // the run's length; 0: no step to roll back
 };
 
 // One sequence's part of a verification step (speculative decoding): its
-// last sampled token, then the drafts that might follow it.
+// last sampled token, then the drafts that might follow it. The step
+// writes the recurrent state after the run into a spare buffer and makes
+// it the sequence's, leaving the state before it in rollback->before and
+// the run's log beside it; Engine::RollBack replays the log onto it when
+// drafts fail. A full accept costs no state writes beyond the step's own,
+// a partial one a pass over the state. (Recurrent models need `rollback`.)
 struct VerifyRun {
   Sequence* seq = nullptr;
   std::span<const int32_t> tokens;  // 1 + drafts
-  // Capture slots, reused round after round: after the step, (*states)[i]
-  // holds the recurrent state after tokens [0, i] (i < tokens.size() - 1),
-  // so Sequence::Rewind(start + i + 1, &(*states)[i]) keeps exactly those.
-  // Slots still shared with anyone are replaced by new states first.
-  std::vector<std::shared_ptr<RecurrentState>>* states = nullptr;
-  // Instead of captures (recurrent models): the step writes the state after
-  // the run into a slot and makes it the sequence's, leaving the state
-  // before it in (*states)[0] and the log of the run here; Engine::RollBack
-  // replays the log onto it when drafts fail. A full accept then costs no
-  // state writes beyond the step's own, a partial one a pass over the state.
   RollbackLog* rollback = nullptr;
 };
 
@@ -138,13 +136,13 @@ class Engine {
   // compute it (Segment::rows_as_decode), so its logits equal, bit for bit,
   // those Decode would give at that position.
   Status Verify(std::span<const VerifyRun> runs, std::vector<float>* logits);
-  // Back to `length` tokens of `seq` after a Verify of its run with a
-  // rollback log (start < length <= start + tokens): KV rows past it are
-  // forgotten and the recurrent state becomes the state before the step
-  // (*before, which takes the replaced one) with the log's first length -
-  // start tokens replayed, equal bit for bit to the state a capture would
-  // have held. Without a log to replay it is Sequence::Rewind.
-  void RollBack(Sequence& seq, int64_t length, std::shared_ptr<RecurrentState>* before, const RollbackLog& log);
+  // Back to `length` tokens of `seq` after a Verify of its run (log.start <=
+  // length <= log.start + log.tokens): KV rows past it are forgotten and the
+  // recurrent state becomes the state before the step with the log's first
+  // length - start tokens replayed, equal bit for bit to the state the step
+  // had there (log.before takes the replaced state). With nothing logged
+  // (attention-only models, a run of one token) only the KV goes back.
+  void RollBack(Sequence& seq, int64_t length, RollbackLog& log);
   // Drafts with the MTP block (EngineOptions::mtp): for every run, `count`
   // one-row passes of the block and the head, chained through the block's
   // own output state, all runs of a depth in one pass. Sequences end as
@@ -164,8 +162,7 @@ class Engine {
   RecurrentLayout rec_layout_;
   std::unique_ptr<ThreadPool> pool_;
   Workspace ws_;
-  std::vector<float> draft_logits_;      // DraftMtp's [runs, vocab]
-  std::vector<int64_t> verify_offsets_;  // 1, 2, ...: Verify's capture offsets, grown as runs need
+  std::vector<float> draft_logits_;  // DraftMtp's [runs, vocab]
 };
 
 }  // namespace lineage::engine

@@ -83,9 +83,9 @@ void ScanSegment(const Segment& s, const StepContext& ctx, const float* S, int64
     }
     recurrent(int64_t{0}, s.num_tokens, kernels::RecurrentOutputs{after.data(), from, log});
     for (size_t i = 0; twice && i < s.capture_offsets.size(); ++i) {
-      float* from = after[static_cast<size_t>(s.capture_offsets[i] - 1)];
+      float* first = after[static_cast<size_t>(s.capture_offsets[i] - 1)];
       float* to = dst(i);
-      if (to != from) kernels::CopyStreaming(from, state_floats, to);
+      if (to != first) kernels::CopyStreaming(first, state_floats, to);
     }
     return;
   }

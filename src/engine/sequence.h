@@ -66,11 +66,10 @@ class Sequence {
   // Takes a private copy of the recurrent state if a snapshot shares it.
   void OwnRecurrent();
 
-  // Back to length n <= num_tokens() after a verification step: KV rows past
-  // n are forgotten and the recurrent state becomes `*state` (the state at
-  // n, captured in that step); the replaced state goes into `*state`, so a
-  // caller reusing its capture slots allocates nothing per round.
-  // (Attention-only models: `state` is ignored and may be null.)
+  // Back to length n <= num_tokens() (Engine::Verify, Engine::RollBack):
+  // KV rows past n are forgotten and, with `state`, the recurrent state and
+  // `*state` trade places, so a caller reusing its buffer allocates nothing
+  // per round. (Attention-only models: `state` is ignored and may be null.)
   void Rewind(int64_t n, std::shared_ptr<RecurrentState>* state);
 
   // The trunk's final-normed hidden rows of the sequence's last step (an

@@ -130,9 +130,7 @@ std::vector<int32_t> Speculator::Propose(std::span<const int32_t> prompt, std::s
 void Speculator::Keep(Engine& engine, Sequence& seq, int64_t start, int64_t rows_used, int64_t run_tokens) {
   const int64_t drafts = run_tokens - 1, taken = rows_used - 1;
   if (rows_used < run_tokens) {
-    // Slot 0 holds the state before the step, the log what replays it (a
-    // model without recurrent layers logs nothing: only the KV goes back).
-    engine.RollBack(seq, start + rows_used, slots_.empty() ? nullptr : &slots_[0], log_);
+    engine.RollBack(seq, start + rows_used, log_);
   }
   Settle(drafts, taken);
 }

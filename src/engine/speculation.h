@@ -1,5 +1,5 @@
 // Speculative decoding, one sequence's side: where drafts come from, how
-// many to propose, the capture slots its verification steps reuse, and what
+// many to propose, the rollback log its verification steps reuse, and what
 // was proposed and accepted. The step itself is Engine::Verify; a round is
 //
 //   drafts = spec.Propose(prompt, reply, limit, costs);  // maybe none
@@ -123,9 +123,9 @@ class Speculator {
   static constexpr double kProbeBudget = 0.05;
 
   // This sequence's part of a verification step of `tokens` (its last
-  // sampled token, then the drafts), with the state slot and the rollback
-  // log (VerifyRun::rollback) this Speculator reuses round after round.
-  VerifyRun Run(Sequence* seq, std::span<const int32_t> tokens) { return {seq, tokens, &slots_, &log_}; }
+  // sampled token, then the drafts), with the rollback log
+  // (VerifyRun::rollback) this Speculator reuses round after round.
+  VerifyRun Run(Sequence* seq, std::span<const int32_t> tokens) { return {seq, tokens, &log_}; }
 
   // After a verified run of `run_tokens` (1 + drafts) that started at
   // length `start` and whose first `rows_used` rows were sampled: keeps the
@@ -146,7 +146,6 @@ class Speculator {
   // acceptance a = taken / (taken + missed), the geometric estimate.
   double taken_ = 1.0, missed_ = 1.0;
   int64_t idle_rounds_ = 0;  // rounds without drafts since the last one with
-  std::vector<std::shared_ptr<RecurrentState>> slots_;
   RollbackLog log_;
   int64_t proposed_ = 0, accepted_ = 0, rounds_ = 0;
 };

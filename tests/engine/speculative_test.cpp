@@ -121,8 +121,8 @@ TEST_P(Speculative, SeveralSequencesVerifyInOneStep) {
   ASSERT_TRUE(engine_->Prefill(b, pb, {}, &r).ok());
   const std::vector<int32_t> ra{wa[0], wa[1], wa[2], wa[3]};
   const std::vector<int32_t> rb{wb[0], (wb[1] + 1) % static_cast<int32_t>(vocab()), wb[2]};
-  std::vector<std::shared_ptr<RecurrentState>> sa, sb;
-  const VerifyRun runs[] = {{&a, ra, &sa}, {&b, rb, &sb}};
+  RollbackLog log_a, log_b;
+  const VerifyRun runs[] = {{&a, ra, &log_a}, {&b, rb, &log_b}};
   std::vector<float> logits;
   ASSERT_TRUE(engine_->Verify(runs, &logits).ok());
   ASSERT_EQ(logits.size(), static_cast<size_t>(7 * vocab()));
@@ -131,7 +131,7 @@ TEST_P(Speculative, SeveralSequencesVerifyInOneStep) {
   EXPECT_EQ(row(4), lb[1]);
   EXPECT_NE(Argmax(row(4)), rb[1]);
   // b keeps only its last token: rewind to the state after it, then decode on.
-  b.Rewind(pb.size() + 1, &sb[0]);
+  engine_->RollBack(b, static_cast<int64_t>(pb.size()) + 1, log_b);
   Sequence* one[] = {&b};
   ASSERT_TRUE(engine_->Decode(one, std::span(&wb[1], 1), &logits).ok());
   EXPECT_EQ(logits, lb[2]);
@@ -146,8 +146,8 @@ TEST_P(Speculative, LongContextRowsEqualDecodeRows) {
   Sequence seq = engine_->NewSequence();
   PrefillResult r;
   ASSERT_TRUE(engine_->Prefill(seq, prompt, {}, &r).ok());
-  std::vector<std::shared_ptr<RecurrentState>> slots;
-  const VerifyRun run{&seq, tokens, &slots};
+  RollbackLog log;
+  const VerifyRun run{&seq, tokens, &log};
   std::vector<float> logits;
   ASSERT_TRUE(engine_->Verify(std::span(&run, 1), &logits).ok());
   for (size_t i = 0; i + 1 < tokens.size(); ++i)
@@ -159,11 +159,11 @@ TEST_P(Speculative, RejectsBadRuns) {
   Sequence a = engine_->NewSequence();
   std::vector<float> logits;
   const std::vector<int32_t> bad{0, static_cast<int32_t>(vocab())};
-  std::vector<std::shared_ptr<RecurrentState>> slots;
-  const VerifyRun run{&a, bad, &slots};
+  RollbackLog log;
+  const VerifyRun run{&a, bad, &log};
   EXPECT_FALSE(engine_->Verify(std::span(&run, 1), &logits).ok());
   const std::vector<int32_t> ok{1, 2};
-  const VerifyRun twice[] = {{&a, ok, &slots}, {&a, ok, &slots}};
+  const VerifyRun twice[] = {{&a, ok, &log}, {&a, ok, &log}};
   EXPECT_FALSE(engine_->Verify(twice, &logits).ok());
   EXPECT_EQ(a.num_tokens(), 0);
   // A refused step logs nothing to roll back, not even for its good runs:
@@ -172,11 +172,11 @@ TEST_P(Speculative, RejectsBadRuns) {
   so.type = SpecType::kNgram;
   Speculator sa(so), sb(so);
   Sequence b = engine_->NewSequence();
-  RollbackLog* log = sa.Run(&a, ok).rollback;
-  log->tokens = 7;  // as a previous round left it
+  RollbackLog* kept = sa.Run(&a, ok).rollback;
+  kept->tokens = 7;  // as a previous round left it
   const VerifyRun mixed[] = {sa.Run(&a, ok), sb.Run(&b, bad)};
   EXPECT_FALSE(engine_->Verify(mixed, &logits).ok());
-  EXPECT_EQ(log->tokens, 0);
+  EXPECT_EQ(kept->tokens, 0);
   EXPECT_EQ(a.num_tokens(), 0);
 }
 
@@ -337,10 +337,10 @@ TEST(SpeculativeSampling, KeepsTheTargetDistribution) {
   const int32_t draft = 5;
   std::vector<float> logits;
   const std::vector<int32_t> run{prompt.back(), draft, 9};
-  std::vector<std::shared_ptr<RecurrentState>> slots;
+  RollbackLog log;
   {
     auto s = engine->Admit(*start.kv, start.recurrent.get());
-    const VerifyRun vr{&*s, run, &slots};
+    const VerifyRun vr{&*s, run, &log};
     ASSERT_TRUE(engine->Verify(std::span(&vr, 1), &logits).ok());
   }
   const std::vector<double> p0 = Softmax(std::span(logits).first(16));
@@ -351,7 +351,7 @@ TEST(SpeculativeSampling, KeepsTheTargetDistribution) {
   for (uint64_t seed = 1; seed <= 4000; ++seed) {
     Sampler sampler(SamplingParams{.temperature = 1.0f, .seed = seed});
     auto s = engine->Admit(*start.kv, start.recurrent.get());
-    const VerifyRun vr{&*s, run, &slots};
+    const VerifyRun vr{&*s, run, &log};
     ASSERT_TRUE(engine->Verify(std::span(&vr, 1), &logits).ok());
     std::vector<int32_t> taken;
     TakeVerified(drafts, logits, 16, [&](int64_t, std::span<const float> row) -> int64_t {

@@ -172,7 +172,7 @@ class Scheduler {
   std::vector<std::unique_ptr<Live>> live_;
   std::vector<Waiting> waiting_;
   size_t next_prefill_ = 0;
-  engine::StepCosts step_costs_;  // what a verified row costs beside a decode step, measured
+  engine::StepCosts step_costs_;  // what a step of n rows per sequence costs against a decode step, measured
   std::atomic<int64_t> sequences_live_{0};  // sequences_live(), set by the loop
   // Built at the first constrained request, on its connection's thread (in
   // Enqueue, so decoding never waits for it), then shared by all of them.

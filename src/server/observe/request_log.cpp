@@ -19,23 +19,20 @@ std::string FormatRequestLog(int64_t request_id, const std::string& method, cons
                              int http_status, const RequestReport& r, const char* finish) {
   auto ms = [](int64_t us) { return us < 0 ? std::string("-") : std::to_string(us / 1000) + "." + std::to_string(us / 100 % 10); };
   std::string closest = r.closest_tokens < 0 ? "-" : std::to_string(r.closest_tokens);
+  const std::string choices = r.choices > 1 ? " choices=" + std::to_string(r.choices) : "";
   char buf[768];
   std::snprintf(buf, sizeof buf,
                 "req=%lld %s %s %d prompt=%lld cached=%lld reused=%lld restore=%s/%s closest=%s captures=%lld out=%lld "
-                "drafts=%lld/%lld finish=%s admit_ms=%s prefill_ms=%s commit_ms=%s ttft_ms=%s total_ms=%s",
+                "drafts=%lld/%lld finish=%s%s admit_ms=%s prefill_ms=%s commit_ms=%s ttft_ms=%s total_ms=%s",
                 static_cast<long long>(request_id), method.c_str(), path.c_str(), http_status,
                 static_cast<long long>(r.prompt_tokens), static_cast<long long>(r.cached_tokens),
                 static_cast<long long>(r.reused_tokens),
                 r.restore_kind.c_str(), r.restore_tier.c_str(), closest.c_str(), static_cast<long long>(r.captures),
                 static_cast<long long>(r.completion_tokens), static_cast<long long>(r.draft_accepted),
-                static_cast<long long>(r.draft_tokens), finish, ms(r.admission_us).c_str(),
+                static_cast<long long>(r.draft_tokens), finish, choices.c_str(), ms(r.admission_us).c_str(),
                 ms(r.prefill_us).c_str(), ms(r.commit_us).c_str(), ms(r.first_token_us).c_str(),
                 ms(r.total_us).c_str());
   std::string line = buf;
-  if (r.choices > 1) {
-    const std::string choices = " choices=" + std::to_string(r.choices);
-    line.insert(line.find(" admit_ms="), choices);
-  }
   if (!r.notes.empty()) line += " " + r.notes;
   if (!r.cache_detail.empty()) line += " cache=[" + r.cache_detail + "]";
   return line;
