@@ -74,11 +74,11 @@ int Run(const MkmodelArgs& a) {
 
 Register reg{{"mkmodel", "Write a random-weight model in a real checkpoint layout", [](CLI::App& sub) {
                 auto args = std::make_shared<MkmodelArgs>();
-                sub.add_option("--arch", args->arch, "qwen3_5, qwen3, qwen3_5_moe, qwen3_next, kimi_linear, glm_dsa, deepseek32 or kda_dsa")
+                sub.add_option("--arch", args->arch, model::ArchNameList())
                     ->capture_default_str();
                 sub.add_option("--shape", args->shape,
                                "tiny, qwen3.5-0.8b, qwen3-0.6b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, "
-                               "kimi-linear-48b-a3b, glm-5, glm-5.2, deepseek-v3.2 or glm-5.3-flash (kda_dsa)")
+                               "kimi-linear-48b-a3b, glm-5, glm-5.2, deepseek-v3.2, glm-5.3-flash (kda_dsa) or kimi-k3")
                     ->capture_default_str();
                 sub.add_option("--layers", args->layers, "keep only the first N layers of the shape (0: all)")
                     ->capture_default_str();

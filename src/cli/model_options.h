@@ -18,7 +18,7 @@ namespace lineage::cli {
 inline void AddModelOptions(CLI::App& sub, engine::ModelSource& s) {
   sub.add_option("--model", s.path, "model file (.gguf) or Hugging Face directory");
   sub.add_option("--shape", s.shape, "instead of --model: a random-weight model of this shape, built in memory");
-  sub.add_option("--arch", s.arch, "with --shape: qwen3_5, qwen3, qwen3_5_moe, qwen3_next, kimi_linear, glm_dsa, deepseek32 or kda_dsa")->capture_default_str();
+  sub.add_option("--arch", s.arch, "with --shape: " + model::ArchNameList())->capture_default_str();
   sub.add_option("--dtype", s.dtype, "with --shape: f32, f16, bf16 or q8_0")->capture_default_str();
   sub.add_option("--vocab", s.vocab, "with --shape: vocabulary size override");
 }

@@ -55,6 +55,19 @@ std::vector<float> SmallVector(const ModelConfig& c, const PlannedTensor& p, con
   return x;
 }
 
+// A vector the HF checkpoint stores as two factors (PlannedTensor::
+// hf_factor_name): x times the second, as the GGUF converter fuses them.
+Status MultiplyHfFactor(const ModelConfig& c, const PlannedTensor& p, const TensorLookup& lookup,
+                        std::vector<float>* x) {
+  if (c.format != FileFormat::kSafetensors || p.hf_factor_name.empty()) return Status::Ok();
+  LINEAGE_ASSIGN_OR_RETURN(FoundTensor f, lookup(p.hf_factor_name));
+  if (!ShapeMatches(p.role, f.view.shape, p.hf_shape))
+    return InvalidArgument(f.file + ": tensor '" + p.hf_factor_name + "' has shape " + ShapeString(f.view.shape) +
+                           ", expected " + ShapeString(p.hf_shape) + " (that of '" + p.hf_name + "')");
+  const std::vector<float> factor = DecodeAll(f.view);
+  for (size_t i = 0; i < x->size(); ++i) (*x)[i] *= factor[i];
+  return Status::Ok();
+}
 
 // The error for a tensor sized for another number of experts than the
 // config declares (expert_count / num_experts).
@@ -232,7 +245,10 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
     LINEAGE_RETURN_IF_ERROR(fetched.status());
     const TensorView& v = *fetched;
     std::vector<float> small;
-    if (IsSmallRole(p.role)) small = SmallVector(c, p, v);
+    if (IsSmallRole(p.role)) {
+      small = SmallVector(c, p, v);
+      LINEAGE_RETURN_IF_ERROR(MultiplyHfFactor(c, p, lookup, &small));
+    }
     LayerWeights* L = mtp ? &w.mtp.layer : p.layer >= 0 ? &w.layers[p.layer] : nullptr;
     switch (p.role) {
       case Role::kEmbed: w.embed = v; break;

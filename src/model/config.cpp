@@ -69,6 +69,12 @@ const char* ArchName(Arch a) {
   return "?";
 }
 
+std::string ArchNameList() {
+  std::string out;
+  for (Arch a : kAllArchs) out += (out.empty() ? "" : ", ") + std::string(ArchName(a));
+  return out;
+}
+
 namespace {
 
 Status CheckRange(const ModelConfig& c, const char* field, int64_t v, int64_t min, int64_t max) {

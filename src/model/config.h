@@ -174,8 +174,13 @@ struct ModelConfig {
   int64_t recurrent_bytes() const;
 };
 
+inline constexpr Arch kAllArchs[] = {Arch::kQwen3_5, Arch::kQwen3,  Arch::kQwen3_5Moe, Arch::kQwen3Next, Arch::kKimiLinear,
+                                     Arch::kGlmDsa,  Arch::kDeepseek32, Arch::kKdaDsa,  Arch::kKimiK3};
+
 // "qwen3_5", "qwen3", "qwen3_5_moe", "qwen3_next", "kimi_linear", "glm_dsa", "deepseek32", "kda_dsa", "kimi_k3"
 const char* ArchName(Arch a);
+// Every ArchName, comma-separated, for help texts and errors.
+std::string ArchNameList();
 
 // The Qwen3.5 hybrid stack (GDN + gated attention): every arch but qwen3 and
 // kimi_linear (a hybrid too, with its own layers).

@@ -193,16 +193,15 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   c.source_path = g.path();
   LINEAGE_ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
   bool known = false;
-  for (Arch candidate : {Arch::kQwen3_5, Arch::kQwen3, Arch::kQwen3_5Moe, Arch::kQwen3Next, Arch::kKimiLinear,
-                         Arch::kGlmDsa, Arch::kDeepseek32, Arch::kKdaDsa, Arch::kKimiK3})
+  std::string supported;
+  for (Arch candidate : kAllArchs) {
+    supported += std::string(supported.empty() ? "" : ", ") + GgufArchName(candidate);
     if (arch == GgufArchName(candidate)) {
       c.arch = candidate;
       known = true;
     }
-  if (!known)
-    return Unsupported(g.path() + ": unknown architecture '" + arch +
-                       "' (supported: qwen35, qwen3, qwen35moe, qwen3next, kimi-linear, glm-dsa, deepseek32, "
-                       "kda-dsa, kimi-k3)");
+  }
+  if (!known) return Unsupported(g.path() + ": unknown architecture '" + arch + "' (supported: " + supported + ")");
   const std::string a = arch + ".";
   LINEAGE_ASSIGN_OR_RETURN(int64_t block_count, ReadInt(g, a + "block_count", 1, L::kMaxLayers));
   // Every block has tensors of its own: a count above the directory's size

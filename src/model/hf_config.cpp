@@ -45,6 +45,9 @@ Result<Arch> ReadArch(const JsonField& root, const JsonField& j) {
   if (&j != &root) {
     LINEAGE_ASSIGN_OR_RETURN(model_type, j["model_type"].StringOr(root_type));
   }
+  // K3's text_config calls itself KimiLinearForCausalLM / kimi_linear (spec
+  // latent-attention §3.3): the top level decides, before Kimi Linear's names.
+  if (arch_name == "KimiK3ForConditionalGeneration" || root_type == "kimi_k3") return Arch::kKimiK3;
   if (arch_name == "Qwen3_5ForConditionalGeneration" || arch_name == "Qwen3_5ForCausalLM" ||
       model_type == "qwen3_5" || model_type == "qwen3_5_text")
     return Arch::kQwen3_5;
@@ -60,7 +63,8 @@ Result<Arch> ReadArch(const JsonField& root, const JsonField& j) {
   return Unsupported(root.file() + ": unknown architecture '" + (arch_name.empty() ? model_type : arch_name) +
                      "' (supported: Qwen3_5ForConditionalGeneration, Qwen3_5ForCausalLM, "
                      "Qwen3_5MoeForConditionalGeneration, Qwen3NextForCausalLM, Qwen3ForCausalLM, "
-                     "KimiLinearForCausalLM, GlmMoeDsaForCausalLM, DeepseekV32ForCausalLM, KdaDsaForCausalLM)");
+                     "KimiLinearForCausalLM, GlmMoeDsaForCausalLM, DeepseekV32ForCausalLM, KdaDsaForCausalLM, "
+                     "KimiK3ForConditionalGeneration)");
 }
 
 // An array of `num_layers` strings, each `a` or `b`: (*is_a)[l] says which.
@@ -153,8 +157,33 @@ Status ReadIndexerConfig(const JsonField& j, ModelConfig* c) {
 // widths (with a query LoRA outside Kimi Linear), Kimi's linear_attn_config
 // where there are KDA layers, and the DeepSeek-V3 MoE under Kimi's names
 // (kimi_linear, kda_dsa) or DeepSeek's (glm_moe_dsa, deepseek_v32).
+// Kimi K3's own fields (spec latent-attention §2, §3.3): SiTU everywhere,
+// Block AttnRes, the latent MoE's width and the KDA decay's lower bound.
+Status ReadKimiK3Config(const JsonField& j, const JsonField& lin, ModelConfig* c) {
+  LINEAGE_ASSIGN_OR_RETURN(std::string act, j["hidden_act"].String());
+  if (act != "situ") return j["hidden_act"].Error("\"situ\" (Kimi K3's activation)");
+  LINEAGE_ASSIGN_OR_RETURN(c->situ_beta, j["activation_situ_beta"].PositiveFloat(1e6));
+  const JsonField linear_beta = j["activation_situ_linear_beta"];
+  if (!linear_beta.present() || !linear_beta.raw()->is_number()) return linear_beta.Error("a number");
+  c->situ_linear_beta = linear_beta.raw()->get<double>();
+  LINEAGE_ASSIGN_OR_RETURN(c->attn_res_block, j["attn_res_block_size"].Int(1, c->num_layers));
+  const JsonField latent = j["routed_expert_hidden_size"];
+  if (latent.present() && !latent.raw()->is_null()) {
+    LINEAGE_ASSIGN_OR_RETURN(c->expert_latent, latent.Int(1, L::kMaxHidden));
+  }
+  const JsonField bound = lin["gate_lower_bound"];
+  if (bound.present() && !bound.raw()->is_null()) {
+    if (!bound.raw()->is_number() || bound.raw()->get<double>() >= 0) return bound.Error("a negative number");
+    c->kda_gate_lower_bound = bound.raw()->get<double>();
+  }
+  return Status::Ok();
+}
+
 Status ReadLatentConfig(const JsonField& j, ModelConfig* c) {
-  const bool kimi_names = c->arch == Arch::kKimiLinear || c->arch == Arch::kKdaDsa;
+  const bool k3 = c->arch == Arch::kKimiK3;
+  const bool kimi_names = c->arch == Arch::kKimiLinear || c->arch == Arch::kKdaDsa || k3;
+  // Kimi Linear and K3: nope-only MLA, no rotary positions.
+  const bool nope_only = c->arch == Arch::kKimiLinear || k3;
   LINEAGE_ASSIGN_OR_RETURN(c->intermediate, j["intermediate_size"].Int(1, L::kMaxIntermediate));
   const JsonField q_lora = j["q_lora_rank"];
   if (q_lora.present() && !q_lora.raw()->is_null()) {
@@ -165,7 +194,7 @@ Status ReadLatentConfig(const JsonField& j, ModelConfig* c) {
   LINEAGE_ASSIGN_OR_RETURN(c->qk_nope_dim, j["qk_nope_head_dim"].Int(1, L::kMaxHeadDim));
   LINEAGE_ASSIGN_OR_RETURN(c->qk_rope_dim, j["qk_rope_head_dim"].Int(0, L::kMaxHeadDim));
   LINEAGE_ASSIGN_OR_RETURN(c->v_head_dim, j["v_head_dim"].Int(1, L::kMaxHeadDim));
-  if (c->arch == Arch::kKimiLinear) {
+  if (nope_only) {
     LINEAGE_ASSIGN_OR_RETURN(bool nope, j["mla_use_nope"].BoolOr(true));
     if (!nope) return Unsupported(j.file() + ": mla_use_nope false (rotary MLA)");
     LINEAGE_ASSIGN_OR_RETURN(c->context_length, j["model_max_length"].IntOr(c->context_length, 1, L::kMaxContext));
@@ -193,14 +222,21 @@ Status ReadLatentConfig(const JsonField& j, ModelConfig* c) {
   c->rope_dims = c->qk_rope_dim;
   c->num_kv_heads = 1;  // the latent is one shared "head"
   const JsonField lin = j["linear_attn_config"];
-  if (c->arch == Arch::kKimiLinear || c->arch == Arch::kKdaDsa) {
+  if (kimi_names) {
     if (!lin.is_object()) return lin.Error("an object");
-    LINEAGE_ASSIGN_OR_RETURN(c->lin_num_k_heads, lin["num_heads"].Int(1, L::kMaxHeads));
+    // K3's KDA has as many heads as its MLA (llama.cpp reads head_count for both).
+    LINEAGE_ASSIGN_OR_RETURN(c->lin_num_k_heads, k3 ? lin["num_heads"].IntOr(c->num_heads, 1, L::kMaxHeads)
+                                                    : lin["num_heads"].Int(1, L::kMaxHeads));
+    if (k3 && c->lin_num_k_heads != c->num_heads)
+      return Unsupported(j.file() + ": linear_attn_config.num_heads " + std::to_string(c->lin_num_k_heads) +
+                         " differs from num_attention_heads " + std::to_string(c->num_heads) +
+                         " (Kimi K3's KDA and MLA share a head count)");
     LINEAGE_ASSIGN_OR_RETURN(c->lin_k_dim, lin["head_dim"].Int(1, L::kMaxHeadDim));
     LINEAGE_ASSIGN_OR_RETURN(c->conv_kernel, lin["short_conv_kernel_size"].IntOr(4, 1, L::kMaxConvKernel));
     c->lin_num_v_heads = c->lin_num_k_heads;
     c->lin_v_dim = c->lin_k_dim;
     LINEAGE_RETURN_IF_ERROR(ReadKimiLayerKinds(lin, c));
+    if (k3) LINEAGE_RETURN_IF_ERROR(ReadKimiK3Config(j, lin, c));
   } else {
     c->layer_kinds.assign(static_cast<size_t>(c->num_layers), LayerKind::kFullAttention);
   }
@@ -363,6 +399,28 @@ nlohmann::ordered_json MakeKimiConfig(const ModelConfig& c, const VocabData& voc
   return t;
 }
 
+// Kimi K3's config.json: the text model under text_config, which names
+// itself Kimi Linear, with K3's own fields added (the fields llama.cpp's
+// converter reads: spec latent-attention §3.3).
+nlohmann::ordered_json MakeKimiK3Config(const ModelConfig& c, const VocabData& vocab, DType dtype) {
+  nlohmann::ordered_json t = MakeKimiConfig(c, vocab, dtype);
+  t["activation_situ_beta"] = c.situ_beta;
+  t["activation_situ_linear_beta"] = c.situ_linear_beta;
+  t["attn_res_block_size"] = c.attn_res_block;
+  t["hidden_act"] = "situ";
+  if (c.kda_gate_lower_bound < 0) t["linear_attn_config"]["gate_lower_bound"] = c.kda_gate_lower_bound;
+  t["moe_renormalize"] = c.routed_renormalise;
+  t["q_lora_rank"] = c.q_lora_rank > 0 ? nlohmann::ordered_json(c.q_lora_rank) : nlohmann::ordered_json(nullptr);
+  if (c.expert_latent > 0) t["routed_expert_hidden_size"] = c.expert_latent;
+  nlohmann::ordered_json root;
+  root["architectures"] = {"KimiK3ForConditionalGeneration"};
+  root["model_type"] = "kimi_k3";
+  root["text_config"] = t;
+  root["tie_word_embeddings"] = c.tied_embeddings;
+  root["torch_dtype"] = TorchDType(dtype);
+  return root;
+}
+
 // The indexer's fields as GLM-5's and DeepSeek-V3.2's config.json name them.
 void AddIndexerFields(const ModelConfig& c, nlohmann::ordered_json& t) {
   t["index_head_dim"] = c.indexer_dim;
@@ -444,6 +502,7 @@ nlohmann::ordered_json MakeSparseLatentConfig(const ModelConfig& c, const VocabD
 nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& vocab, DType dtype) {
   const ModelConfig& c = spec.config;
   if (c.arch == Arch::kKimiLinear) return MakeKimiConfig(c, vocab, dtype);
+  if (c.arch == Arch::kKimiK3) return MakeKimiK3Config(c, vocab, dtype);
   if (c.latent()) return MakeSparseLatentConfig(c, vocab, dtype);
   const bool hybrid = IsHybrid(c.arch), next = c.arch == Arch::kQwen3Next;
   nlohmann::ordered_json t;

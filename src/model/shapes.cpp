@@ -389,18 +389,9 @@ std::vector<LayerKind> LayerKindsFromInterval(int64_t num_layers, int64_t interv
 }
 
 Result<Arch> ParseArch(std::string_view name) {
-  if (name == "qwen3_5") return Arch::kQwen3_5;
-  if (name == "qwen3") return Arch::kQwen3;
-  if (name == "qwen3_5_moe") return Arch::kQwen3_5Moe;
-  if (name == "qwen3_next") return Arch::kQwen3Next;
-  if (name == "kimi_linear") return Arch::kKimiLinear;
-  if (name == "glm_dsa") return Arch::kGlmDsa;
-  if (name == "deepseek32") return Arch::kDeepseek32;
-  if (name == "kda_dsa") return Arch::kKdaDsa;
-  if (name == "kimi_k3") return Arch::kKimiK3;
-  return InvalidArgument("unknown architecture '" + std::string(name) +
-                         "' (known: qwen3_5, qwen3, qwen3_5_moe, qwen3_next, kimi_linear, glm_dsa, deepseek32, "
-                         "kda_dsa, kimi_k3)");
+  for (Arch a : kAllArchs)
+    if (name == ArchName(a)) return a;
+  return InvalidArgument("unknown architecture '" + std::string(name) + "' (known: " + ArchNameList() + ")");
 }
 
 Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {

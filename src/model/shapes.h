@@ -34,7 +34,7 @@
 // tiny / kimi_k3: the layout of the oracle tiny-kimi-k3.gguf (KKKA KKKA, 4
 //   heads for KDA and MLA, a latent MoE of 64, SiTU 4 / 25, AttnRes blocks of
 //   3, KDA gate bound -5) at hidden 128; kimi-k3 follows spec
-//   latent-attention §3.3 (93 layers, 896 experts). GGUF only.
+//   latent-attention §3.3 (93 layers, 896 experts).
 //
 // A ModelSpec is a plain value; `config` is complete except for the file
 // fields (format, source_path, v_head_order, zero_centred_norms), which

@@ -7,9 +7,13 @@ struct Planner {
   const ModelConfig& c;
   std::vector<PlannedTensor> out;
 
+  // Qwen3.5 and Kimi K3 are multimodal checkpoints whose text model sits
+  // under a prefix (K3's lm_head too).
   std::string HfPrefix() const {
+    if (c.arch == Arch::kKimiK3) return "language_model.model.";
     return c.arch == Arch::kQwen3_5 || c.arch == Arch::kQwen3_5Moe ? "model.language_model." : "model.";
   }
+  std::string HfLmHead() const { return c.arch == Arch::kKimiK3 ? "language_model.lm_head.weight" : "lm_head.weight"; }
 
   void Add(Role role, int64_t layer, const std::string& hf_suffix, std::vector<int64_t> hf_shape,
            const std::string& gguf_suffix, std::vector<int64_t> gguf_shape) {
@@ -20,7 +24,7 @@ struct Planner {
     std::string gguf_layer = layer >= 0 ? "blk." + std::to_string(layer) + "." : "";
     // Qwen keeps its MTP blocks apart, under mtp.layers.i (no model prefix).
     const bool qwen_mtp = layer >= c.num_layers && IsHybrid(c.arch);
-    t.hf_name = role == Role::kLmHead ? hf_suffix
+    t.hf_name = role == Role::kLmHead ? HfLmHead()
                 : qwen_mtp            ? "mtp.layers." + std::to_string(layer - c.num_layers) + "." + hf_suffix
                                       : HfPrefix() + hf_layer + hf_suffix;
     t.hf_shape = std::move(hf_shape);
@@ -39,6 +43,12 @@ struct Planner {
   void Add(Role role, int64_t layer, const std::string& hf_suffix, const std::string& gguf_suffix,
            std::vector<int64_t> shape) {
     Add(role, layer, hf_suffix, shape, gguf_suffix, shape);
+  }
+  // A vector the HF checkpoint stores as <hf_stem>_norm ⊙ <hf_stem>_proj.
+  void AddFused(Role role, int64_t layer, const std::string& hf_stem, const std::string& gguf_suffix, int64_t n) {
+    Add(role, layer, hf_stem + "_norm.weight", gguf_suffix, {n});
+    const std::string& norm = out.back().hf_name;
+    out.back().hf_factor_name = norm.substr(0, norm.size() - std::string("_norm.weight").size()) + "_proj.weight";
   }
 };
 
@@ -123,7 +133,7 @@ void PlanDeepseekMoe(Planner& p, int64_t l) {
   p.Add(Role::kRouter, l, m + "gate.weight", "ffn_gate_inp.weight", {E, H});
   p.Add(Role::kRouterBias, l, m + "gate.e_score_correction_bias", "exp_probs_b.bias", {E});
   if (c.expert_latent > 0) {  // K3: the experts run in a latent of X
-    p.Add(Role::kMoeLatentDown, l, m + "routed_down.weight", "ffn_routed_down.weight", {X, H});
+    p.Add(Role::kMoeLatentDown, l, m + "routed_expert_down_proj.weight", "ffn_routed_down.weight", {X, H});
   }
   if (c.format == FileFormat::kGguf) {
     p.AddOwn(Role::kExpGate, l, -1, "ffn_gate_exps.weight", {E, Ie, X});
@@ -138,8 +148,8 @@ void PlanDeepseekMoe(Planner& p, int64_t l) {
     }
   }
   if (c.expert_latent > 0) {
-    p.Add(Role::kMoeLatentNorm, l, m + "routed_norm.weight", "ffn_routed_norm.weight", {X});
-    p.Add(Role::kMoeLatentUp, l, m + "routed_up.weight", "ffn_routed_up.weight", {H, X});
+    p.Add(Role::kMoeLatentNorm, l, m + "routed_expert_norm.weight", "ffn_routed_norm.weight", {X});
+    p.Add(Role::kMoeLatentUp, l, m + "routed_expert_up_proj.weight", "ffn_routed_up.weight", {H, X});
   }
   p.Add(Role::kShGate, l, m + "shared_experts.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
   p.Add(Role::kShUp, l, m + "shared_experts.up_proj.weight", "ffn_up_shexp.weight", {Is, H});
@@ -217,8 +227,8 @@ void PlanLayer(Planner& p, int64_t l) {
   const int64_t H = c.hidden;
   p.Add(Role::kInputNorm, l, "input_layernorm.weight", "attn_norm.weight", {H});
   if (c.attn_res_block > 0) {
-    p.Add(Role::kAttnResScore, l, "self_attention_res.weight", "attn_res_score.weight", {H});
-    p.Add(Role::kFfnResScore, l, "mlp_res.weight", "ffn_res_score.weight", {H});
+    p.AddFused(Role::kAttnResScore, l, "self_attention_res", "attn_res_score.weight", H);
+    p.AddFused(Role::kFfnResScore, l, "mlp_res", "ffn_res_score.weight", H);
   }
   switch (c.mixer(l)) {
     case MixerKind::kGatedDeltaNet: PlanGdn(p, l); break;
@@ -262,7 +272,7 @@ std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
   p.Add(Role::kEmbed, -1, "embed_tokens.weight", "token_embd.weight", {V, H});
   for (int64_t l = 0; l < c.num_layers; ++l) PlanLayer(p, l);
   p.Add(Role::kFinalNorm, -1, "norm.weight", "output_norm.weight", {H});
-  if (c.attn_res_block > 0) p.Add(Role::kOutputResScore, -1, "output_attn_res.weight", "output_res_score.weight", {H});
+  if (c.attn_res_block > 0) p.AddFused(Role::kOutputResScore, -1, "output_attn_res", "output_res_score.weight", H);
   if (!c.tied_embeddings) p.Add(Role::kLmHead, -1, "lm_head.weight", "output.weight", {V, H});
   if (c.mtp()) PlanMtp(p);
   return std::move(p.out);

@@ -68,6 +68,10 @@ struct PlannedTensor {
   int64_t expert = -1;                 // the routed expert of a per-expert tensor, else -1
   std::string hf_name;
   std::vector<int64_t> hf_shape;       // PyTorch order, as in a safetensors file
+  // Set where the HF checkpoint stores this tensor as the elementwise
+  // product of two (hf_name ⊙ hf_factor_name, both of hf_shape): Kimi K3's
+  // <x>_res_norm and <x>_res_proj, which the GGUF converter fuses.
+  std::string hf_factor_name;
   std::string gguf_name;
   std::vector<int64_t> gguf_shape;     // PyTorch order of the GGUF tensor (ne reversed)
 };

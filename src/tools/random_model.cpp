@@ -112,6 +112,23 @@ void FillRandom(Arch arch, const PlannedTensor& p, uint64_t seed, int64_t begin,
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(Uniform(key, begin + i, r));
 }
 
+std::vector<std::string> HfTensorNames(const PlannedTensor& p) {
+  if (p.hf_factor_name.empty()) return {p.hf_name};
+  return {p.hf_name, p.hf_factor_name};
+}
+
+void FillHfRandom(Arch arch, const PlannedTensor& p, const std::string& name, uint64_t seed, int64_t begin,
+                  int64_t n, float* out) {
+  static constexpr float kFactors[4] = {1.0f, 2.0f, 0.5f, 4.0f};
+  const bool factor = !p.hf_factor_name.empty() && name == p.hf_factor_name;
+  if (!factor) FillRandom(arch, p, seed, begin, n, out);
+  if (p.hf_factor_name.empty()) return;
+  for (int64_t i = 0; i < n; ++i) {
+    const float f = kFactors[(begin + i) % 4];
+    out[i] = factor ? f : out[i] / f;
+  }
+}
+
 DType HfStoredDType(const PlannedTensor& p, DType dtype) {
   if (p.role == Role::kLinALog || p.role == Role::kKdaALog) return DType::kF32;
   if (dtype == DType::kQ8_0) {
@@ -142,20 +159,22 @@ Result<std::shared_ptr<const Model>> MakeRandomModel(const ModelSpec& spec, DTyp
     int64_t rows = 1;
     for (size_t i = 0; i + 1 < p.hf_shape.size(); ++i) rows *= p.hf_shape[i];
     const int64_t row_bytes = RowBytes(stored, cols);
-    auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(rows * row_bytes));
-    std::vector<float> row(static_cast<size_t>(cols));
-    for (int64_t r = 0; r < rows; ++r) {
-      FillRandom(spec.config.arch, p, seed, r * cols, cols, row.data());
-      EncodeRow(row.data(), cols, stored, bytes->data() + r * row_bytes);
+    for (const std::string& name : HfTensorNames(p)) {
+      auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(rows * row_bytes));
+      std::vector<float> row(static_cast<size_t>(cols));
+      for (int64_t r = 0; r < rows; ++r) {
+        FillHfRandom(spec.config.arch, p, name, seed, r * cols, cols, row.data());
+        EncodeRow(row.data(), cols, stored, bytes->data() + r * row_bytes);
+      }
+      TensorView v;
+      v.name = name;
+      v.dtype = stored;
+      v.shape = p.hf_shape;
+      v.data = bytes->data();
+      v.nbytes = static_cast<int64_t>(bytes->size());
+      views[name] = v;
+      model->buffers.push_back(std::move(bytes));
     }
-    TensorView v;
-    v.name = p.hf_name;
-    v.dtype = stored;
-    v.shape = p.hf_shape;
-    v.data = bytes->data();
-    v.nbytes = static_cast<int64_t>(bytes->size());
-    views[p.hf_name] = v;
-    model->buffers.push_back(std::move(bytes));
   }
   const std::string label = model->config.source_path;
   auto lookup = [&](const std::string& name) -> Result<FoundTensor> {

@@ -18,6 +18,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/dtype.h"
 #include "core/status.h"
@@ -29,6 +31,16 @@ namespace lineage::model {
 
 // Writes elements [begin, begin + n) (flat, row-major HF order) of tensor `p`.
 void FillRandom(Arch arch, const PlannedTensor& p, uint64_t seed, int64_t begin, int64_t n, float* out);
+
+// The HF tensors that hold `p`: its hf_name, and its hf_factor_name where
+// the checkpoint stores it as a product.
+std::vector<std::string> HfTensorNames(const PlannedTensor& p);
+// Elements [begin, begin + n) of HF tensor `name` of `p`. A product's random
+// value v is stored as v / f in hf_name and f in hf_factor_name, f one of
+// 1, 2, 1/2, 4 by position: powers of two, so that the loader's product is
+// v again in every stored dtype.
+void FillHfRandom(Arch arch, const PlannedTensor& p, const std::string& name, uint64_t seed, int64_t begin,
+                  int64_t n, float* out);
 
 // The dtype an HF checkpoint of weight type `dtype` stores `p` in: A_log is
 // always f32 (as in the released checkpoints); under q8_0 (in memory only)

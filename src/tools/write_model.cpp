@@ -23,19 +23,21 @@ Status WriteHfDirectory(const ModelSpec& spec, const VocabData& vocab, const Wri
     const DType stored = HfStoredDType(p, o.dtype);
     const uint64_t seed = o.seed;
     const Arch arch = c.arch;
-    st.AddTensor(p.hf_name, stored, p.hf_shape, [p, stored, seed, arch](FileSink& sink) -> Status {
-      const int64_t cols = p.hf_shape.back();
-      int64_t rows = 1;
-      for (size_t i = 0; i + 1 < p.hf_shape.size(); ++i) rows *= p.hf_shape[i];
-      std::vector<float> row(static_cast<size_t>(cols));
-      std::vector<uint8_t> bytes(static_cast<size_t>(RowBytes(stored, cols)));
-      for (int64_t r = 0; r < rows; ++r) {
-        FillRandom(arch, p, seed, r * cols, cols, row.data());
-        EncodeRow(row.data(), cols, stored, bytes.data());
-        LINEAGE_RETURN_IF_ERROR(sink.Write(bytes.data(), bytes.size()));
-      }
-      return Status::Ok();
-    });
+    for (const std::string& name : HfTensorNames(p)) {
+      st.AddTensor(name, stored, p.hf_shape, [p, name, stored, seed, arch](FileSink& sink) -> Status {
+        const int64_t cols = p.hf_shape.back();
+        int64_t rows = 1;
+        for (size_t i = 0; i + 1 < p.hf_shape.size(); ++i) rows *= p.hf_shape[i];
+        std::vector<float> row(static_cast<size_t>(cols));
+        std::vector<uint8_t> bytes(static_cast<size_t>(RowBytes(stored, cols)));
+        for (int64_t r = 0; r < rows; ++r) {
+          FillHfRandom(arch, p, name, seed, r * cols, cols, row.data());
+          EncodeRow(row.data(), cols, stored, bytes.data());
+          LINEAGE_RETURN_IF_ERROR(sink.Write(bytes.data(), bytes.size()));
+        }
+        return Status::Ok();
+      });
+    }
   }
   if (o.shard_bytes > 0) {
     LINEAGE_ASSIGN_OR_RETURN(int shards, st.WriteSharded(dir, o.shard_bytes));
@@ -72,8 +74,6 @@ Status WriteModel(const ModelSpec& spec, const VocabData& vocab, const WriteOpti
       return InvalidArgument("dtype " + std::string(Info(o.dtype).name) + " cannot be written (use f32, f16, bf16, q8_0)");
   }
   if (o.format == FileFormat::kGguf) return WriteGgufModel(spec, vocab, o, out_path);
-  if (spec.config.arch == Arch::kKimiK3)
-    return Unsupported("kimi_k3 is written as GGUF only (its Hugging Face names are not published with certainty)");
   return WriteHfDirectory(spec, vocab, o, out_path);
 }
 

@@ -8,12 +8,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "gguf_copy.h"
 #include "model/gguf_config.h"
 #include "model/gguf_file.h"
+#include "model/hf_config.h"
 #include "model/load_model.h"
 #include "tools/reference_forward.h"
 #include "test_util.h"
@@ -89,7 +91,7 @@ TEST(SparseFiles, HfConfigsAreThePublishedOnes) {
 // self_attn.indexer) and GGUF names (kv_b split, experts stacked) hold the
 // same numbers: the same reference logits.
 TEST(SparseFiles, BothFormatsLoadTheSameModel) {
-  for (Arch arch : {Arch::kGlmDsa, Arch::kDeepseek32, Arch::kKdaDsa}) {
+  for (Arch arch : {Arch::kGlmDsa, Arch::kDeepseek32, Arch::kKdaDsa, Arch::kKimiK3}) {
     ModelSpec spec = *LookupShape(arch, "tiny");
     const std::string a = ArchName(arch);
     auto hf = LoadModel(testing_util::Write(spec, FileFormat::kSafetensors, DType::kF32, 9, a + "_same_hf"));
@@ -107,6 +109,100 @@ TEST(SparseFiles, BothFormatsLoadTheSameModel) {
       for (size_t i = 0; i < (*x)[t].size(); ++i) worst = std::max(worst, std::fabs((*x)[t][i] - (*y)[t][i]));
     EXPECT_LT(worst, 1e-9) << a;
   }
+}
+
+// Kimi K3's checkpoint as llama.cpp's converter reads it (spec
+// latent-attention §3.3; conversion/kimi_k3.py): the text model's fields
+// under text_config, which names itself Kimi Linear, the tensors under
+// language_model., each AttnRes vector as <x>_res_norm and <x>_res_proj,
+// the latent MoE's routed_expert_{down,up}_proj and routed_expert_norm.
+TEST(SparseFiles, KimiK3CheckpointIsTheConvertersLayout) {
+  ModelSpec spec = *LookupShape(Arch::kKimiK3, "tiny");
+  const std::string dir = testing_util::Write(spec, FileFormat::kSafetensors, DType::kBF16, 3, "kimi_k3_hf_cfg");
+  std::ifstream in(dir + "/config.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["architectures"][0], "KimiK3ForConditionalGeneration");
+  const nlohmann::json& t = j["text_config"];
+  EXPECT_EQ(t["architectures"][0], "KimiLinearForCausalLM");
+  EXPECT_EQ(t["hidden_act"], "situ");
+  EXPECT_EQ(t["activation_situ_beta"], 4.0);
+  EXPECT_EQ(t["activation_situ_linear_beta"], 25.0);
+  EXPECT_EQ(t["attn_res_block_size"], 3);
+  EXPECT_EQ(t["routed_expert_hidden_size"], 64);
+  EXPECT_EQ(t["linear_attn_config"]["gate_lower_bound"], -5.0);
+  EXPECT_EQ(t["linear_attn_config"]["full_attn_layers"], nlohmann::json({4, 8}));
+  EXPECT_TRUE(t["mla_use_nope"].get<bool>());
+  std::ifstream st(dir + "/model.safetensors", std::ios::binary);
+  uint64_t header_len = 0;
+  st.read(reinterpret_cast<char*>(&header_len), 8);
+  std::string header(header_len, '\0');
+  st.read(header.data(), static_cast<std::streamsize>(header_len));
+  const nlohmann::json names = nlohmann::json::parse(header);
+  for (const char* name :
+       {"language_model.model.embed_tokens.weight", "language_model.lm_head.weight",
+        "language_model.model.layers.0.self_attention_res_norm.weight",
+        "language_model.model.layers.0.self_attention_res_proj.weight",
+        "language_model.model.layers.0.mlp_res_norm.weight", "language_model.model.layers.0.mlp_res_proj.weight",
+        "language_model.model.output_attn_res_norm.weight", "language_model.model.output_attn_res_proj.weight",
+        "language_model.model.layers.0.self_attn.g_proj.weight", "language_model.model.layers.3.self_attn.g_proj.weight",
+        "language_model.model.layers.1.block_sparse_moe.routed_expert_down_proj.weight",
+        "language_model.model.layers.1.block_sparse_moe.routed_expert_up_proj.weight",
+        "language_model.model.layers.1.block_sparse_moe.routed_expert_norm.weight",
+        "language_model.model.layers.1.block_sparse_moe.experts.0.w1.weight"})
+    EXPECT_TRUE(names.contains(name)) << name;
+}
+
+// The published shape's config.json (93 layers, 896 experts in a latent of
+// 3584) reads back as the shape.
+TEST(SparseFiles, KimiK3ShapeRoundTripsThroughItsConfig) {
+  ModelSpec spec = *LookupShape(Arch::kKimiK3, "kimi-k3");
+  VocabData vocab;
+  vocab.eos_id = 2;
+  const nlohmann::json j = nlohmann::json::parse(MakeHfConfig(spec, vocab, DType::kBF16).dump());
+  auto c = ParseHfConfig(j, "config.json");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const ModelConfig& want = spec.config;
+  EXPECT_EQ(c->arch, Arch::kKimiK3);
+  EXPECT_EQ(c->layer_kinds, want.layer_kinds);
+  EXPECT_EQ(c->num_heads, want.num_heads);
+  EXPECT_EQ(c->lin_num_k_heads, want.lin_num_k_heads);
+  EXPECT_EQ(c->q_lora_rank, want.q_lora_rank);
+  EXPECT_EQ(c->kv_lora_rank, want.kv_lora_rank);
+  EXPECT_EQ(c->num_experts, want.num_experts);
+  EXPECT_EQ(c->experts_per_token, want.experts_per_token);
+  EXPECT_EQ(c->expert_latent, want.expert_latent);
+  EXPECT_EQ(c->shared_intermediate, want.shared_intermediate);
+  EXPECT_EQ(c->leading_dense_layers, want.leading_dense_layers);
+  EXPECT_EQ(c->attn_res_block, want.attn_res_block);
+  EXPECT_EQ(c->situ_beta, want.situ_beta);
+  EXPECT_EQ(c->situ_linear_beta, want.situ_linear_beta);
+  EXPECT_EQ(c->kda_gate_lower_bound, want.kda_gate_lower_bound);
+  EXPECT_FALSE(c->latent_rope);
+}
+
+// A K3 config.json without what K3 needs, or with another activation, is an
+// error naming the field.
+TEST(SparseFiles, KimiK3ConfigErrorsNameTheField) {
+  ModelSpec spec = *LookupShape(Arch::kKimiK3, "tiny");
+  const std::string dir = testing_util::Write(spec, FileFormat::kSafetensors, DType::kF32, 3, "kimi_k3_hf_bad");
+  std::ifstream in(dir + "/config.json");
+  const nlohmann::json good = nlohmann::json::parse(in);
+  auto check = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& want) {
+    nlohmann::json j = good;
+    edit(j["text_config"]);
+    std::ofstream(dir + "/config.json") << j.dump(2);
+    auto m = LoadModel(dir);
+    ASSERT_FALSE(m.ok()) << want;
+    EXPECT_NE(m.status().message().find(want), std::string::npos) << m.status().message();
+  };
+  check([](nlohmann::json& t) { t.erase("attn_res_block_size"); }, "attn_res_block_size");
+  check([](nlohmann::json& t) { t["hidden_act"] = "silu"; }, "hidden_act");
+  check([](nlohmann::json& t) { t["activation_situ_beta"] = -1; }, "activation_situ_beta");
+  check([](nlohmann::json& t) { t["linear_attn_config"]["gate_lower_bound"] = 2; }, "gate_lower_bound");
+  check([](nlohmann::json& t) { t["linear_attn_config"]["num_heads"] = 3; }, "share a head count");
+  std::ofstream(dir + "/config.json") << good.dump(2);
+  auto m = LoadModel(dir);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
 }
 
 TEST(SparseFiles, BrokenIndexerLayoutsAreClearErrors) {
