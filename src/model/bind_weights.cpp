@@ -172,7 +172,7 @@ void BindKvB(const ModelConfig& c, const TensorView& kv_b, MlaWeights* w) {
 Status CheckKimiLayerKinds(const ModelConfig& c, const TensorLookup& lookup) {
   const bool hf = c.format == FileFormat::kSafetensors;
   for (int64_t l = 0; l < c.num_layers; ++l) {
-    const std::string prefix = hf ? "model.layers." + std::to_string(l) + "." : "blk." + std::to_string(l) + ".";
+    const std::string prefix = LayerPrefix(c, l);
     const std::string kda = prefix + (hf ? "self_attn.f_a_proj.weight" : "ssm_f_a.weight");
     const std::string mla = prefix + (hf ? "self_attn.kv_a_proj_with_mqa.weight" : "attn_kv_a_mqa.weight");
     const bool declared_mla = c.layer_kinds[l] == LayerKind::kFullAttention;

@@ -3,16 +3,18 @@
 namespace lineage::model {
 namespace {
 
+// Qwen3.5 and Kimi K3 are multimodal checkpoints whose text model sits
+// under a prefix (K3's lm_head too).
+std::string HfModelPrefix(const ModelConfig& c) {
+  if (c.arch == Arch::kKimiK3) return "language_model.model.";
+  return c.arch == Arch::kQwen3_5 || c.arch == Arch::kQwen3_5Moe ? "model.language_model." : "model.";
+}
+
 struct Planner {
   const ModelConfig& c;
   std::vector<PlannedTensor> out;
 
-  // Qwen3.5 and Kimi K3 are multimodal checkpoints whose text model sits
-  // under a prefix (K3's lm_head too).
-  std::string HfPrefix() const {
-    if (c.arch == Arch::kKimiK3) return "language_model.model.";
-    return c.arch == Arch::kQwen3_5 || c.arch == Arch::kQwen3_5Moe ? "model.language_model." : "model.";
-  }
+  std::string HfPrefix() const { return HfModelPrefix(c); }
   std::string HfLmHead() const { return c.arch == Arch::kKimiK3 ? "language_model.lm_head.weight" : "lm_head.weight"; }
 
   void Add(Role role, int64_t layer, const std::string& hf_suffix, std::vector<int64_t> hf_shape,
@@ -276,6 +278,11 @@ std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
   if (!c.tied_embeddings) p.Add(Role::kLmHead, -1, "lm_head.weight", "output.weight", {V, H});
   if (c.mtp()) PlanMtp(p);
   return std::move(p.out);
+}
+
+std::string LayerPrefix(const ModelConfig& c, int64_t l) {
+  const std::string n = std::to_string(l) + ".";
+  return c.format == FileFormat::kGguf ? "blk." + n : HfModelPrefix(c) + "layers." + n;
 }
 
 ExpertLayout DefaultExpertLayout(const ModelConfig& c) {

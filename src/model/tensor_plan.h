@@ -94,6 +94,10 @@ struct PlannedTensor {
 // kPerExpert, GGUF kStacked.
 std::vector<PlannedTensor> PlanTensors(const ModelConfig& c);
 
+// Where layer l's tensors are named in c.format's layout: "blk.l." (GGUF)
+// or the checkpoint's prefix, e.g. "model.layers.l." (HF).
+std::string LayerPrefix(const ModelConfig& c, int64_t l);
+
 // The routed-expert tensors of MoE layer `layer` in `layout`, named for
 // `format`. The binder tries each layout in turn.
 std::vector<PlannedTensor> PlanExperts(const ModelConfig& c, int64_t layer, ExpertLayout layout, FileFormat format);

@@ -200,6 +200,12 @@ TEST(SparseFiles, KimiK3ConfigErrorsNameTheField) {
   check([](nlohmann::json& t) { t["activation_situ_beta"] = -1; }, "activation_situ_beta");
   check([](nlohmann::json& t) { t["linear_attn_config"]["gate_lower_bound"] = 2; }, "gate_lower_bound");
   check([](nlohmann::json& t) { t["linear_attn_config"]["num_heads"] = 3; }, "share a head count");
+  check(
+      [](nlohmann::json& t) {
+        t["linear_attn_config"]["full_attn_layers"] = {3, 8};
+        t["linear_attn_config"]["kda_layers"] = {1, 2, 4, 5, 6, 7};
+      },
+      "layer 2 is latent attention (MLA) by the file's layer kinds");
   std::ofstream(dir + "/config.json") << good.dump(2);
   auto m = LoadModel(dir);
   EXPECT_TRUE(m.ok()) << m.status().ToString();
