@@ -1,10 +1,11 @@
-// Layer kinds (DESIGN.md §4): every layer of a model is a (mixer,
-// feed-forward) pair, and what the rest of the project needs to know of a
-// kind without running it is in one table here: its name, whether it keeps
-// a fixed-size recurrent state or per-token rows in the KV pages, and how
-// many of each it keeps. The forward of each kind is in its own engine file
-// (engine/layer_table.h maps kinds to them), its tensors in tensor_plan.cpp,
-// its plain reference in reference_forward.cpp.
+// Layer kinds (DESIGN.md §4; docs/layer-kinds.md): every layer of a model
+// is a (mixer, feed-forward) pair, and each kind lives in its own folder
+// under src/kinds/, registered by one line of src/kinds/kinds.def. What the
+// model library needs of a kind is its spec here: its name, whether it keeps
+// a fixed-size recurrent state or per-token rows in the KV pages and how
+// many of each, its tensors (names in both layouts) and how a found tensor
+// binds into the layer's weights. Its forward (engine/layer_table.h) and its
+// plain reference (tools/reference_forward.cpp) are in the same folder.
 //
 // ModelConfig::mixer(l) / ffn(l) give a layer's kinds; a file's format says
 // which layers hold KV rows (layer_kinds), its architecture which kind those
@@ -12,23 +13,39 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
+
+#include "core/status.h"
 
 namespace lineage::model {
 
 struct ModelConfig;
+struct LayerWeights;
+class TensorPlanner;
+struct BoundTensor;
+struct LayerBinder;
 
 enum class MixerKind : uint8_t {
-  kGatedDeltaNet,  // Qwen3.5 / Qwen3-Next linear attention (spec §2)
-  kKimiDelta,      // Kimi Delta Attention (spec §7.2; K3's bounded decay and full-rank gate)
-  kAttention,      // softmax GQA over per-head keys and values (spec §3, §11)
-  kLatent,         // MLA over one latent row per token (spec §7.3; K3's output gate)
-  kSparseLatent,   // MLA over the lightning indexer's top-k latent rows (latent-attention §1)
+#define LINEAGE_MIXER(kind, folder) kind,
+#include "kinds/kinds.def"
 };
 
 enum class FfnKind : uint8_t {
-  kDense,         // SwiGLU (SiTU in K3)
-  kMoe,           // softmax router, top k renormalised, a sigmoid-gated shared expert (spec §4.3)
-  kDeepseekMoe,   // sigmoid router with bias and groups, an ungated shared expert; K3's latent form (§7.4)
+#define LINEAGE_FFN(kind, folder) kind,
+#include "kinds/kinds.def"
+};
+
+// What every kind gives the model library (its folder's model/ spec).
+struct KindTensors {
+  // Adds layer l's tensors of this kind, in checkpoint order.
+  void (*plan)(TensorPlanner& p, int64_t layer);
+  // Binds a found tensor of one of this kind's roles into w; false for a
+  // role of another kind.
+  bool (*bind)(const BoundTensor& t, LayerWeights& w);
+  // After every planned tensor is bound: what the kind builds from them or
+  // looks up itself (the Qwen routed experts in whichever layout the file
+  // has; Qwen3-Next's row blocks). Null when nothing.
+  Status (*finish)(const LayerBinder& b, LayerWeights& w);
 };
 
 struct MixerKindInfo {
@@ -38,13 +55,22 @@ struct MixerKindInfo {
   // recurrent state per sequence.
   int64_t (*kv_floats_per_token)(const ModelConfig& c, int64_t layer);
   int64_t (*state_floats)(const ModelConfig& c);
+  KindTensors tensors;
 };
 
 struct FfnKindInfo {
   const char* name;
+  KindTensors tensors;
 };
 
 const MixerKindInfo& Info(MixerKind k);
 const FfnKindInfo& Info(FfnKind k);
+
+// Size functions the kinds share.
+inline int64_t NoKvRows(const ModelConfig&, int64_t) { return 0; }
+inline int64_t NoState(const ModelConfig&) { return 0; }
+// GDN and KDA: the conv window (K - 1 rows of the conv channels) and one
+// d_k x d_v delta state per value head (spec §2.8, §7.2).
+int64_t DeltaStateFloats(const ModelConfig& c);
 
 }  // namespace lineage::model

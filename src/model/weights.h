@@ -19,116 +19,14 @@
 
 #include "core/mapped_file.h"
 #include "core/tensor_view.h"
+#include "kinds/attention/weights.h"
+#include "kinds/gated_deltanet/weights.h"
+#include "kinds/kda/weights.h"
+#include "kinds/latent_attention/weights.h"
+#include "kinds/moe/weights.h"
 #include "model/config.h"
 
 namespace lineage::model {
-
-// Which GDN input projection output a block of fused weight rows feeds.
-enum class GdnInput { kQkv, kZ, kB, kA };
-
-// A run of consecutive rows of a fused projection whose outputs are columns
-// [col, col + w.rows()) of one GDN input.
-struct GdnInputBlock {
-  TensorView w;                   // [rows, H], a row slice of the fused tensor
-  GdnInput input = GdnInput::kQkv;
-  int64_t col = 0;
-};
-
-struct LinearAttentionWeights {   // Gated DeltaNet, spec §2
-  // Separate projections (qwen3_5, qwen3_5_moe; the GGUF attn_qkv and
-  // attn_gate of qwen3_next). Invalid views where the file fuses them.
-  TensorView in_proj_qkv;         // [conv_dim, H]: rows [q (H_k d_k) | k (H_k d_k) | v (H_v d_v)]
-  TensorView in_proj_z;           // [H_v d_v, H]
-  TensorView in_proj_b;           // [H_v, H]
-  TensorView in_proj_a;           // [H_v, H]
-  // Qwen3-Next's fused projections, grouped per key head g (spec §2.1):
-  TensorView in_proj_qkvz;        // HF: [2 key_dim + 2 value_dim, H], per g [q_g | k_g | v_g (r d_v) | z_g (r d_v)]
-  TensorView in_proj_ba;          // [2 H_v, H], per g [b_g (r) | a_g (r)]
-  // When not empty: every input projection as row blocks (the separate
-  // views whole, the fused ones cut per group), so the forward pass runs
-  // one list of Gemms whatever the file fused.
-  std::vector<GdnInputBlock> in_blocks;
-  std::vector<float> conv;        // [conv_dim, K]
-  std::vector<float> dt_bias;     // [H_v]
-  std::vector<float> ssm_a;       // [H_v], = -exp(A_log)
-  std::vector<float> norm;        // [d_v], plain weight (never 1 + w)
-  TensorView out_proj;            // [H, H_v d_v]
-};
-
-struct FullAttentionWeights {     // spec §3 (qwen3_5) and §11 (qwen3)
-  TensorView q_proj;              // qwen3_5: [2 n_h hd, H] as [q_0|gate_0|q_1|gate_1|...]; qwen3: [n_h hd, H]
-  TensorView k_proj;              // [n_kv hd, H]
-  TensorView v_proj;              // [n_kv hd, H]
-  TensorView o_proj;              // [H, n_h hd]
-  std::vector<float> q_norm;      // [hd], effective scale
-  std::vector<float> k_norm;      // [hd], effective scale
-};
-
-// Kimi Delta Attention (spec §7.2); nh heads of d channels, inner = nh d.
-struct KdaWeights {
-  TensorView q_proj, k_proj, v_proj;  // [inner, H] each
-  std::vector<float> conv;            // [3 inner, K]: q, k, v channels in that order
-  TensorView f_a;                     // [d, H]
-  TensorView f_b;                     // [inner, d]
-  TensorView b_proj;                  // [nh, H]
-  std::vector<float> ssm_a;           // [nh], = -exp(A_log)
-  std::vector<float> dt_bias;         // [inner]
-  TensorView g_a;                     // [d, H]
-  TensorView g_b;                     // [inner, d]
-  TensorView g_full;                  // [inner, H]: K3's full-rank output gate, in place of g_b g_a
-  std::vector<float> norm;            // [d], plain weight
-  TensorView o_proj;                  // [H, inner]
-};
-
-// The lightning indexer of a full sparse layer (spec latent-attention §1.2):
-// Hi heads of D; q_lora = ModelConfig::q_lora_rank.
-struct IndexerWeights {
-  TensorView q_b;                     // [Hi D, q_lora]: per head [rope | nope], from the normed q latent
-  TensorView k;                       // [D, H]
-  std::vector<float> k_norm;          // [D] LayerNorm weight
-  std::vector<float> k_norm_bias;     // [D] LayerNorm bias
-  TensorView weights_proj;            // [Hi, H]: the per-head score weights
-  bool valid() const { return k.valid(); }
-};
-
-// Latent attention (spec §7.3) with nh heads; L = kv_lora_rank.
-struct MlaWeights {
-  TensorView q_proj;                  // [nh (dn + dr), H]: per head [q_nope | q_pe]; invalid with a q LoRA
-  TensorView q_a;                     // [q_lora, H]  (q LoRA: q = q_b rmsnorm(q_a xn))
-  std::vector<float> q_a_norm;        // [q_lora]
-  TensorView q_b;                     // [nh (dn + dr), q_lora]
-  IndexerWeights indexer;             // full layers of a sparse model
-  TensorView out_gate;                // [nh dv, H]: K3's output gate, u *= sigmoid(out_gate xn)
-  TensorView kv_a;                    // [L + dr, H]: [c_kv | k_pe]
-  std::vector<float> kv_a_norm;       // [L]
-  // Per head, whatever the file's cut (HF kv_b_proj or GGUF attn_k_b /
-  // attn_v_b): k_b_t[h] = W_k,h^T [L, dn] (absorbs q_nope into the latent),
-  // v_b[h] = W_v,h [dv, L]. Views of the file, or of `owned` where the file
-  // stores W_k,h untransposed (HF).
-  std::vector<TensorView> k_b_t;
-  std::vector<TensorView> v_b;
-  std::shared_ptr<const std::vector<float>> owned;
-  TensorView o_proj;                  // [H, nh dv]
-};
-
-// Sparse MoE FFN (spec §4.3), every routed expert a SwiGLU of width I_e.
-// Per-expert views are slices of the file's tensors, whatever their layout.
-struct MoeWeights {
-  TensorView router;                   // [E, H]
-  std::vector<TensorView> gate;        // E x [I_e, H]
-  std::vector<TensorView> up;          // E x [I_e, H]
-  std::vector<TensorView> down;        // E x [H, I_e]
-  TensorView shared_gate;              // [I_s, H]
-  TensorView shared_up;                // [I_s, H]
-  TensorView shared_down;              // [H, I_s]
-  std::vector<float> shared_gate_inp;  // [H]: the shared expert's scale is sigmoid(x . this); empty: no gate (kimi)
-  std::vector<float> score_bias;       // [E]: kimi's e_score_correction_bias (selection only); else empty
-  // K3's latent MoE: the routed experts read latent_down xn [X] and their
-  // weighted sum goes through rmsnorm(.) latent_norm, then latent_up.
-  TensorView latent_down;              // [X, H]
-  std::vector<float> latent_norm;      // [X]; empty: no norm
-  TensorView latent_up;                // [H, X]
-};
 
 struct LayerWeights {
   LayerKind kind = LayerKind::kFullAttention;

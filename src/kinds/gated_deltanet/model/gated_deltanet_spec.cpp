@@ -1,0 +1,103 @@
+// Gated DeltaNet's tensors and sizes (layer_kinds.h).
+#include "core/tensor_slice.h"
+#include "model/kind_binding.h"
+#include "model/layer_kinds.h"
+#include "model/tensor_planner.h"
+#include "model/weights.h"
+
+namespace lineage::kinds::gated_deltanet {
+namespace {
+
+using namespace model;
+
+// Gated DeltaNet (spec §2.1, §5.2): separate input projections, or
+// Qwen3-Next's fused ones.
+void PlanGdn(TensorPlanner& p, int64_t l) {
+  const ModelConfig& c = p.c;
+  const int64_t H = c.hidden;
+  const int64_t key_dim = c.lin_num_k_heads * c.lin_k_dim;
+  const int64_t value_dim = c.lin_num_v_heads * c.lin_v_dim;
+  const int64_t conv_dim = 2 * key_dim + value_dim;
+  const int64_t Hv = c.lin_num_v_heads, K = c.conv_kernel;
+  if (c.arch != Arch::kQwen3Next) {
+    p.Add(Role::kLinQkv, l, "linear_attn.in_proj_qkv.weight", "attn_qkv.weight", {conv_dim, H});
+    p.Add(Role::kLinZ, l, "linear_attn.in_proj_z.weight", "attn_gate.weight", {value_dim, H});
+    p.Add(Role::kLinB, l, "linear_attn.in_proj_b.weight", "ssm_beta.weight", {Hv, H});
+    p.Add(Role::kLinA, l, "linear_attn.in_proj_a.weight", "ssm_alpha.weight", {Hv, H});
+  } else if (c.format == FileFormat::kSafetensors) {
+    p.Add(Role::kLinQkvz, l, "linear_attn.in_proj_qkvz.weight", "-", {conv_dim + value_dim, H});
+    p.Add(Role::kLinBa, l, "linear_attn.in_proj_ba.weight", "ssm_ba.weight", {2 * Hv, H});
+  } else {
+    // The converter un-interleaves qkvz into attn_qkv and attn_gate (both
+    // cut from the HF in_proj_qkvz) and keeps ba grouped (spec §5.2).
+    p.Add(Role::kLinQkv, l, "linear_attn.in_proj_qkvz.weight", {conv_dim, H}, "attn_qkv.weight", {conv_dim, H});
+    p.Add(Role::kLinZ, l, "linear_attn.in_proj_qkvz.weight", {value_dim, H}, "attn_gate.weight", {value_dim, H});
+    p.Add(Role::kLinBa, l, "linear_attn.in_proj_ba.weight", "ssm_ba.weight", {2 * Hv, H});
+  }
+  p.Add(Role::kLinConv, l, "linear_attn.conv1d.weight", {conv_dim, 1, K}, "ssm_conv1d.weight", {conv_dim, K});
+  p.Add(Role::kLinDtBias, l, "linear_attn.dt_bias", "ssm_dt.bias", {Hv});
+  p.Add(Role::kLinALog, l, "linear_attn.A_log", "ssm_a", {Hv});
+  p.Add(Role::kLinNorm, l, "linear_attn.norm.weight", "ssm_norm.weight", {c.lin_v_dim});
+  p.Add(Role::kLinOut, l, "linear_attn.out_proj.weight", "ssm_out.weight", {H, value_dim});
+}
+
+// Qwen3-Next's input projections as row blocks (weights.h): q, k, v and z
+// of key group g sit at rows g * (2 d_k + 2 r d_v) of in_proj_qkvz, b and a
+// at rows g * 2r of in_proj_ba (spec §2.1).
+void BuildGdnBlocks(const ModelConfig& c, LinearAttentionWeights* w) {
+  const int64_t Hk = c.lin_num_k_heads, dk = c.lin_k_dim, dv = c.lin_v_dim, r = c.lin_num_v_heads / Hk;
+  const int64_t key_dim = Hk * dk;
+  auto& b = w->in_blocks;
+  if (w->in_proj_qkvz.valid()) {
+    const int64_t group = 2 * dk + 2 * r * dv;
+    for (int64_t g = 0; g < Hk; ++g) {
+      const int64_t base = g * group;
+      b.push_back({RowSlice(w->in_proj_qkvz, base, dk, ""), GdnInput::kQkv, g * dk});
+      b.push_back({RowSlice(w->in_proj_qkvz, base + dk, dk, ""), GdnInput::kQkv, key_dim + g * dk});
+      b.push_back({RowSlice(w->in_proj_qkvz, base + 2 * dk, r * dv, ""), GdnInput::kQkv, 2 * key_dim + g * r * dv});
+      b.push_back({RowSlice(w->in_proj_qkvz, base + 2 * dk + r * dv, r * dv, ""), GdnInput::kZ, g * r * dv});
+    }
+  } else {
+    b.push_back({w->in_proj_qkv, GdnInput::kQkv, 0});
+    b.push_back({w->in_proj_z, GdnInput::kZ, 0});
+  }
+  if (w->in_proj_ba.valid()) {
+    for (int64_t g = 0; g < Hk; ++g) {
+      b.push_back({RowSlice(w->in_proj_ba, g * 2 * r, r, ""), GdnInput::kB, g * r});
+      b.push_back({RowSlice(w->in_proj_ba, g * 2 * r + r, r, ""), GdnInput::kA, g * r});
+    }
+  } else {
+    b.push_back({w->in_proj_b, GdnInput::kB, 0});
+    b.push_back({w->in_proj_a, GdnInput::kA, 0});
+  }
+}
+
+bool Bind(const BoundTensor& t, LayerWeights& w) {
+  LinearAttentionWeights& g = w.linear;
+  switch (t.plan.role) {
+    case Role::kLinQkv: g.in_proj_qkv = t.view; return true;
+    case Role::kLinZ: g.in_proj_z = t.view; return true;
+    case Role::kLinB: g.in_proj_b = t.view; return true;
+    case Role::kLinA: g.in_proj_a = t.view; return true;
+    case Role::kLinQkvz: g.in_proj_qkvz = t.view; return true;
+    case Role::kLinBa: g.in_proj_ba = t.view; return true;
+    case Role::kLinConv: g.conv = std::move(t.small); return true;
+    case Role::kLinDtBias: g.dt_bias = std::move(t.small); return true;
+    case Role::kLinALog: g.ssm_a = std::move(t.small); return true;
+    case Role::kLinNorm: g.norm = std::move(t.small); return true;
+    case Role::kLinOut: g.out_proj = t.view; return true;
+    default: return false;
+  }
+}
+
+Status Finish(const LayerBinder& b, LayerWeights& w) {
+  if (b.c.arch == Arch::kQwen3Next) BuildGdnBlocks(b.c, &w.linear);
+  return Status::Ok();
+}
+
+
+}  // namespace
+
+extern const model::MixerKindInfo kModelSpec{"gated-deltanet", true, NoKvRows, DeltaStateFloats, {PlanGdn, Bind, Finish}};
+
+}  // namespace lineage::kinds::gated_deltanet
