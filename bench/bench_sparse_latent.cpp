@@ -34,9 +34,9 @@
 
 #include "bench_machine.h"
 #include "engine/engine.h"
-#include "engine/latent_paths.h"
+#include "kinds/latent_attention/engine/latent_paths.h"
 #include "engine/layers.h"
-#include "engine/lightning_indexer.h"
+#include "kinds/sparse_latent_attention/engine/lightning_indexer.h"
 #include "tools/random_model.h"
 #include "model/shapes.h"
 

@@ -1,5 +1,5 @@
-// Token embedding, SwiGLU feed-forward and the output head: the dense parts
-// of a step, one Gemm over all rows of the batch each.
+// Token embedding, the gated activation and the output head: the parts of
+// a step outside the layer kinds, one Gemm over all rows of the batch each.
 #include <cmath>
 #include <cstring>
 
@@ -23,15 +23,6 @@ void GatedActivation(const model::ModelConfig& c, float* gate, const float* up, 
     const float g = gate[i], u = up[i];
     gate[i] = b * std::tanh(g / b) / (1.0f + std::exp(-g)) * (lam > 0 ? lam * std::tanh(u / lam) : u);
   }
-}
-
-void FeedForward(const model::LayerWeights& w, const StepContext& ctx, const float* xn, float* out) {
-  const int64_t R = ctx.batch.num_rows, H = ctx.config.hidden, I = ctx.config.intermediate;
-  float* gate = ctx.ws.wide0.data();  // [R, I]
-  float* up = ctx.ws.wide1.data();    // [R, I]
-  MultiGemm({{&w.gate_proj, gate, I}, {&w.up_proj, up, I}}, xn, H, R, ctx.pool);
-  GatedActivation(ctx.config, gate, up, R * I);
-  kernels::Gemm(w.down_proj, gate, I, out, H, R, ctx.pool);
 }
 
 void HeadLogits(const model::Weights& w, const StepContext& ctx, const float* x, float* logits) {

@@ -39,8 +39,6 @@ void EmbedTokens(const model::Weights& w, const StepContext& ctx, float* x);
 // (spec latent-attention §2.4) when c.situ_beta > 0.
 void GatedActivation(const model::ModelConfig& c, float* gate, const float* up, int64_t n);
 
-// SwiGLU: down(silu(gate(xn)) * up(xn))  (spec §4.2; the activation as GatedActivation).
-void FeedForward(const model::LayerWeights& w, const StepContext& ctx, const float* xn, float* out);
 
 // Sparse MoE FFN (spec §4.3): router softmax, top-k renormalised, the
 // sigmoid-scaled shared expert; rows grouped by expert (moe_layer.cpp).

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/key_selection.h"
-#include "engine/latent_paths.h"
+#include "kinds/sparse_latent_attention/engine/key_selection.h"
+#include "kinds/latent_attention/engine/latent_paths.h"
 #include "model/config.h"
 
 namespace lineage::engine {

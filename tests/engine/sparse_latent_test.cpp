@@ -11,7 +11,7 @@
 
 #include <cmath>
 
-#include "engine/latent_paths.h"
+#include "kinds/latent_attention/engine/latent_paths.h"
 #include "engine/rope.h"
 #include "engine_test_util.h"
 #include "model/load_model.h"

@@ -29,7 +29,7 @@
 
 #include "cache/kv_pages.h"
 #include "core/tensor_view.h"
-#include "engine/key_selection.h"
+#include "kinds/sparse_latent_attention/engine/key_selection.h"
 
 namespace lineage::engine {
 

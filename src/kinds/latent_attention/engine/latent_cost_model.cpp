@@ -14,7 +14,7 @@
 
 #include "core/attention_tile.h"
 #include "core/kernels.h"
-#include "engine/latent_paths.h"
+#include "kinds/latent_attention/engine/latent_paths.h"
 
 namespace lineage::engine {
 namespace {

@@ -21,9 +21,9 @@
 
 #include "core/attention_tile.h"
 #include "core/kernels.h"
-#include "engine/latent_paths.h"
+#include "kinds/latent_attention/engine/latent_paths.h"
 #include "engine/layers.h"
-#include "engine/lightning_indexer.h"
+#include "kinds/sparse_latent_attention/engine/lightning_indexer.h"
 #include "engine/multi_gemm.h"
 #include "engine/rope.h"
 

@@ -1,4 +1,4 @@
-#include "engine/lightning_indexer.h"
+#include "kinds/sparse_latent_attention/engine/lightning_indexer.h"
 
 #include <algorithm>
 #include <cmath>

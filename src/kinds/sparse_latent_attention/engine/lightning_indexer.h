@@ -20,7 +20,7 @@
 
 #include <cstdint>
 
-#include "engine/key_selection.h"
+#include "kinds/sparse_latent_attention/engine/key_selection.h"
 #include "engine/layers.h"
 
 namespace lineage::engine {
