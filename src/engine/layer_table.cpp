@@ -2,35 +2,17 @@
 
 #include <algorithm>
 
-namespace lineage {
-namespace kinds {
-#define LINEAGE_MIXER(kind, folder) \
-  namespace folder {                \
-  extern const engine::MixerStep kEngineStep; \
-  }
-#define LINEAGE_FFN(kind, folder) \
-  namespace folder {              \
-  extern const engine::FfnStep kEngineStep; \
-  }
-#include "kinds/kinds.def"
-}  // namespace kinds
+#define LINEAGE_KIND_SYMBOL kEngineStep
+#define LINEAGE_KIND_MIXER_TYPE ::lineage::engine::MixerStep
+#define LINEAGE_KIND_FFN_TYPE ::lineage::engine::FfnStep
+#include "kinds/registry.inc"
 
-namespace engine {
+namespace lineage::engine {
 namespace {
 
 using model::MixerKind;
 
-// In model::MixerKind / FfnKind order.
-const MixerStep* const kMixers[] = {
-#define LINEAGE_MIXER(kind, folder) &kinds::folder::kEngineStep,
-#include "kinds/kinds.def"
-};
-const FfnStep* const kFfns[] = {
-#define LINEAGE_FFN(kind, folder) &kinds::folder::kEngineStep,
-#include "kinds/kinds.def"
-};
-
-const MixerStep& Step(MixerKind kind) { return *kMixers[static_cast<int>(kind)]; }
+const MixerStep& Step(MixerKind kind) { return *kinds::kMixerTable[static_cast<int>(kind)]; }
 
 }  // namespace
 
@@ -49,7 +31,7 @@ void RunMixer(const model::ModelConfig& c, const model::LayerWeights& w, int64_t
 
 void RunFfn(const model::ModelConfig& c, const model::LayerWeights& w, int64_t l, const StepContext& ctx,
             const float* xn, float* out) {
-  kFfns[static_cast<int>(c.ffn(l))]->run(w, ctx, xn, out);
+  kinds::kFfnTable[static_cast<int>(c.ffn(l))]->run(w, ctx, xn, out);
 }
 
 std::vector<const TensorView*> MixerMatrices(MixerKind kind, const model::LayerWeights& w) {
@@ -63,5 +45,4 @@ std::vector<std::pair<std::string, const std::vector<float>*>> MixerVectors(Mixe
   return Step(kind).vectors(w);
 }
 
-}  // namespace engine
-}  // namespace lineage
+}  // namespace lineage::engine
