@@ -4,8 +4,9 @@
 // model library needs of a kind is its spec here: its name, whether it keeps
 // a fixed-size recurrent state or per-token rows in the KV pages and how
 // many of each, its tensors (names in both layouts) and how a found tensor
-// binds into the layer's weights. Its forward (engine/layer_table.h) and its
-// plain reference (tools/reference_forward.cpp) are in the same folder.
+// binds into the layer's weights. Its forward and step (engine/layer_table.h)
+// and its plain reference (tools/reference_math.h) are in the same folder
+// (docs/layer-kinds.md).
 //
 // ModelConfig::mixer(l) / ffn(l) give a layer's kinds; a file's format says
 // which layers hold KV rows (layer_kinds), its architecture which kind those
