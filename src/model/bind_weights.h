@@ -5,12 +5,15 @@
 // otherwise), its shape is checked; any DType is accepted (all have kernels).
 // Large matrices stay views; small vectors are decoded to fp32 with the HF
 // conventions folded (weights.h): (1 + w) for zero-centred qwen3_5 norms,
-// -exp(A_log) for the GDN decay. GGUF tensors already hold both.
-// MoE layers: the routed experts are found in whichever layout the file has
-// (stacked, merged gate_up, per expert; tensor_plan.h) and sliced per
-// expert; a router or expert tensor sized for another expert count than the
-// config declares is an InvalidArgument naming both counts. Qwen3-Next's
-// fused GDN projections are also cut into row blocks (weights.h).
+// -exp(A_log) for the GDN decay. GGUF tensors already hold both. The
+// model-wide tensors bind here; each layer's go to its mixer's and its
+// feed-forward's kind (model/layer_kinds.h, src/kinds/), which also finish
+// the layer: the MoE kind finds the routed experts in whichever layout the
+// file has (stacked, merged gate_up, per expert; tensor_plan.h) and slices
+// them per expert, Gated DeltaNet cuts Qwen3-Next's fused projections into
+// row blocks (weights.h). A router or expert tensor sized for another
+// expert count than the config declares is an InvalidArgument naming both
+// counts.
 #pragma once
 
 #include <functional>
