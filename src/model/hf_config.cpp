@@ -153,10 +153,6 @@ Status ReadIndexerConfig(const JsonField& j, ModelConfig* c) {
   return ReadLayerChoices(types, c->num_layers, "indexer types", "full", "shared", &c->indexer_full);
 }
 
-// The latent archs' config.json (spec §7.1; latent-attention §3.1): MLA
-// widths (with a query LoRA outside Kimi Linear), Kimi's linear_attn_config
-// where there are KDA layers, and the DeepSeek-V3 MoE under Kimi's names
-// (kimi_linear, kda_dsa) or DeepSeek's (glm_moe_dsa, deepseek_v32).
 // Kimi K3's own fields (spec latent-attention §2, §3.3): SiTU everywhere,
 // Block AttnRes, the latent MoE's width and the KDA decay's lower bound.
 Status ReadKimiK3Config(const JsonField& j, const JsonField& lin, ModelConfig* c) {
@@ -179,6 +175,10 @@ Status ReadKimiK3Config(const JsonField& j, const JsonField& lin, ModelConfig* c
   return Status::Ok();
 }
 
+// The latent archs' config.json (spec §7.1; latent-attention §3.1): MLA
+// widths (with a query LoRA outside Kimi Linear), Kimi's linear_attn_config
+// where there are KDA layers, and the DeepSeek-V3 MoE under Kimi's names
+// (kimi_linear, kda_dsa, kimi_k3) or DeepSeek's (glm_moe_dsa, deepseek_v32).
 Status ReadLatentConfig(const JsonField& j, ModelConfig* c) {
   const bool k3 = c->arch == Arch::kKimiK3;
   const bool kimi_names = c->arch == Arch::kKimiLinear || c->arch == Arch::kKdaDsa || k3;
