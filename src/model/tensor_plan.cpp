@@ -7,7 +7,7 @@ namespace lineage::model {
 namespace {
 
 // Qwen3.5 and Kimi K3 are multimodal checkpoints whose text model sits
-// under a prefix (K3's lm_head too).
+// under a prefix.
 std::string HfModelPrefix(const ModelConfig& c) {
   if (c.arch == Arch::kKimiK3) return "language_model.model.";
   return c.arch == Arch::kQwen3_5 || c.arch == Arch::kQwen3_5Moe ? "model.language_model." : "model.";
@@ -24,7 +24,7 @@ void TensorPlanner::Add(Role role, int64_t layer, const std::string& hf_suffix, 
   std::string gguf_layer = layer >= 0 ? "blk." + std::to_string(layer) + "." : "";
   // Qwen keeps its MTP blocks apart, under mtp.layers.i (no model prefix).
   const bool qwen_mtp = layer >= c.num_layers && IsHybrid(c.arch);
-  t.hf_name = role == Role::kLmHead ? (c.arch == Arch::kKimiK3 ? "language_model.lm_head.weight" : "lm_head.weight")
+  t.hf_name = role == Role::kLmHead ? hf_suffix  // the head sits outside the model prefix
               : qwen_mtp            ? "mtp.layers." + std::to_string(layer - c.num_layers) + "." + hf_suffix
                                     : HfModelPrefix(c) + hf_layer + hf_suffix;
   t.hf_shape = std::move(hf_shape);
@@ -100,7 +100,11 @@ std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
   for (int64_t l = 0; l < c.num_layers; ++l) PlanLayer(p, l);
   p.Add(Role::kFinalNorm, -1, "norm.weight", "output_norm.weight", {H});
   if (c.attn_res_block > 0) p.AddFused(Role::kOutputResScore, -1, "output_attn_res", "output_res_score.weight", H);
-  if (!c.tied_embeddings) p.Add(Role::kLmHead, -1, "lm_head.weight", "output.weight", {V, H});
+  if (!c.tied_embeddings) {
+    // K3 keeps its head under the text model's prefix too.
+    const char* head = c.arch == Arch::kKimiK3 ? "language_model.lm_head.weight" : "lm_head.weight";
+    p.Add(Role::kLmHead, -1, head, "output.weight", {V, H});
+  }
   if (c.mtp()) PlanMtp(p);
   return std::move(p.out);
 }

@@ -129,6 +129,21 @@ void FillHfRandom(Arch arch, const PlannedTensor& p, const std::string& name, ui
   }
 }
 
+Status WriteHfRows(Arch arch, const PlannedTensor& p, const std::string& name, uint64_t seed, DType stored,
+                   const std::function<Status(const uint8_t* bytes, size_t n)>& write) {
+  const int64_t cols = p.hf_shape.back();
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < p.hf_shape.size(); ++i) rows *= p.hf_shape[i];
+  std::vector<float> row(static_cast<size_t>(cols));
+  std::vector<uint8_t> bytes(static_cast<size_t>(RowBytes(stored, cols)));
+  for (int64_t r = 0; r < rows; ++r) {
+    FillHfRandom(arch, p, name, seed, r * cols, cols, row.data());
+    EncodeRow(row.data(), cols, stored, bytes.data());
+    LINEAGE_RETURN_IF_ERROR(write(bytes.data(), bytes.size()));
+  }
+  return Status::Ok();
+}
+
 DType HfStoredDType(const PlannedTensor& p, DType dtype) {
   if (p.role == Role::kLinALog || p.role == Role::kKdaALog) return DType::kF32;
   if (dtype == DType::kQ8_0) {
@@ -155,17 +170,12 @@ Result<std::shared_ptr<const Model>> MakeRandomModel(const ModelSpec& spec, DTyp
   std::map<std::string, TensorView> views;
   for (const PlannedTensor& p : PlanTensors(model->config)) {
     const DType stored = HfStoredDType(p, dtype);
-    const int64_t cols = p.hf_shape.back();
-    int64_t rows = 1;
-    for (size_t i = 0; i + 1 < p.hf_shape.size(); ++i) rows *= p.hf_shape[i];
-    const int64_t row_bytes = RowBytes(stored, cols);
     for (const std::string& name : HfTensorNames(p)) {
-      auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(rows * row_bytes));
-      std::vector<float> row(static_cast<size_t>(cols));
-      for (int64_t r = 0; r < rows; ++r) {
-        FillHfRandom(spec.config.arch, p, name, seed, r * cols, cols, row.data());
-        EncodeRow(row.data(), cols, stored, bytes->data() + r * row_bytes);
-      }
+      auto bytes = std::make_shared<std::vector<uint8_t>>();
+      LINEAGE_RETURN_IF_ERROR(WriteHfRows(spec.config.arch, p, name, seed, stored, [&](const uint8_t* b, size_t n) {
+        bytes->insert(bytes->end(), b, b + n);
+        return Status::Ok();
+      }));
       TensorView v;
       v.name = name;
       v.dtype = stored;

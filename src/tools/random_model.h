@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ std::vector<std::string> HfTensorNames(const PlannedTensor& p);
 // v again in every stored dtype.
 void FillHfRandom(Arch arch, const PlannedTensor& p, const std::string& name, uint64_t seed, int64_t begin,
                   int64_t n, float* out);
+// HF tensor `name` of `p` row by row, each row encoded as `stored`: `write`
+// gets the bytes of one row at a time, in order; its first error stops it.
+Status WriteHfRows(Arch arch, const PlannedTensor& p, const std::string& name, uint64_t seed, DType stored,
+                   const std::function<Status(const uint8_t* bytes, size_t n)>& write);
 
 // The dtype an HF checkpoint of weight type `dtype` stores `p` in: A_log is
 // always f32 (as in the released checkpoints); under q8_0 (in memory only)

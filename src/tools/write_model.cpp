@@ -25,17 +25,8 @@ Status WriteHfDirectory(const ModelSpec& spec, const VocabData& vocab, const Wri
     const Arch arch = c.arch;
     for (const std::string& name : HfTensorNames(p)) {
       st.AddTensor(name, stored, p.hf_shape, [p, name, stored, seed, arch](FileSink& sink) -> Status {
-        const int64_t cols = p.hf_shape.back();
-        int64_t rows = 1;
-        for (size_t i = 0; i + 1 < p.hf_shape.size(); ++i) rows *= p.hf_shape[i];
-        std::vector<float> row(static_cast<size_t>(cols));
-        std::vector<uint8_t> bytes(static_cast<size_t>(RowBytes(stored, cols)));
-        for (int64_t r = 0; r < rows; ++r) {
-          FillHfRandom(arch, p, name, seed, r * cols, cols, row.data());
-          EncodeRow(row.data(), cols, stored, bytes.data());
-          LINEAGE_RETURN_IF_ERROR(sink.Write(bytes.data(), bytes.size()));
-        }
-        return Status::Ok();
+        return WriteHfRows(arch, p, name, seed, stored,
+                           [&](const uint8_t* bytes, size_t n) { return sink.Write(bytes, n); });
       });
     }
   }

@@ -41,8 +41,6 @@ int64_t KvFloats(const ModelConfig& c, int64_t) { return c.latent_dim(); }
 
 }  // namespace
 
-using namespace model;
-
 // Latent attention (spec §7.3; latent-attention §3.2, §3.4): the query
 // (direct or through its LoRA), the latent down-projection with k_pe, kv_b
 // whole (HF) or cut per head (GGUF), K3's output gate, the output.
