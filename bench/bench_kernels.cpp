@@ -76,8 +76,10 @@ std::vector<uint8_t> FillWeights(DType dt, int64_t rows, int64_t cols) {
     for (size_t i = 0; i + 1 < w.size(); i += 2) w[i + 1] = (w[i + 1] & 0x80) | 0x3c;
   } else if (IsQuantized(dt)) {  // every fp16 scale and min 2^-7
     const int64_t bb = Info(dt).block_bytes;
-    for (size_t b = 0; b < w.size(); b += static_cast<size_t>(bb))
+    for (size_t b = 0; b < w.size(); b += static_cast<size_t>(bb)) {
       for (const quant::HalfField& f : quant::HalfFields(dt)) w[b + f.offset] = 0x00, w[b + f.offset + 1] = 0x20;
+      if (const int e = quant::E8M0Field(dt); e >= 0) w[b + e] = 121;  // 2^-7
+    }
   }
   return w;
 }

@@ -71,6 +71,14 @@ void IQ4_NL(const BlockIQ4_NL& b, float* y) {
   }
 }
 
+void MXFP4(const BlockMXFP4& b, float* y) {
+  const float d = E8M0Half(b.e);
+  for (int j = 0; j < 16; ++j) {
+    y[j] = d * static_cast<float>(kMXFP4Values[b.qs[j] & 15]);
+    y[j + 16] = d * static_cast<float>(kMXFP4Values[b.qs[j] >> 4]);
+  }
+}
+
 void Q2_K(const BlockQ2_K& b, float* y) {
   const float d = H(b.d), dmin = H(b.dmin);
   for (int h = 0; h < 2; ++h)
@@ -173,6 +181,7 @@ void DequantizeBlocks(DType t, const uint8_t* src, int64_t n, float* out) {
     case DType::kQ5_1: return Each<BlockQ5_1>(src, n, out, kQK, Q5_1);
     case DType::kQ8_0: return Each<BlockQ8_0>(src, n, out, kQK, Q8_0);
     case DType::kIQ4_NL: return Each<BlockIQ4_NL>(src, n, out, kQK, IQ4_NL);
+    case DType::kMXFP4: return Each<BlockMXFP4>(src, n, out, kQK, MXFP4);
     case DType::kQ2_K: return Each<BlockQ2_K>(src, n, out, kQK_K, Q2_K);
     case DType::kQ3_K: return Each<BlockQ3_K>(src, n, out, kQK_K, Q3_K);
     case DType::kQ4_K: return Each<BlockQ4_K>(src, n, out, kQK_K, Q4_K);

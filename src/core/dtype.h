@@ -2,7 +2,8 @@
 //
 // Quantized types are GGML's block formats, stored in blocks along a row (the
 // input dimension): a row of n elements of Q8_0 is n/32 blocks of {fp16
-// scale, 32 x int8}; the K-quants and IQ4_XS use 256-element super-blocks.
+// scale, 32 x int8}; the K-quants and IQ4_XS use 256-element super-blocks,
+// MXFP4 17-byte blocks of 32 (so its rows need not start 2-byte aligned).
 // Every layout is written down in docs/model-files.md ("Block types") and
 // pinned in core/quant_blocks.h; core/dequant.h decodes them.
 // The enum's values are stable (new types are appended): they are stored.
@@ -18,8 +19,9 @@ namespace lineage {
 enum class DType : uint8_t {
   kF32, kF16, kBF16, kQ8_0, kQ4_K, kQ6_K,
   kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ2_K, kQ3_K, kQ5_K, kIQ4_NL, kIQ4_XS,
+  kMXFP4,
 };
-inline constexpr int kNumDTypes = 15;
+inline constexpr int kNumDTypes = 16;
 
 // True for the block-quantized types (everything but F32, F16, BF16).
 inline bool IsQuantized(DType t) { return t != DType::kF32 && t != DType::kF16 && t != DType::kBF16; }

@@ -227,7 +227,7 @@ enum class IntActivations { kNone, kBlock32, kBlock256 };
 inline IntActivations IntActivationsFor(DType dtype) {
   switch (dtype) {
     case DType::kQ8_0: case DType::kQ4_0: case DType::kQ4_1: case DType::kQ5_0: case DType::kQ5_1:
-    case DType::kIQ4_NL:
+    case DType::kIQ4_NL: case DType::kMXFP4:
       return IntActivations::kBlock32;
     case DType::kQ2_K: case DType::kQ3_K: case DType::kQ4_K: case DType::kQ5_K: case DType::kQ6_K:
     case DType::kIQ4_XS:
@@ -274,7 +274,7 @@ struct PackedIntActivations {
   /* dot products with it; otherwise decoded to fp32 (the exact path, ExactQ8()). */           \
   A void GemmRows(const TensorView& W, int64_t row_begin, int64_t row_end, const float* X,     \
                   int64_t ldx, const RowActivations& qa, float* Y, int64_t ldy, int64_t T);    \
-  /* Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL rows against qa (gemm_block32_rows.inc). */           \
+  /* Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / MXFP4 rows against qa (gemm_block32_rows.inc). */   \
   A void GemmRowsBlock32(const TensorView& W, int64_t row_begin, int64_t row_end,              \
                          const QuantizedActivations& qa, float* Y, int64_t ldy, int64_t T);    \
   /* Q2_K / Q3_K / Q4_K / Q5_K / Q6_K / IQ4_XS rows against qa (gemm_kquant_rows.inc). */       \

@@ -98,6 +98,7 @@ void PackIntPanel(const TensorView& W, int64_t r0, int64_t nr, int64_t panel_row
     LINEAGE_PACK_CASE(kQ5_0)
     LINEAGE_PACK_CASE(kQ5_1)
     LINEAGE_PACK_CASE(kIQ4_NL)
+    LINEAGE_PACK_CASE(kMXFP4)
     LINEAGE_PACK_CASE(kQ4_K)
     LINEAGE_PACK_CASE(kQ5_K)
     LINEAGE_PACK_CASE(kIQ4_XS)

@@ -64,6 +64,13 @@ inline __m256i IQ4Lookup(__m256i codes) {
   return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values))),
                              codes);
 }
+inline __m128i MXFP4Lookup(__m128i codes) {
+  return _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMXFP4Values)), codes);
+}
+inline __m256i MXFP4Lookup(__m256i codes) {
+  return _mm256_shuffle_epi8(
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMXFP4Values))), codes);
+}
 // The n <= 2 fp16 values at p (their bits xor-ed with `flip`, e.g. a sign)
 // as floats in lanes 0..n-1, 0 above: by one vector conversion, where
 // _cvtsh_ss went through an insert and two moves between register files.
@@ -96,6 +103,14 @@ inline __attribute__((always_inline)) void UnpackBlock(const uint8_t* src, Unpac
         Store16(u->q + 16, IQ4Lookup(Hi4(v)));
       }
       u->sub = 32, u->num_sub = 1, u->scale[0] = H(b.d);
+      return;
+    }
+    case DType::kMXFP4: {
+      const auto& b = *reinterpret_cast<const BlockMXFP4*>(src);
+      const __m128i v = Load16(b.qs);
+      Store16(u->q, MXFP4Lookup(Lo4(v)));
+      Store16(u->q + 16, MXFP4Lookup(Hi4(v)));
+      u->sub = 32, u->num_sub = 1, u->scale[0] = E8M0Half(b.e);
       return;
     }
     case DType::kQ4_1: {

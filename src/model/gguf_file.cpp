@@ -104,6 +104,7 @@ constexpr GgmlPair kGgmlPairs[] = {
     {GgmlType::kQ5_1, DType::kQ5_1},     {GgmlType::kQ8_0, DType::kQ8_0},   {GgmlType::kQ2_K, DType::kQ2_K},
     {GgmlType::kQ3_K, DType::kQ3_K},     {GgmlType::kQ4_K, DType::kQ4_K},   {GgmlType::kQ5_K, DType::kQ5_K},
     {GgmlType::kQ6_K, DType::kQ6_K},     {GgmlType::kIQ4_NL, DType::kIQ4_NL}, {GgmlType::kIQ4_XS, DType::kIQ4_XS},
+    {GgmlType::kMXFP4, DType::kMXFP4},
 };
 static_assert(std::size(kGgmlPairs) == kNumDTypes, "every DType has a GGML id");
 }  // namespace
@@ -125,7 +126,8 @@ std::string GgmlTypeName(uint32_t t) {
                                  "Q8_0", "Q8_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K",
                                  "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
                                  "IQ2_S", "IQ4_XS", "I8", "I16", "I32", "I64", "F64", "IQ1_M",
-                                 "BF16"};
+                                 "BF16", "Q4_0_4_4", "Q4_0_4_8", "Q4_0_8_8", "TQ1_0", "TQ2_0",
+                                 "IQ4_NL_4_4", "IQ4_NL_4_8", "IQ4_NL_8_8", "MXFP4"};
   if (t < sizeof(kNames) / sizeof(kNames[0])) return kNames[t];
   return "type " + std::to_string(t);
 }
@@ -366,7 +368,7 @@ Result<TensorView> GgufFile::Tensor(std::string_view name) const {
     return Unsupported(path() + ": tensor '" + t->name + "' has type " + GgmlTypeName(t->ggml_type) +
                        " (id " + std::to_string(t->ggml_type) +
                        "; supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, "
-                       "Q5_K, Q6_K, IQ4_NL, IQ4_XS)");
+                       "Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4)");
   TensorView v;
   v.name = t->name;
   v.dtype = *dt;

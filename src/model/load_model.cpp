@@ -9,6 +9,7 @@
 #include "model/gguf_config.h"
 #include "model/hf_config.h"
 #include "model/json_field.h"
+#include "model/mxfp4_checkpoint.h"
 #include "model/safetensors_file.h"
 
 namespace lineage::model {
@@ -83,10 +84,28 @@ Result<std::shared_ptr<const Model>> LoadHf(const std::string& dir) {
     LINEAGE_ASSIGN_OR_RETURN(nlohmann::json gen, ReadJsonFile(dir + "/generation_config.json"));
     LINEAGE_RETURN_IF_ERROR(MergeGenerationConfig(gen, dir + "/generation_config.json", &model->config));
   }
+  LINEAGE_ASSIGN_OR_RETURN(const bool mxfp4, ReadMxfp4Quantization(JsonField(config_json, config_path)));
   LINEAGE_ASSIGN_OR_RETURN(ShardSet shards, OpenShards(dir));
-  auto lookup = [&](const std::string& name) -> Result<FoundTensor> {
-    if (!shards.owner.count(name) && shards.owner.count(OtherPrefixName(name))) return shards.Find(OtherPrefixName(name));
-    return shards.Find(name);
+  auto stored_name = [&](const std::string& name) {
+    return !shards.owner.count(name) && shards.owner.count(OtherPrefixName(name)) ? OtherPrefixName(name) : name;
+  };
+  auto lookup = [&](const std::string& planned) -> Result<FoundTensor> {
+    const std::string name = stored_name(planned);
+    const Mxfp4Names packed = mxfp4 ? Mxfp4NamesFor(name) : Mxfp4Names{};
+    if (shards.owner.count(name) || packed.packed.empty() || !shards.owner.count(packed.packed))
+      return shards.Find(name);
+    // A compressed-tensors MXFP4 weight: its codes moved into GGUF's
+    // blocks, held by the model.
+    const SafetensorsFile& f = shards.files[shards.owner.at(packed.packed)];
+    LINEAGE_ASSIGN_OR_RETURN(RawTensor codes, f.Raw(packed.packed));
+    if (!shards.owner.count(packed.scale)) return shards.Find(packed.scale);
+    LINEAGE_ASSIGN_OR_RETURN(RawTensor scales, shards.files[shards.owner.at(packed.scale)].Raw(packed.scale));
+    auto blocks = RepackMxfp4(name, codes, scales);
+    if (!blocks.ok()) return InvalidArgument(f.path() + ": " + blocks.status().message());
+    auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(*blocks));
+    model->buffers.push_back(owned);
+    TensorView v{name, DType::kMXFP4, {codes.shape[0], 2 * codes.shape[1]}, owned->data(), static_cast<int64_t>(owned->size())};
+    return FoundTensor{v, f.path()};
   };
   LINEAGE_ASSIGN_OR_RETURN(model->weights, BindWeights(model->config, lookup));
   for (const SafetensorsFile& f : shards.files) model->files.push_back(f.file());

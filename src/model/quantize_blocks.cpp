@@ -86,6 +86,28 @@ void IQ4_NL(const float* x, uint8_t* out) {
   std::memcpy(out, &b, sizeof b);
 }
 
+// MXFP4: the smallest power-of-two scale that keeps the block's largest
+// magnitude within the table (6 in E2M1, so nothing is clipped), then each
+// value to its nearest code.
+void MXFP4(const float* x, uint8_t* out) {
+  BlockMXFP4 b{};
+  const float amax = std::fabs(SignedMax(x, 32));
+  int e = 0;
+  if (amax > 0) e = std::clamp(static_cast<int>(std::ceil(std::log2(amax / 12.0f))) + 128, 0, 254);
+  while (e < 254 && amax > 12.0f * E8M0Half(static_cast<uint8_t>(e))) ++e;  // log2's rounding
+  b.e = static_cast<uint8_t>(e);
+  const float inv = 1.0f / E8M0Half(b.e);
+  int q[32];
+  for (int j = 0; j < 32; ++j) {
+    int best = 0;
+    for (int k = 1; k < 16; ++k)
+      if (std::fabs(kMXFP4Values[k] - x[j] * inv) < std::fabs(kMXFP4Values[best] - x[j] * inv)) best = k;
+    q[j] = best;
+  }
+  PackNibbles(q, b.qs);
+  std::memcpy(out, &b, sizeof b);
+}
+
 // Q4_K / Q5_K: eight sub-blocks of 32 with an unsigned scale and min each
 // (x ~ scale * q - min, q in [0, levels]), quantized to 6 bits against
 // the super-block's d and dmin.
@@ -180,7 +202,7 @@ void IQ4_XS(const float* x, uint8_t* out) {
 bool CanQuantize(DType t) {
   switch (t) {
     case DType::kQ4_0: case DType::kQ5_0: case DType::kQ5_1: case DType::kIQ4_NL:
-    case DType::kQ4_K: case DType::kQ5_K: case DType::kQ6_K: case DType::kIQ4_XS:
+    case DType::kQ4_K: case DType::kQ5_K: case DType::kQ6_K: case DType::kIQ4_XS: case DType::kMXFP4:
       return true;
     default:
       return false;
@@ -201,6 +223,7 @@ void QuantizeRow(DType t, const float* x, int64_t n, uint8_t* out) {
       case DType::kQ5_K: K4<BlockQ5_K>(xb, 31, ob); break;
       case DType::kQ6_K: Q6_K(xb, ob); break;
       case DType::kIQ4_XS: IQ4_XS(xb, ob); break;
+      case DType::kMXFP4: MXFP4(xb, ob); break;
       default: return;
     }
   }

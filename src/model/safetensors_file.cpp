@@ -93,6 +93,13 @@ std::vector<std::string> SafetensorsFile::names() const {
   return out;
 }
 
+Result<RawTensor> SafetensorsFile::Raw(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return NotFound(path() + ": tensor '" + name + "' is missing");
+  const Entry& e = it->second;
+  return RawTensor{e.dtype, e.shape, file_->data() + e.begin, static_cast<int64_t>(e.end - e.begin)};
+}
+
 Result<TensorView> SafetensorsFile::Tensor(const std::string& name) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) return NotFound(path() + ": tensor '" + name + "' is missing");

@@ -23,6 +23,14 @@
 
 namespace lineage::model {
 
+// A tensor's bytes as stored, of any dtype the header may name.
+struct RawTensor {
+  std::string dtype;  // as written in the header ("U8", "BF16", ...)
+  std::vector<int64_t> shape;
+  const uint8_t* data = nullptr;
+  int64_t nbytes = 0;
+};
+
 class SafetensorsFile {
  public:
   static Result<SafetensorsFile> Open(const std::string& path);
@@ -33,6 +41,8 @@ class SafetensorsFile {
   bool Has(const std::string& name) const { return entries_.count(name) != 0; }
   // The tensor's view; NotFound / Unsupported errors name the file and tensor.
   Result<TensorView> Tensor(const std::string& name) const;
+  // The tensor's bytes whatever its dtype (compressed-tensors' U8 codes).
+  Result<RawTensor> Raw(const std::string& name) const;
 
  private:
   struct Entry {

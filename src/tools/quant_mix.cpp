@@ -13,6 +13,7 @@ constexpr PresetInfo kPresets[] = {
     {QuantPreset::kQ4_K_M, "q4_k_m", DType::kQ4_K, 15}, {QuantPreset::kQ5_K_M, "q5_k_m", DType::kQ5_K, 17},
     {QuantPreset::kQ6_K, "q6_k", DType::kQ6_K, 18},     {QuantPreset::kQ8_0, "q8_0", DType::kQ8_0, 7},
     {QuantPreset::kQ4_0, "q4_0", DType::kQ4_0, 2},      {QuantPreset::kIQ4_XS, "iq4_xs", DType::kIQ4_XS, 30},
+    {QuantPreset::kMXFP4_MOE, "mxfp4_moe", DType::kQ8_0, 38},
 };
 
 const PresetInfo& Find(QuantPreset p) {
@@ -54,6 +55,12 @@ DType PresetTensorType(QuantPreset preset, const ModelConfig& c, const PlannedTe
   const bool k_mix = preset == QuantPreset::kQ4_K_M || preset == QuantPreset::kQ5_K_M;
   DType t = Find(preset).base;
   const bool is_output = p.role == Role::kLmHead || (p.role == Role::kEmbed && c.tied_embeddings);
+  if (preset == QuantPreset::kMXFP4_MOE) {
+    // Stacked 3-D tensors (ne[2] > 1: the routed experts, and the MLA
+    // attn_k_b / attn_v_b, which llama-quantize matches too) take MXFP4.
+    const bool stacked = p.gguf_shape.size() == 3 && p.gguf_shape[0] > 1 && !is_output;
+    return Fallback(stacked ? DType::kMXFP4 : DType::kQ8_0, p.gguf_shape.back());
+  }
   if (is_output) {
     if (preset != QuantPreset::kQ8_0) t = DType::kQ6_K;
   } else if (p.role == Role::kAttnV || p.role == Role::kLinQkv) {

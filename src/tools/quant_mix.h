@@ -1,5 +1,5 @@
 // QuantMix: llama.cpp's quantization presets (Q4_K_M, Q5_K_M, Q6_K, Q8_0,
-// Q4_0, IQ4_XS) as per-tensor block types, for `lineage mkmodel --dtype`.
+// Q4_0, IQ4_XS, MXFP4_MOE) as per-tensor block types, for `lineage mkmodel --dtype`.
 //
 // The rules are llama-quantize's (llama_tensor_get_type) for the tensors our
 // archs have, and reproduce the per-tensor types of the llama.cpp-written
@@ -12,6 +12,8 @@
 //   - ffn_down of layer i: Q4_K_M / Q5_K_M take Q6_K where use_more_bits(i, L);
 //     IQ4_XS takes Q5_K in the first eighth of the layers;
 //   - every other matrix: the preset's base type;
+//   - MXFP4_MOE: stacked 3-D tensors (the routed experts; llama-quantize's
+//     test is ne[2] > 1) MXFP4, every other matrix and the output Q8_0;
 //   - a row that is not whole 256-element super-blocks falls back as
 //     llama.cpp does: Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, IQ4_XS -> IQ4_NL.
 // Pure functions.
@@ -26,9 +28,9 @@
 
 namespace lineage::model {
 
-enum class QuantPreset { kQ4_K_M, kQ5_K_M, kQ6_K, kQ8_0, kQ4_0, kIQ4_XS };
+enum class QuantPreset { kQ4_K_M, kQ5_K_M, kQ6_K, kQ8_0, kQ4_0, kIQ4_XS, kMXFP4_MOE };
 
-// "q4_k_m", "q5_k_m", "q6_k", "q8_0", "q4_0", "iq4_xs".
+// "q4_k_m", "q5_k_m", "q6_k", "q8_0", "q4_0", "iq4_xs", "mxfp4_moe".
 std::optional<QuantPreset> ParseQuantPreset(std::string_view name);
 std::string_view QuantPresetName(QuantPreset p);
 

@@ -12,7 +12,13 @@ void SafetensorsWriter::AddTensor(const std::string& name, DType dtype, std::vec
   int64_t numel = 1;
   for (int64_t d : shape) numel *= d;
   const uint64_t nbytes = static_cast<uint64_t>(RowBytes(dtype, numel));
-  tensors_.push_back({name, dtype, std::move(shape), nbytes, std::move(producer)});
+  tensors_.push_back({name, SafetensorsDTypeName(dtype), std::move(shape), nbytes, std::move(producer)});
+}
+
+void SafetensorsWriter::AddBytes(const std::string& name, std::vector<int64_t> shape, Producer producer) {
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  tensors_.push_back({name, "U8", std::move(shape), static_cast<uint64_t>(numel), std::move(producer)});
 }
 
 Status SafetensorsWriter::WriteShard(const std::string& path, size_t begin, size_t end) const {
@@ -21,7 +27,7 @@ Status SafetensorsWriter::WriteShard(const std::string& path, size_t begin, size
   uint64_t offset = 0;
   for (size_t i = begin; i < end; ++i) {
     const Tensor& t = tensors_[i];
-    header[t.name] = {{"dtype", SafetensorsDTypeName(t.dtype)},
+    header[t.name] = {{"dtype", t.dtype},
                       {"shape", t.shape},
                       {"data_offsets", {offset, offset + t.nbytes}}};
     offset += t.nbytes;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ class SafetensorsWriter {
   using Producer = std::function<Status(FileSink& sink)>;
   // `dtype` is F32, F16 or BF16; the producer writes numel * size bytes.
   void AddTensor(const std::string& name, DType dtype, std::vector<int64_t> shape, Producer producer);
+  // A U8 tensor (compressed-tensors' codes and scales); numel bytes.
+  void AddBytes(const std::string& name, std::vector<int64_t> shape, Producer producer);
 
   // Everything in `path`.
   Status WriteFile(const std::string& path) const;
@@ -32,7 +35,7 @@ class SafetensorsWriter {
  private:
   struct Tensor {
     std::string name;
-    DType dtype;
+    std::string dtype;  // the header's name
     std::vector<int64_t> shape;
     uint64_t nbytes;
     Producer producer;

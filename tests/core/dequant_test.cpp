@@ -4,6 +4,7 @@
 // reference on random blocks, bit for bit.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -35,6 +36,7 @@ TEST(Dequant, BlockSizesMatchTheDtypeTable) {
   EXPECT_EQ(Info(DType::kQ5_K).block_bytes, static_cast<int64_t>(sizeof(BlockQ5_K)));
   EXPECT_EQ(Info(DType::kQ6_K).block_bytes, static_cast<int64_t>(sizeof(BlockQ6_K)));
   EXPECT_EQ(Info(DType::kIQ4_XS).block_bytes, static_cast<int64_t>(sizeof(BlockIQ4_XS)));
+  EXPECT_EQ(Info(DType::kMXFP4).block_bytes, static_cast<int64_t>(sizeof(BlockMXFP4)));
   for (int i = 0; i < kNumDTypes; ++i) {
     const DType t = static_cast<DType>(i);
     EXPECT_EQ(ParseDType(Info(t).name), t) << Info(t).name;
@@ -63,6 +65,22 @@ TEST(Dequant, LegacyBlocksFollowTheDocumentedFormulas) {
     EXPECT_EQ(y50[i], ((code | fifth) - 16) * d) << i;
     EXPECT_EQ(y51[i], (code | fifth) * d + m) << i;
     EXPECT_EQ(ynl[i], d * kIQ4Values[code]) << i;
+  }
+}
+
+// MXFP4 (docs/model-files.md): the E2M1 values {0, 0.5, 1, 1.5, 2, 3, 4, 6}
+// and their negatives times 2^(e - 127), the E8M0 exponent, down to the
+// subnormal scales of e = 0 and 1 and up to e = 254.
+TEST(Dequant, Mxfp4IsE2M1TimesAnE8M0Exponent) {
+  const float e2m1[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+  for (int e : {0, 1, 2, 100, 127, 130, 254}) {
+    BlockMXFP4 b{static_cast<uint8_t>(e), {}};
+    for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(j | (15 - j) << 4);
+    const auto y = Decode(DType::kMXFP4, &b);
+    for (int i = 0; i < 32; ++i) {
+      const int code = i < 16 ? i : 15 - (i - 16);
+      EXPECT_EQ(y[i], e2m1[code] * std::ldexp(1.0f, e - 127)) << "e " << e << " element " << i;
+    }
   }
 }
 

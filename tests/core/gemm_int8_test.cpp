@@ -194,9 +194,7 @@ TEST_P(GemmInt8Test, RowResultIndependentOfRangeAndTokens) {
 INSTANTIATE_TEST_SUITE_P(
     IntKernels, GemmInt8Test,
     ::testing::Combine(::testing::Values(Path::kAvx2, Path::kAvx2Vnni, Path::kAvx512),
-                       ::testing::Values(DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
-                                         DType::kIQ4_NL, DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K,
-                                         DType::kQ6_K, DType::kIQ4_XS)),
+                       ::testing::ValuesIn(testing::QuantizedDTypes())),
     [](const auto& info) {
       return std::string(PathName(std::get<0>(info.param))) + "_" + std::string(Info(std::get<1>(info.param)).name);
     });

@@ -14,6 +14,7 @@
 namespace lineage::kernels {
 namespace {
 
+using testing::AllDTypes;
 using testing::ExpectNearNaiveGemm;
 using testing::OwnedTensor;
 using testing::RandomActivations;
@@ -82,9 +83,7 @@ TEST_P(GemmMultiTest, ColumnsWithATail) {
 TEST_P(GemmMultiTest, EachRowEqualsThatRowAlone) {
   ThreadPool pool(2);
   const int64_t cols = 512;
-  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
-                      DType::kQ5_1, DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K,
-                      DType::kIQ4_NL, DType::kIQ4_XS}) {
+  for (DType dtype : AllDTypes()) {
     std::vector<OwnedTensor> weights;
     for (int64_t rows : {1500, 67, 16}) weights.push_back(RandomWeights(dtype, rows, cols, static_cast<uint32_t>(rows)));
     for (int64_t T : {2, 5, 11}) {

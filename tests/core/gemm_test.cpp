@@ -96,9 +96,7 @@ TEST_P(GemmTest, FloatRowResultIndependentOfRangeAndTokens) {
 INSTANTIATE_TEST_SUITE_P(
     AllPaths, GemmTest,
     ::testing::Combine(::testing::Values(Isa::kAvx2, Isa::kAvx512),
-                       ::testing::Values(DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0,
-                                         DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kQ2_K,
-                                         DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS)),
+                       ::testing::ValuesIn(testing::AllDTypes())),
     [](const auto& info) {
       return std::string(IsaName(std::get<0>(info.param))) + "_" +
              std::string(Info(std::get<1>(info.param)).name);

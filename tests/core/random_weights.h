@@ -14,6 +14,20 @@
 
 namespace lineage::testing {
 
+// Every dtype, and every block-quantized one, in enum order: the kernel
+// tests run over these so that a new type is covered where it is added.
+inline std::vector<DType> AllDTypes() {
+  std::vector<DType> out;
+  for (int i = 0; i < kNumDTypes; ++i) out.push_back(static_cast<DType>(i));
+  return out;
+}
+inline std::vector<DType> QuantizedDTypes() {
+  std::vector<DType> out;
+  for (DType t : AllDTypes())
+    if (IsQuantized(t)) out.push_back(t);
+  return out;
+}
+
 struct OwnedTensor {
   std::vector<uint8_t> bytes;
   TensorView view;
@@ -21,7 +35,7 @@ struct OwnedTensor {
 
 // A [rows, cols] tensor of `dtype` with values spread over about [-1, 1].
 // Q8_0 blocks get a random fp16 scale and random int8 values in [-127, 127];
-// the other block types random bytes with ordinary fp16 scales and mins.
+// the other block types random bytes with ordinary fp16 (or E8M0) scales and mins.
 inline OwnedTensor RandomWeights(DType dtype, int64_t rows, int64_t cols, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
@@ -63,6 +77,8 @@ inline OwnedTensor RandomWeights(DType dtype, int64_t rows, int64_t cols, uint32
           const uint16_t h = FloatToHalf(v);
           std::memcpy(p + b * info.block_bytes + f.offset, &h, 2);
         }
+        // An E8M0 scale of 2^-8 .. 2^-5 against codes up to 12.
+        if (const int e = quant::E8M0Field(dtype); e >= 0) p[b * info.block_bytes + e] = static_cast<uint8_t>(120 + byte(rng) % 4);
       }
       break;
     }

@@ -31,7 +31,7 @@ TEST(Quantize, RoundTripErrorPerType) {
   const std::map<DType, double> bound = {
       {DType::kQ4_0, 0.11}, {DType::kQ5_0, 0.055}, {DType::kQ5_1, 0.05}, {DType::kIQ4_NL, 0.105},
       {DType::kQ4_K, 0.1},  {DType::kQ5_K, 0.05},  {DType::kQ6_K, 0.025}, {DType::kIQ4_XS, 0.105},
-      {DType::kQ8_0, 0.007}};
+      {DType::kQ8_0, 0.007}, {DType::kMXFP4, 0.155}};
   std::mt19937 rng(5);
   std::normal_distribution<float> nd(0.0f, 0.02f);
   const int64_t n = 4096;
@@ -54,7 +54,7 @@ TEST(Quantize, RoundTripErrorPerType) {
 }
 
 TEST(QuantMix, ParsesPresetNames) {
-  for (const char* name : {"q4_k_m", "q5_k_m", "q6_k", "q8_0", "q4_0", "iq4_xs"}) {
+  for (const char* name : {"q4_k_m", "q5_k_m", "q6_k", "q8_0", "q4_0", "iq4_xs", "mxfp4_moe"}) {
     auto p = ParseQuantPreset(name);
     ASSERT_TRUE(p.has_value()) << name;
     EXPECT_EQ(QuantPresetName(*p), name);
