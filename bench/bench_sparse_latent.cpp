@@ -66,8 +66,8 @@ Layer MakeLayer(bool sparse, int threads) {
   c.intermediate = 256;
   c.leading_dense_layers = 1;
   if (!sparse) {
-    c.indexer_heads = c.indexer_dim = c.indexer_top_k = 0;
-    c.indexer_full.clear();
+    c.indexer.heads = c.indexer.dim = c.indexer.top_k = 0;
+    c.indexer.full.clear();
   }
   auto m = model::MakeRandomModel(*cut, DType::kQ8_0, 1);
   if (!m.ok()) {
@@ -93,7 +93,7 @@ double TimeForward(Layer& layer, int64_t C, int64_t T, engine::LatentPath path, 
                    engine::LatentCosts* modelled = nullptr, bool indexer_only = false) {
   const model::ModelConfig& c = layer.model->config;
   engine::Engine& eng = *layer.engine;
-  const int64_t H = c.hidden, W = c.latent_dim(), D = c.indexer_dim;
+  const int64_t H = c.hidden, W = c.latent_dim(), D = c.indexer.dim;
   uint32_t x = 7;
   auto rnd = [&] { return static_cast<float>((x = x * 1664525u + 1013904223u) >> 8) * 0x1p-24f - 0.5f; };
   engine::Sequence seq = eng.NewSequence();

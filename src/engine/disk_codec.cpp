@@ -60,7 +60,7 @@ class Hasher {
 cache::disk::Key128 ModelFingerprint(const model::Model& m) {
   const model::ModelConfig& c = m.config;
   Hasher h;
-  h.Str("lineage model fingerprint v2");
+  h.Str("lineage model fingerprint v3");
   h.Str(model::ArchName(c.arch));
   for (int64_t v : {c.hidden, c.num_layers, c.intermediate, c.vocab, c.num_heads, c.num_kv_heads, c.head_dim,
                     c.rope_dims, c.lin_num_k_heads, c.lin_num_v_heads, c.lin_k_dim, c.lin_v_dim, c.conv_kernel,
@@ -70,11 +70,13 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
   }
   h.F64(c.rms_eps);
   h.F64(c.rope_theta);
-  for (int64_t l = 0; l < c.num_layers; ++l) {  // the layer kinds, and each layer's indexer role
+  for (int64_t l = 0; l < c.num_layers; ++l) {  // the layer kinds
     h.Str(model::Info(c.mixer(l)).name);
     h.Str(model::Info(c.ffn(l)).name);
-    h.I64(c.indexer_layer(l));
   }
+  for (const model::KindConfig* k : model::KindConfigs())  // and their own fields
+    if (k->fingerprint)
+      for (double v : k->fingerprint(c)) h.F64(v);
   if (c.moe()) {
     for (int64_t v : {c.num_experts, c.experts_per_token, c.expert_intermediate, c.shared_intermediate,
                       c.leading_dense_layers, int64_t{c.routed_renormalise}, c.expert_groups, c.expert_groups_used,
@@ -84,10 +86,9 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
   }
   if (c.latent()) {
     for (int64_t v : {c.kv_lora_rank, c.qk_nope_dim, c.qk_rope_dim, c.v_head_dim, c.q_lora_rank,
-                      int64_t{c.latent_rope}, c.indexer_heads, c.indexer_dim, c.indexer_top_k,
-                      int64_t{c.indexer_rope_neox}, c.attn_res_block})
+                      int64_t{c.latent_rope}, c.attn_res_block})
       h.I64(v);
-    for (double v : {c.indexer_norm_eps, c.kda_gate_lower_bound, c.situ_beta, c.situ_linear_beta}) h.F64(v);
+    for (double v : {c.kda_gate_lower_bound, c.situ_beta, c.situ_linear_beta}) h.F64(v);
   }
   const model::Weights& w = m.weights;
   h.Tensor(w.embed);

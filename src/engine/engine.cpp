@@ -52,7 +52,7 @@ Engine::Engine(std::shared_ptr<const model::Model> model, const EngineOptions& o
     kv_layout_.num_kv_heads = 1;
     kv_layout_.head_dim = c.latent_dim() / 2;
     kv_layout_.index_layers = c.num_indexer_layers();  // and the indexer keys of the full sparse layers
-    kv_layout_.index_dim = c.num_indexer_layers() > 0 ? c.indexer_dim : 0;
+    kv_layout_.index_dim = c.num_indexer_layers() > 0 ? c.indexer.dim : 0;
   }
   if (options.mtp) ++kv_layout_.num_layers;  // the MTP block's, after the trunk's
   kv_layout_.page_tokens = options.page_tokens;

@@ -112,9 +112,9 @@ struct Workspace {
       grow(latent.ctx, c.num_heads * c.latent_dim());
       grow(latent.qr, c.q_lora_rank);
       grow(latent.rope, std::max<int64_t>(c.qk_rope_dim, 1));
-      grow(latent.index_q, c.indexer_heads * c.indexer_dim);
-      grow(latent.index_k, c.indexer_dim);
-      grow(latent.index_w, c.indexer_heads);
+      grow(latent.index_q, c.indexer.heads * c.indexer.dim);
+      grow(latent.index_k, c.indexer.dim);
+      grow(latent.index_w, c.indexer.heads);
     }
     if (c.moe()) {
       const int64_t E = c.num_experts, k = c.experts_per_token;

@@ -26,8 +26,8 @@ std::vector<int64_t> Squeezed(const std::vector<int64_t>& s) {
 
 // Vectors may carry size-1 dimensions (GGUF ssm_a, HF conv [C, 1, K]);
 // matrices must match exactly.
-bool ShapeMatches(Role role, const std::vector<int64_t>& got, const std::vector<int64_t>& want) {
-  if (IsSmallRole(role)) return Squeezed(got) == Squeezed(want);
+bool ShapeMatches(const PlannedTensor& p, const std::vector<int64_t>& got, const std::vector<int64_t>& want) {
+  if (IsSmall(p)) return Squeezed(got) == Squeezed(want);
   return got == want;
 }
 
@@ -36,7 +36,7 @@ Result<TensorView> Fetch(const ModelConfig& c, const PlannedTensor& p, const Ten
   const std::string& name = hf ? p.hf_name : p.gguf_name;
   const std::vector<int64_t>& want = hf ? p.hf_shape : p.gguf_shape;
   LINEAGE_ASSIGN_OR_RETURN(FoundTensor f, lookup(name));
-  if (!ShapeMatches(p.role, f.view.shape, want))
+  if (!ShapeMatches(p, f.view.shape, want))
     return InvalidArgument(f.file + ": tensor '" + name + "' has shape " + ShapeString(f.view.shape) +
                            ", expected " + ShapeString(want));
   // Every DType has kernels (core/kernels.h); a file's unknown GGML type
@@ -50,9 +50,9 @@ Result<TensorView> Fetch(const ModelConfig& c, const PlannedTensor& p, const Ten
 std::vector<float> SmallVector(const ModelConfig& c, const PlannedTensor& p, const TensorView& v) {
   std::vector<float> x = DecodeAll(v);
   if (c.format != FileFormat::kSafetensors) return x;
-  if (IsZeroCentredNorm(p.role, c.arch))
+  if (IsZeroCentredNorm(p, c.arch))
     for (float& w : x) w = 1.0f + w;
-  if (p.role == Role::kLinALog || p.role == Role::kKdaALog)
+  if (p.values == Values::kALog)
     for (float& a : x) a = SsmAFromALog(a);
   return x;
 }
@@ -63,7 +63,7 @@ Status MultiplyHfFactor(const ModelConfig& c, const PlannedTensor& p, const Tens
                         std::vector<float>* x) {
   if (c.format != FileFormat::kSafetensors || p.hf_factor_name.empty()) return Status::Ok();
   LINEAGE_ASSIGN_OR_RETURN(FoundTensor f, lookup(p.hf_factor_name));
-  if (!ShapeMatches(p.role, f.view.shape, p.hf_shape))
+  if (!ShapeMatches(p, f.view.shape, p.hf_shape))
     return InvalidArgument(f.file + ": tensor '" + p.hf_factor_name + "' has shape " + ShapeString(f.view.shape) +
                            ", expected " + ShapeString(p.hf_shape) + " (that of '" + p.hf_name + "')");
   const std::vector<float> factor = DecodeAll(f.view);
@@ -130,7 +130,7 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
     LINEAGE_RETURN_IF_ERROR(fetched.status());
     const TensorView& v = *fetched;
     std::vector<float> small;
-    if (IsSmallRole(p.role)) {
+    if (IsSmall(p)) {
       small = SmallVector(c, p, v);
       LINEAGE_RETURN_IF_ERROR(MultiplyHfFactor(c, p, lookup, &small));
     }

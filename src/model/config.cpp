@@ -75,13 +75,13 @@ std::string ArchNameList() {
   return out;
 }
 
-namespace {
-
 Status CheckRange(const ModelConfig& c, const char* field, int64_t v, int64_t min, int64_t max) {
   if (v >= min && v <= max) return Status::Ok();
   return InvalidArgument(c.source_path + ": " + field + " is " + std::to_string(v) + ", expected an integer in [" +
                          std::to_string(min) + ", " + std::to_string(max) + "]");
 }
+
+namespace {
 
 Status CheckPositive(const ModelConfig& c, const char* field, double v, double max) {
   if (std::isfinite(v) && v > 0 && v <= max) return Status::Ok();
@@ -153,33 +153,6 @@ Status ValidateConfig(const ModelConfig& c) {
       return InvalidArgument(c.source_path + ": KDA gate lower bound " + std::to_string(c.kda_gate_lower_bound) +
                              " is not negative");
   }
-  if (c.sparse()) {
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "indexer_heads", c.indexer_heads, 1, L::kMaxHeads));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "indexer_dim", c.indexer_dim, 1, L::kMaxHeadDim));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "indexer_top_k", c.indexer_top_k, 1, L::kMaxContext));
-    if (!c.latent() || c.q_lora_rank <= 0)
-      return InvalidArgument(c.source_path + ": a lightning indexer needs latent attention with a query LoRA");
-    if (c.qk_rope_dim > c.indexer_dim || c.qk_rope_dim % 2 != 0)
-      return InvalidArgument(c.source_path + ": the indexer rotates " + std::to_string(c.qk_rope_dim) +
-                             " dims of " + std::to_string(c.indexer_dim) + " (even, at most the head)");
-    if (!(c.indexer_norm_eps >= 0 && c.indexer_norm_eps <= L::kMaxRmsEps))
-      return InvalidArgument(c.source_path + ": indexer LayerNorm epsilon " + std::to_string(c.indexer_norm_eps) +
-                             " is not in [0, 1]");
-    if (!c.indexer_full.empty()) {
-      if (static_cast<int64_t>(c.indexer_full.size()) != c.num_layers)
-        return InvalidArgument(c.source_path + ": indexer types for " + std::to_string(c.indexer_full.size()) +
-                               " layers, the model has " + std::to_string(c.num_layers));
-      // A shared layer reuses the selection of a full layer below it.
-      bool seen_full = false;
-      for (int64_t l = 0; l < c.num_layers; ++l) {
-        if (c.layer_kinds[l] != LayerKind::kFullAttention) continue;
-        if (!c.indexer_full[l] && !seen_full)
-          return InvalidArgument(c.source_path + ": latent layer " + std::to_string(l) +
-                                 " shares the indexer selection of a full layer, but none comes before it");
-        seen_full = seen_full || c.indexer_full[l];
-      }
-    }
-  }
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "vocab", c.vocab, 1, L::kMaxVocab));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "context_length", c.context_length, 0, L::kMaxContext));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "num_heads", c.num_heads, 1, L::kMaxHeads));
@@ -205,6 +178,8 @@ Status ValidateConfig(const ModelConfig& c) {
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "lin_v_dim", c.lin_v_dim, 1, L::kMaxHeadDim));
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "conv_kernel", c.conv_kernel, 1, L::kMaxConvKernel));
   }
+  for (const KindConfig* k : KindConfigs())  // the kinds' own fields (model/layer_kinds.h)
+    if (k->validate) LINEAGE_RETURN_IF_ERROR(k->validate(c));
   for (int64_t id : c.eos_token_ids) LINEAGE_RETURN_IF_ERROR(CheckRange(c, "eos_token_id", id, 0, L::kMaxTokenId));
   if (c.bos_token_id != -1) LINEAGE_RETURN_IF_ERROR(CheckRange(c, "bos_token_id", c.bos_token_id, 0, L::kMaxTokenId));
   // The limits keep each tensor far below 2^63 elements; the sum over a

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "kinds/sparse_latent_attention/indexer_config.h"
 #include "model/layer_kinds.h"
 
 namespace lineage::model {
@@ -108,16 +109,8 @@ struct ModelConfig {
   // (Kimi: NoPE).
   int64_t q_lora_rank = 0;
   bool latent_rope = false;
-  // The lightning indexer (spec latent-attention §1.2, §1.6); zero heads:
-  // dense latent attention. A layer with indexer_full[l] runs it and caches
-  // its key; one without reuses the selection of the nearest full layer
-  // below it. Empty indexer_full: every latent layer is full.
-  int64_t indexer_heads = 0;         // Hi
-  int64_t indexer_dim = 0;           // D (a power of two >= 64 where files rotate it)
-  int64_t indexer_top_k = 0;         // K: keys each query attends to at most
-  bool indexer_rope_neox = false;    // deepseek32 NEOX pairs, glm-dsa NORM (interleaved)
-  double indexer_norm_eps = 0.0;     // the key LayerNorm's epsilon (glm-dsa 0, deepseek32 1e-6)
-  std::vector<bool> indexer_full;
+  // The lightning indexer: the sparse latent attention kind's own fields.
+  IndexerConfig indexer;
 
   // YaRN scaling of latent attention's rotary dims (DeepSeek-V3.2: factor
   // 40 over 4096 positions; spec latent-attention §1.5); factor 0: none.
@@ -148,10 +141,10 @@ struct ModelConfig {
   // DeepSeek-V3 MoE: kimi_linear, glm-dsa, deepseek32, kda-dsa.
   bool latent() const { return arch == Arch::kKimiLinear || arch == Arch::kGlmDsa || arch == Arch::kDeepseek32 ||
                              arch == Arch::kKdaDsa || arch == Arch::kKimiK3; }
-  bool sparse() const { return indexer_heads > 0; }
+  bool sparse() const { return indexer.heads > 0; }
   // True when latent layer l runs the indexer (and caches its key).
   bool indexer_layer(int64_t l) const {
-    return sparse() && l < num_layers && layer_kinds[l] == LayerKind::kFullAttention && (indexer_full.empty() || indexer_full[l]);
+    return sparse() && l < num_layers && layer_kinds[l] == LayerKind::kFullAttention && (indexer.full.empty() || indexer.full[l]);
   }
   int64_t num_indexer_layers() const;
   // True when layer l's FFN is the sparse MoE (every layer of a MoE model but
@@ -193,14 +186,6 @@ inline bool IsMoeArch(Arch a) { return a != Arch::kQwen3_5 && a != Arch::kQwen3;
 // permutation, spec §2.4); Qwen3-Next keeps them grouped.
 inline bool GgufTilesVHeads(Arch a) { return a == Arch::kQwen3_5 || a == Arch::kQwen3_5Moe; }
 
-// The indexer conventions llama.cpp fixes per arch (spec latent-attention
-// §1.8): deepseek32 ropes its indexer with NEOX pairs and normalises its key
-// with epsilon 1e-6; glm-dsa (and kda-dsa) interleave and use 0, since
-// llama.cpp never loads glm-dsa's epsilon. Both formats of a model use them.
-inline void SetIndexerConventions(ModelConfig* c) {
-  c->indexer_rope_neox = c->arch == Arch::kDeepseek32;
-  c->indexer_norm_eps = c->arch == Arch::kDeepseek32 ? 1e-6 : 0.0;
-}
 
 // Bounds on what a model file may declare. Far above any real checkpoint,
 // and low enough that a corrupt count fails before anything is allocated and
@@ -225,5 +210,7 @@ struct ConfigLimits {
 // eps and theta) and that the total parameter count fits in int64_t. Both
 // loaders call it before planning tensors; errors name c.source_path.
 Status ValidateConfig(const ModelConfig& c);
+// InvalidArgument naming c's file and `field` unless min <= v <= max.
+Status CheckRange(const ModelConfig& c, const char* field, int64_t v, int64_t min, int64_t max);
 
 }  // namespace lineage::model

@@ -5,6 +5,9 @@
 // for qwen3next), and no zero-centred norms (the converter folded them).
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "core/status.h"
 #include "model/config.h"
 #include "model/gguf_file.h"
@@ -12,5 +15,10 @@
 namespace lineage::model {
 
 Result<ModelConfig> ParseGgufConfig(const GgufFile& g);
+
+// An integer key in [min, max]; `fallback` when absent (NotFound naming the
+// key without one); out-of-range values are named as read.
+Result<int64_t> ReadIntKey(const GgufFile& g, const std::string& key, int64_t min, int64_t max,
+                           std::optional<int64_t> fallback = std::nullopt);
 
 }  // namespace lineage::model

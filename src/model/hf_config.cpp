@@ -5,6 +5,23 @@
 #include "model/json_field.h"
 
 namespace lineage::model {
+
+// An array of `num_layers` strings, each `a` or `b`: (*is_a)[l] says which.
+Status ReadLayerChoices(const JsonField& types, int64_t num_layers, const std::string& what, const std::string& a,
+                        const std::string& b, std::vector<bool>* is_a) {
+  if (!types.is_array() || static_cast<int64_t>(types.raw()->size()) != num_layers)
+    return types.Error("an array of " + std::to_string(num_layers) + " " + what + " (num_hidden_layers)");
+  is_a->clear();
+  return types.ForEachItem([&](const JsonField& t) -> Status {
+    const std::string expected = "\"" + a + "\" or \"" + b + "\"";
+    if (!t.is_string()) return t.Error(expected);
+    const std::string v = t.raw()->get<std::string>();
+    if (v != a && v != b) return t.Error(expected);
+    is_a->push_back(v == a);
+    return Status::Ok();
+  });
+}
+
 namespace {
 
 using Json = nlohmann::json;
@@ -67,21 +84,6 @@ Result<Arch> ReadArch(const JsonField& root, const JsonField& j) {
                      "KimiK3ForConditionalGeneration)");
 }
 
-// An array of `num_layers` strings, each `a` or `b`: (*is_a)[l] says which.
-Status ReadLayerChoices(const JsonField& types, int64_t num_layers, const std::string& what, const std::string& a,
-                        const std::string& b, std::vector<bool>* is_a) {
-  if (!types.is_array() || static_cast<int64_t>(types.raw()->size()) != num_layers)
-    return types.Error("an array of " + std::to_string(num_layers) + " " + what + " (num_hidden_layers)");
-  is_a->clear();
-  return types.ForEachItem([&](const JsonField& t) -> Status {
-    const std::string expected = "\"" + a + "\" or \"" + b + "\"";
-    if (!t.is_string()) return t.Error(expected);
-    const std::string v = t.raw()->get<std::string>();
-    if (v != a && v != b) return t.Error(expected);
-    is_a->push_back(v == a);
-    return Status::Ok();
-  });
-}
 
 Status ReadLayerKinds(const JsonField& j, ModelConfig* c) {
   const JsonField types = j["layer_types"];
@@ -132,25 +134,6 @@ Status ReadKimiLayerKinds(const JsonField& lin, ModelConfig* c) {
     if (!seen[i]) return lin.Error("every layer in kda_layers or full_attn_layers (layer " + std::to_string(i + 1) +
                                    " is in neither)");
   return Status::Ok();
-}
-
-// The sparse archs' indexer fields (spec latent-attention §3.1):
-// index_n_heads, index_head_dim, index_topk; GLM-5.2's indexer_types
-// ("full" / "shared"). The RoPE pairing and the key LayerNorm's epsilon are
-// fixed per arch (SetIndexerConventions), so both formats of a model agree.
-Status ReadIndexerConfig(const JsonField& j, ModelConfig* c) {
-  const JsonField heads = j["index_n_heads"];
-  if (!heads.present() || heads.raw()->is_null()) {
-    if (c->arch == Arch::kDeepseek32) return heads.Error("the indexer's head count");
-    return Status::Ok();
-  }
-  LINEAGE_ASSIGN_OR_RETURN(c->indexer_heads, heads.Int(1, L::kMaxHeads));
-  LINEAGE_ASSIGN_OR_RETURN(c->indexer_dim, j["index_head_dim"].Int(1, L::kMaxHeadDim));
-  LINEAGE_ASSIGN_OR_RETURN(c->indexer_top_k, j["index_topk"].Int(1, L::kMaxContext));
-  SetIndexerConventions(c);
-  const JsonField types = j["indexer_types"];
-  if (!types.present() || types.raw()->is_null()) return Status::Ok();
-  return ReadLayerChoices(types, c->num_layers, "indexer types", "full", "shared", &c->indexer_full);
 }
 
 // Kimi K3's own fields (spec latent-attention §2, §3.3): SiTU everywhere,
@@ -259,7 +242,7 @@ Status ReadLatentConfig(const JsonField& j, ModelConfig* c) {
   if (c->expert_groups == 1) c->expert_groups_used = 1;
   if (c->expert_groups != 1 && c->arch == Arch::kKimiLinear)
     return Unsupported(j.file() + ": num_expert_group " + std::to_string(c->expert_groups) + " (grouped top-k)");
-  return ReadIndexerConfig(j, c);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -334,6 +317,8 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
   }
   LINEAGE_ASSIGN_OR_RETURN(c.bos_token_id, j["bos_token_id"].IntOr(-1, 0, L::kMaxTokenId));
   LINEAGE_RETURN_IF_ERROR(AddIds(j["eos_token_id"], &c.eos_token_ids));
+  for (const KindConfig* k : KindConfigs())  // the kinds' own fields (model/layer_kinds.h)
+    if (k->read_hf) LINEAGE_RETURN_IF_ERROR(k->read_hf(j, &c));
   LINEAGE_RETURN_IF_ERROR(ValidateConfig(c));
   return c;
 }
@@ -421,16 +406,10 @@ nlohmann::ordered_json MakeKimiK3Config(const ModelConfig& c, const VocabData& v
   return root;
 }
 
-// The indexer's fields as GLM-5's and DeepSeek-V3.2's config.json name them.
-void AddIndexerFields(const ModelConfig& c, nlohmann::ordered_json& t) {
-  t["index_head_dim"] = c.indexer_dim;
-  t["index_n_heads"] = c.indexer_heads;
-  t["index_topk"] = c.indexer_top_k;
-  if (!c.indexer_full.empty()) {
-    std::vector<std::string> types;
-    for (bool full : c.indexer_full) types.push_back(full ? "full" : "shared");
-    t["indexer_types"] = types;
-  }
+// The kinds' own fields (model/layer_kinds.h) in text config t.
+void AddKindFields(const ModelConfig& c, nlohmann::ordered_json& t) {
+  for (const KindConfig* k : KindConfigs())
+    if (k->write_hf) k->write_hf(c, t);
 }
 
 // config.json of GLM-5 (glm_moe_dsa) and DeepSeek-V3.2 (deepseek_v32) as
@@ -444,7 +423,7 @@ nlohmann::ordered_json MakeSparseLatentConfig(const ModelConfig& c, const VocabD
     t["mla_use_nope"] = false;
     t["q_lora_rank"] = c.q_lora_rank;
     t["moe_renormalize"] = c.routed_renormalise;
-    AddIndexerFields(c, t);
+    AddKindFields(c, t);
     return t;
   }
   const bool glm = c.arch == Arch::kGlmDsa;
@@ -456,7 +435,7 @@ nlohmann::ordered_json MakeSparseLatentConfig(const ModelConfig& c, const VocabD
   t["first_k_dense_replace"] = c.leading_dense_layers;
   t["hidden_act"] = "silu";
   t["hidden_size"] = c.hidden;
-  AddIndexerFields(c, t);
+  AddKindFields(c, t);
   t["initializer_range"] = 0.02;
   t["intermediate_size"] = c.intermediate;
   t["kv_lora_rank"] = c.kv_lora_rank;

@@ -18,6 +18,7 @@
 #include "core/dtype.h"
 #include "core/status.h"
 #include "model/config.h"
+#include "model/json_field.h"
 #include "model/shapes.h"
 #include "model/vocab_data.h"
 
@@ -30,6 +31,11 @@ Result<ModelConfig> ParseHfConfig(const nlohmann::json& j, const std::string& pa
 // Adds the ids of generation_config.json's eos_token_id (int or list) to c;
 // an error names `path` and the field when the file is malformed.
 Status MergeGenerationConfig(const nlohmann::json& j, const std::string& path, ModelConfig* c);
+
+// `types`, an array of `num_layers` strings each `a` or `b` (`what` names
+// them in errors): (*is_a)[l] says which.
+Status ReadLayerChoices(const JsonField& types, int64_t num_layers, const std::string& what, const std::string& a,
+                        const std::string& b, std::vector<bool>* is_a);
 
 // config.json and generation_config.json as the real checkpoints write them.
 nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& vocab, DType dtype);

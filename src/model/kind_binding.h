@@ -18,7 +18,7 @@ struct BoundTensor {
   const ModelConfig& c;
   const PlannedTensor& plan;
   const TensorView& view;     // as found in the file, shape-checked
-  std::vector<float>& small;  // IsSmallRole: its fp32 values, conventions applied (weights.h); may be moved from
+  std::vector<float>& small;  // IsSmall: its fp32 values, conventions applied (weights.h); may be moved from
 };
 
 struct LayerBinder {

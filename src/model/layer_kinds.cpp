@@ -16,4 +16,16 @@ int64_t DeltaStateFloats(const ModelConfig& c) {
 const MixerKindInfo& Info(MixerKind k) { return *kinds::kMixerTable[static_cast<int>(k)]; }
 const FfnKindInfo& Info(FfnKind k) { return *kinds::kFfnTable[static_cast<int>(k)]; }
 
+const std::vector<const KindConfig*>& KindConfigs() {
+  static const std::vector<const KindConfig*> configs = [] {
+    std::vector<const KindConfig*> out;
+    for (const MixerKindInfo* k : kinds::kMixerTable)
+      if (k->config) out.push_back(k->config);
+    for (const FfnKindInfo* k : kinds::kFfnTable)
+      if (k->config) out.push_back(k->config);
+    return out;
+  }();
+  return configs;
+}
+
 }  // namespace lineage::model

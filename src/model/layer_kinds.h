@@ -14,6 +14,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "core/status.h"
@@ -22,6 +25,8 @@ namespace lineage::model {
 
 struct ModelConfig;
 struct LayerWeights;
+class GgufFile;
+class JsonField;
 class TensorPlanner;
 struct BoundTensor;
 struct LayerBinder;
@@ -36,6 +41,13 @@ enum class FfnKind : uint8_t {
 #include "kinds/kinds.def"
 };
 
+// The roles of a kind's own tensors (tensor_plan.h): role i < 64 of a
+// kind, numbered apart from the model-wide ones and from every other
+// kind's, so each kind names its roles in its own folder.
+enum class Role : uint16_t;
+constexpr Role MixerRole(MixerKind k, int i) { return static_cast<Role>(256 + 64 * static_cast<int>(k) + i); }
+constexpr Role FfnRole(FfnKind k, int i) { return static_cast<Role>(256 + 64 * (32 + static_cast<int>(k)) + i); }
+
 // What every kind gives the model library (its folder's model/ spec).
 struct KindTensors {
   // Adds layer l's tensors of this kind, in checkpoint order.
@@ -49,6 +61,27 @@ struct KindTensors {
   Status (*finish)(const LayerBinder& b, LayerWeights& w);
 };
 
+// A GGUF metadata key a kind writes: its full name and value.
+struct GgufKey {
+  std::string key;
+  std::variant<uint32_t, float, bool, std::vector<bool>> value;
+};
+
+// A kind's own hyperparameters: the ModelConfig fields only it reads, in
+// both file forms. The readers run after the architecture's fields (layer
+// kinds, widths, context length) and leave c as it is where the file holds
+// none of their keys; `validate` runs in ValidateConfig. Each member may be
+// null.
+struct KindConfig {
+  Status (*read_gguf)(const GgufFile& g, const std::string& arch_prefix, ModelConfig* c);
+  Status (*read_hf)(const JsonField& text_config, ModelConfig* c);
+  std::vector<GgufKey> (*gguf_keys)(const ModelConfig& c, const std::string& arch_prefix);
+  void (*write_hf)(const ModelConfig& c, nlohmann::ordered_json& text_config);
+  Status (*validate)(const ModelConfig& c);
+  // The values a disk cache's model fingerprint covers (engine/disk_codec.h).
+  std::vector<double> (*fingerprint)(const ModelConfig& c);
+};
+
 struct MixerKindInfo {
   const char* name;
   bool recurrent;  // a fixed-size state per sequence; otherwise rows in the KV pages
@@ -57,15 +90,21 @@ struct MixerKindInfo {
   int64_t (*kv_floats_per_token)(const ModelConfig& c, int64_t layer);
   int64_t (*state_floats)(const ModelConfig& c);
   KindTensors tensors;
+  const KindConfig* config = nullptr;  // null: no fields of its own
 };
 
 struct FfnKindInfo {
   const char* name;
   KindTensors tensors;
+  const KindConfig* config = nullptr;
 };
 
 const MixerKindInfo& Info(MixerKind k);
 const FfnKindInfo& Info(FfnKind k);
+// The kinds' own config hooks (those that have one), mixers then
+// feed-forwards, for the readers, writers, checks and fingerprint that
+// cover every kind.
+const std::vector<const KindConfig*>& KindConfigs();
 
 // Size functions the kinds share.
 inline int64_t NoKvRows(const ModelConfig&, int64_t) { return 0; }

@@ -169,9 +169,9 @@ void Glm5Latent(ModelConfig& c) {
   c.qk_nope_dim = 192;
   c.qk_rope_dim = 64;
   c.v_head_dim = 256;
-  c.indexer_heads = 32;
-  c.indexer_dim = 128;
-  c.indexer_top_k = 2048;
+  c.indexer.heads = 32;
+  c.indexer.dim = 128;
+  c.indexer.top_k = 2048;
   c.rope_theta = 1e6;
   c.rms_eps = 1e-5;
 }
@@ -205,9 +205,9 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
     c.qk_nope_dim = 32;
     c.qk_rope_dim = 16;
     c.v_head_dim = 32;
-    c.indexer_heads = 8;
-    c.indexer_dim = 64;
-    c.indexer_top_k = 16;
+    c.indexer.heads = 8;
+    c.indexer.dim = 64;
+    c.indexer.top_k = 16;
     c.num_experts = 8;
     c.experts_per_token = 2;
     c.expert_intermediate = 64;
@@ -253,9 +253,9 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
     c.qk_nope_dim = 128;
     c.qk_rope_dim = 64;
     c.v_head_dim = 128;
-    c.indexer_heads = 64;
-    c.indexer_dim = 128;
-    c.indexer_top_k = 2048;
+    c.indexer.heads = 64;
+    c.indexer.dim = 128;
+    c.indexer.top_k = 2048;
     c.num_experts = 256;
     c.experts_per_token = 8;
     c.expert_intermediate = 2048;
@@ -301,12 +301,12 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
     // KDA layers, a latent layer every fourth (the last KDA): 11 of 45 for
     // glm-5.3-flash, 2 of 8 for tiny; shared indexer layers above the first.
     c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
-    c.indexer_full.assign(static_cast<size_t>(c.num_layers), true);
-    if (tiny) c.indexer_full[7] = false;
+    c.indexer.full.assign(static_cast<size_t>(c.num_layers), true);
+    if (tiny) c.indexer.full[7] = false;
   } else {
     c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
-    if (tiny && arch == Arch::kGlmDsa) c.indexer_full = {true, true, false, false, true, false};
-    if (shape == "glm-5.2") c.indexer_full = Glm52IndexerTypes(c.num_layers);
+    if (tiny && arch == Arch::kGlmDsa) c.indexer.full = {true, true, false, false, true, false};
+    if (shape == "glm-5.2") c.indexer.full = Glm52IndexerTypes(c.num_layers);
   }
   if (arch != Arch::kKdaDsa) c.lin_num_k_heads = c.lin_num_v_heads = c.lin_k_dim = c.lin_v_dim = 0;
   return s;
@@ -402,7 +402,7 @@ Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
   c.num_layers = num_layers;
   c.layer_kinds.resize(static_cast<size_t>(num_layers));
   c.attn_res_block = std::min(c.attn_res_block, num_layers);
-  if (!c.indexer_full.empty()) c.indexer_full.resize(static_cast<size_t>(num_layers));
+  if (!c.indexer.full.empty()) c.indexer.full.resize(static_cast<size_t>(num_layers));
   c.leading_dense_layers = std::min(c.leading_dense_layers, num_layers);
   if ((IsHybrid(c.arch) || c.latent()) && c.num_full_layers() == 0)
     return InvalidArgument("--layers " + std::to_string(num_layers) +

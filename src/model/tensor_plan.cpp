@@ -16,9 +16,10 @@ std::string HfModelPrefix(const ModelConfig& c) {
 }  // namespace
 
 void TensorPlanner::Add(Role role, int64_t layer, const std::string& hf_suffix, std::vector<int64_t> hf_shape,
-                        const std::string& gguf_suffix, std::vector<int64_t> gguf_shape) {
+                        const std::string& gguf_suffix, std::vector<int64_t> gguf_shape, Values values) {
   PlannedTensor t;
   t.role = role;
+  t.values = values;
   t.layer = layer;
   std::string hf_layer = layer >= 0 ? "layers." + std::to_string(layer) + "." : "";
   std::string gguf_layer = layer >= 0 ? "blk." + std::to_string(layer) + "." : "";
@@ -43,25 +44,18 @@ void TensorPlanner::AddOwn(Role role, int64_t layer, int64_t expert, const std::
 
 void TensorPlanner::AddFused(Role role, int64_t layer, const std::string& hf_stem, const std::string& gguf_suffix,
                              int64_t n) {
-  Add(role, layer, hf_stem + "_norm.weight", gguf_suffix, {n});
+  Add(role, layer, hf_stem + "_norm.weight", gguf_suffix, {n}, Values::kScores);
   const std::string& norm = out.back().hf_name;
   out.back().hf_factor_name = norm.substr(0, norm.size() - std::string("_norm.weight").size()) + "_proj.weight";
 }
 
 namespace {
 
-
-
-
-
-
-
-
 // One layer's tensors: its norms, mixer and feed-forward by kind.
 void PlanLayer(TensorPlanner& p, int64_t l) {
   const ModelConfig& c = p.c;
   const int64_t H = c.hidden;
-  p.Add(Role::kInputNorm, l, "input_layernorm.weight", "attn_norm.weight", {H});
+  p.Add(Role::kInputNorm, l, "input_layernorm.weight", "attn_norm.weight", {H}, Values::kNorm);
   if (c.attn_res_block > 0) {
     p.AddFused(Role::kAttnResScore, l, "self_attention_res", "attn_res_score.weight", H);
     p.AddFused(Role::kFfnResScore, l, "mlp_res", "ffn_res_score.weight", H);
@@ -70,7 +64,7 @@ void PlanLayer(TensorPlanner& p, int64_t l) {
   // llama.cpp maps post_attention_layernorm to ATTN_POST_NORM for qwen35 and
   // to FFN_NORM for the others (spec §5.2, §11).
   p.Add(Role::kPostNorm, l, "post_attention_layernorm.weight",
-        IsHybrid(c.arch) ? "post_attention_norm.weight" : "ffn_norm.weight", {H});
+        IsHybrid(c.arch) ? "post_attention_norm.weight" : "ffn_norm.weight", {H}, Values::kNorm);
   Info(c.ffn(l)).tensors.plan(p, l);
 }
 
@@ -81,14 +75,14 @@ void PlanMtp(TensorPlanner& p) {
   PlanLayer(p, l);
   const bool qwen = IsHybrid(c.arch);
   auto add = [&](Role role, const std::string& qwen_hf, const std::string& hf, const std::string& gguf,
-                 std::vector<int64_t> shape) {
-    p.Add(role, l, hf, "nextn." + gguf, std::move(shape));
+                 std::vector<int64_t> shape, Values values) {
+    p.Add(role, l, hf, "nextn." + gguf, std::move(shape), values);
     if (qwen) p.out.back().hf_name = "mtp." + qwen_hf;
   };
-  add(Role::kMtpEhProj, "fc.weight", "eh_proj.weight", "eh_proj.weight", {H, 2 * H});
-  add(Role::kMtpENorm, "pre_fc_norm_embedding.weight", "enorm.weight", "enorm.weight", {H});
-  add(Role::kMtpHNorm, "pre_fc_norm_hidden.weight", "hnorm.weight", "hnorm.weight", {H});
-  add(Role::kMtpHeadNorm, "norm.weight", "shared_head.norm.weight", "shared_head_norm.weight", {H});
+  add(Role::kMtpEhProj, "fc.weight", "eh_proj.weight", "eh_proj.weight", {H, 2 * H}, Values::kMatrix);
+  add(Role::kMtpENorm, "pre_fc_norm_embedding.weight", "enorm.weight", "enorm.weight", {H}, Values::kNorm);
+  add(Role::kMtpHNorm, "pre_fc_norm_hidden.weight", "hnorm.weight", "hnorm.weight", {H}, Values::kNorm);
+  add(Role::kMtpHeadNorm, "norm.weight", "shared_head.norm.weight", "shared_head_norm.weight", {H}, Values::kNorm);
 }
 
 }  // namespace
@@ -96,14 +90,14 @@ void PlanMtp(TensorPlanner& p) {
 std::vector<PlannedTensor> PlanTensors(const ModelConfig& c) {
   TensorPlanner p(c);
   const int64_t H = c.hidden, V = c.vocab;
-  p.Add(Role::kEmbed, -1, "embed_tokens.weight", "token_embd.weight", {V, H});
+  p.Add(Role::kEmbed, -1, "embed_tokens.weight", "token_embd.weight", {V, H}, Values::kEmbedding);
   for (int64_t l = 0; l < c.num_layers; ++l) PlanLayer(p, l);
-  p.Add(Role::kFinalNorm, -1, "norm.weight", "output_norm.weight", {H});
+  p.Add(Role::kFinalNorm, -1, "norm.weight", "output_norm.weight", {H}, Values::kNorm);
   if (c.attn_res_block > 0) p.AddFused(Role::kOutputResScore, -1, "output_attn_res", "output_res_score.weight", H);
   if (!c.tied_embeddings) {
     // K3 keeps its head under the text model's prefix too.
     const char* head = c.arch == Arch::kKimiK3 ? "language_model.lm_head.weight" : "lm_head.weight";
-    p.Add(Role::kLmHead, -1, head, "output.weight", {V, H});
+    p.Add(Role::kLmHead, -1, head, "output.weight", {V, H}, Values::kEmbedding);
   }
   if (c.mtp()) PlanMtp(p);
   return std::move(p.out);
@@ -158,34 +152,14 @@ bool IsExpertRole(Role r) {
   return r == Role::kExpGate || r == Role::kExpUp || r == Role::kExpDown || r == Role::kExpGateUp;
 }
 
-bool IsSmallRole(Role r) {
-  switch (r) {
-    case Role::kShGateInp:
-    case Role::kFinalNorm: case Role::kInputNorm: case Role::kPostNorm:
-    case Role::kLinConv: case Role::kLinDtBias: case Role::kLinALog: case Role::kLinNorm:
-    case Role::kAttnQNorm: case Role::kAttnKNorm:
-    case Role::kKdaQConv: case Role::kKdaKConv: case Role::kKdaVConv: case Role::kKdaALog: case Role::kKdaDtBias:
-    case Role::kKdaNorm: case Role::kMlaKvANorm: case Role::kRouterBias:
-    case Role::kMlaQANorm: case Role::kIdxKNorm: case Role::kIdxKNormBias:
-    case Role::kMoeLatentNorm: case Role::kAttnResScore: case Role::kFfnResScore: case Role::kOutputResScore:
-    case Role::kMtpENorm: case Role::kMtpHNorm: case Role::kMtpHeadNorm:
-      return true;
-    default:
-      return false;
+bool IsSmall(const PlannedTensor& p) {
+  switch (p.values) {
+    case Values::kMatrix: case Values::kOutMatrix: case Values::kEmbedding: case Values::kF32Matrix: return false;
+    default: return true;
   }
 }
 
-bool IsZeroCentredNorm(Role r, Arch arch) {
-  if (!IsHybrid(arch)) return false;
-  switch (r) {
-    case Role::kFinalNorm: case Role::kInputNorm: case Role::kPostNorm:
-    case Role::kAttnQNorm: case Role::kAttnKNorm:
-    case Role::kMtpENorm: case Role::kMtpHNorm: case Role::kMtpHeadNorm:
-      return true;
-    default:
-      return false;
-  }
-}
+bool IsZeroCentredNorm(const PlannedTensor& p, Arch arch) { return p.values == Values::kNorm && IsHybrid(arch); }
 
 const char* GgufArchName(Arch a) {
   switch (a) {

@@ -18,45 +18,43 @@
 
 namespace lineage::model {
 
-enum class Role {
+// A tensor's role: what its binder does with it. The model-wide roles are
+// named here, with the router and routed experts that the MoE kinds share
+// (PlanExperts); every other role belongs to one layer kind and is named in
+// its folder (MixerRole / FfnRole, layer_kinds.h), so a new kind adds none
+// here.
+enum class Role : uint16_t {
   kEmbed, kLmHead, kFinalNorm,
   kInputNorm, kPostNorm,
-  // Gated DeltaNet (qwen3_5 linear layers).
-  kLinQkv, kLinZ, kLinB, kLinA, kLinConv, kLinDtBias, kLinALog, kLinNorm, kLinOut,
-  // Attention (both archs).
-  kAttnQ, kAttnK, kAttnV, kAttnO, kAttnQNorm, kAttnKNorm,
-  kFfnGate, kFfnUp, kFfnDown,
-  // Qwen3-Next fused GDN input projections (spec §2.1): HF in_proj_qkvz,
-  // and in_proj_ba (GGUF ssm_ba), both grouped per key head.
-  kLinQkvz, kLinBa,
-  // Sparse MoE (spec §4.3). Routed experts come in one of three layouts:
-  // 3-D [E, rows, cols] per matrix (kExpGate / kExpUp / kExpDown), 3-D with
-  // gate and up merged [E, 2 I, H] (kExpGateUp), or one 2-D tensor per
-  // expert (kExpGate / kExpUp / kExpDown with `expert` >= 0).
-  kRouter, kExpGate, kExpUp, kExpDown, kExpGateUp,
-  kShGate, kShUp, kShDown, kShGateInp,
-  // Kimi Linear (spec §7.2-§7.5). KDA: separate q/k/v projections and convs,
-  // the low-rank decay (f_a, f_b) and output gate (g_a, g_b) projections.
-  kKdaQ, kKdaK, kKdaV, kKdaQConv, kKdaKConv, kKdaVConv, kKdaFA, kKdaFB, kKdaB, kKdaALog, kKdaDtBias,
-  kKdaGA, kKdaGB, kKdaNorm, kKdaOut,
-  // MLA: q, the latent down-projection with k_pe, its norm; HF kv_b_proj or
-  // GGUF's split attn_k_b (per head W_k^T) and attn_v_b; the output.
-  kMlaQ, kMlaKvA, kMlaKvANorm, kMlaKvB, kMlaKB, kMlaVB, kMlaOut,
-  // DeepSeek-V3 router bias (e_score_correction_bias), selection only.
-  kRouterBias,
-  // glm-dsa / deepseek32 latent attention (spec latent-attention §3.2): the
-  // query LoRA, and the lightning indexer of a full layer.
-  kMlaQA, kMlaQANorm, kMlaQB,
-  kIdxQB, kIdxK, kIdxKNorm, kIdxKNormBias, kIdxProj,
-  // Kimi K3 (spec latent-attention §2, §3.4): the full-rank KDA output gate,
-  // the MLA output gate, the latent MoE's projections and norm, Block
-  // AttnRes' score vectors.
-  kKdaGFull, kMlaGate, kMoeLatentDown, kMoeLatentUp, kMoeLatentNorm,
+  // Block AttnRes' score vectors (Kimi K3, spec latent-attention §2).
   kAttnResScore, kFfnResScore, kOutputResScore,
-  // The MTP (NextN) block's own tensors (its layer tensors are the roles
-  // above at layer L): eh_proj over [enorm(embed) | hnorm(h)], the two
-  // norms, and the norm before the shared head.
+  // The MTP (NextN) block's own tensors (its layer tensors are its kinds'
+  // at layer L): eh_proj over [enorm(embed) | hnorm(h)], the two norms, and
+  // the norm before the shared head.
   kMtpEhProj, kMtpENorm, kMtpHNorm, kMtpHeadNorm,
+  // Sparse MoE (spec §4.3): the router, and the routed experts in one of
+  // three layouts: 3-D [E, rows, cols] per matrix (kExpGate / kExpUp /
+  // kExpDown), 3-D with gate and up merged [E, 2 I, H] (kExpGateUp), or one
+  // 2-D tensor per expert (kExpGate / kExpUp / kExpDown with `expert` >= 0).
+  kRouter, kExpGate, kExpUp, kExpDown, kExpGateUp,
+};
+
+// What a tensor's values are, as the kind that plans it says: how the
+// loader keeps it (a matrix is read in place; everything else is a small
+// fp32 vector in Weights), how the converters store it, how the random
+// model fills it (tools/random_model.h).
+enum class Values : uint8_t {
+  kMatrix,     // random std 1/sqrt(fan_in)
+  kOutMatrix,  // a mixer's output projection: random std 0.25/sqrt(fan_in)
+  kEmbedding,  // the embedding and the head: random std 2/sqrt(H)
+  kF32Matrix,  // a matrix the files keep in f32 (the MoE router)
+  kVector,     // a small vector with a matrix row's random range (conv kernels, the shared expert's gate)
+  kNorm,       // a norm's scale, zero-centred (1 + w) in the Qwen3.5 family's HF checkpoints
+  kPlainNorm,  // a norm's scale stored as is in every checkpoint
+  kDtBias,     // a decay's dt bias: random in [-1, 1)
+  kALog,       // A_log: f32 in HF; GGUF and Weights hold -exp(A_log)
+  kBias,       // a LayerNorm's bias: random std 0.1
+  kScores,     // small score vectors (a router's selection bias, Block AttnRes): random std 0.05
 };
 
 // How the routed experts of a MoE layer are stored.
@@ -64,6 +62,7 @@ enum class ExpertLayout { kStacked, kMergedGateUp, kPerExpert };
 
 struct PlannedTensor {
   Role role = Role::kEmbed;
+  Values values = Values::kMatrix;
   int64_t layer = -1;                  // -1 for model-level tensors
   int64_t expert = -1;                 // the routed expert of a per-expert tensor, else -1
   std::string hf_name;
@@ -108,11 +107,11 @@ ExpertLayout DefaultExpertLayout(const ModelConfig& c);
 // True for the routed-expert roles (kExpGate .. kExpGateUp).
 bool IsExpertRole(Role r);
 
-// True for roles stored as a small fp32 vector in Weights (norms, conv, A, dt).
-bool IsSmallRole(Role r);
+// True for tensors kept as a small fp32 vector in Weights (all but matrices).
+bool IsSmall(const PlannedTensor& p);
 // True for norm weights that HF qwen3_5 stores zero-centred (scale = 1 + w);
 // the GDN output norm is plain (spec §4.1).
-bool IsZeroCentredNorm(Role r, Arch arch);
+bool IsZeroCentredNorm(const PlannedTensor& p, Arch arch);
 
 // The GGUF architecture string ("qwen35", "qwen3", "qwen35moe", "qwen3next",
 // "kimi-linear", "glm-dsa", "deepseek32", "kda-dsa", "kimi-k3").

@@ -20,12 +20,13 @@ class TensorPlanner {
   std::vector<PlannedTensor> out;
 
   // A tensor whose HF and GGUF forms differ in name and shape.
+  // `values` says what it holds (tensor_plan.h): a matrix unless told.
   void Add(Role role, int64_t layer, const std::string& hf_suffix, std::vector<int64_t> hf_shape,
-           const std::string& gguf_suffix, std::vector<int64_t> gguf_shape);
+           const std::string& gguf_suffix, std::vector<int64_t> gguf_shape, Values values = Values::kMatrix);
   // Same shape in both layouts.
   void Add(Role role, int64_t layer, const std::string& hf_suffix, const std::string& gguf_suffix,
-           std::vector<int64_t> shape) {
-    Add(role, layer, hf_suffix, shape, gguf_suffix, shape);
+           std::vector<int64_t> shape, Values values = Values::kMatrix) {
+    Add(role, layer, hf_suffix, shape, gguf_suffix, shape, values);
   }
   // A tensor of one layout only (c.format's): both names and shapes are that layout's.
   void AddOwn(Role role, int64_t layer, int64_t expert, const std::string& suffix, std::vector<int64_t> shape);

@@ -1,13 +1,22 @@
 #include "tools/gguf_model_writer.h"
 
 #include <algorithm>
+#include <type_traits>
+#include <variant>
 
+#include "kinds/gated_deltanet/gdn_roles.h"
+#include "kinds/latent_attention/latent_tensors.h"
 #include "model/encode.h"
+#include "model/layer_kinds.h"
 #include "tools/gguf_writer.h"
 #include "tools/random_model.h"
 
 namespace lineage::model {
 namespace {
+
+using namespace kinds::gated_deltanet;
+using kinds::latent_attention::kMlaKB;
+using kinds::latent_attention::kMlaVB;
 
 // llama.cpp's general.file_type values (LlamaFileType).
 uint32_t FileType(DType t) {
@@ -42,11 +51,11 @@ struct Reorder {
 Reorder ReorderFor(const ModelConfig& c, Role role) {
   const int64_t key_dim = c.lin_num_k_heads * c.lin_k_dim;
   switch (role) {
-    case Role::kLinQkv: case Role::kLinConv: return {true, false, 2 * key_dim, c.lin_v_dim};
-    case Role::kLinZ: return {true, false, 0, c.lin_v_dim};
-    case Role::kLinB: case Role::kLinA: return {true, false, 0, 1};
-    case Role::kLinDtBias: case Role::kLinALog: return {false, true, 0, 1};
-    case Role::kLinOut: return {false, true, 0, c.lin_v_dim};
+    case kLinQkv: case kLinConv: return {true, false, 2 * key_dim, c.lin_v_dim};
+    case kLinZ: return {true, false, 0, c.lin_v_dim};
+    case kLinB: case kLinA: return {true, false, 0, 1};
+    case kLinDtBias: case kLinALog: return {false, true, 0, 1};
+    case kLinOut: return {false, true, 0, c.lin_v_dim};
     default: return {};
   }
 }
@@ -58,7 +67,7 @@ Reorder ReorderFor(const ModelConfig& c, Role role) {
 int64_t QkvzRow(const ModelConfig& c, Role role, int64_t r) {
   const int64_t dk = c.lin_k_dim, dv = c.lin_v_dim, key_dim = c.lin_num_k_heads * dk;
   const int64_t ratio = c.lin_num_v_heads / c.lin_num_k_heads, group = 2 * dk + 2 * ratio * dv;
-  if (role == Role::kLinZ) return (r / dv / ratio) * group + 2 * dk + ratio * dv + (r / dv % ratio) * dv + r % dv;
+  if (role == kLinZ) return (r / dv / ratio) * group + 2 * dk + ratio * dv + (r / dv % ratio) * dv + r % dv;
   if (r < 2 * key_dim) return (r % key_dim / dk) * group + (r < key_dim ? 0 : dk) + r % dk;
   const int64_t v = r - 2 * key_dim;
   return (v / dv / ratio) * group + 2 * dk + (v / dv % ratio) * dv + v % dv;
@@ -70,7 +79,7 @@ int64_t QkvzRow(const ModelConfig& c, Role role, int64_t r) {
 // (row r, column i) comes from.
 int64_t KvBElement(const ModelConfig& c, Role role, int64_t r, int64_t i) {
   const int64_t dn = c.qk_nope_dim, dv = c.v_head_dim, L = c.kv_lora_rank;
-  if (role == Role::kMlaKB) {  // r = h L + l, i = j
+  if (role == kMlaKB) {  // r = h L + l, i = j
     const int64_t h = r / L, l = r % L;
     return (h * (dn + dv) + i) * L + l;
   }
@@ -94,7 +103,7 @@ Status ProduceTensor(const ModelConfig& c, const PlannedTensor& p, uint64_t seed
   const DType source = HfStoredDType(p, hf_dtype);
   std::vector<float> src(static_cast<size_t>(cols)), row(static_cast<size_t>(cols));
   std::vector<uint8_t> bytes(static_cast<size_t>(RowBytes(out_dtype, cols)));
-  if (p.role == Role::kMlaKB || p.role == Role::kMlaVB) {
+  if (p.role == kMlaKB || p.role == kMlaVB) {
     const int64_t out_cols = p.gguf_shape.back(), out_rows = p.gguf_shape[0] * p.gguf_shape[1];
     row.resize(static_cast<size_t>(out_cols));
     bytes.resize(static_cast<size_t>(RowBytes(out_dtype, out_cols)));
@@ -110,13 +119,13 @@ Status ProduceTensor(const ModelConfig& c, const PlannedTensor& p, uint64_t seed
   }
   for (int64_t r = 0; r < rows; ++r) {
     int64_t src_row = re.rows ? perm.Map(r, re.offset, re.head_size) : r;
-    if (c.arch == Arch::kQwen3Next && (p.role == Role::kLinQkv || p.role == Role::kLinZ)) src_row = QkvzRow(c, p.role, r);
+    if (c.arch == Arch::kQwen3Next && (p.role == kLinQkv || p.role == kLinZ)) src_row = QkvzRow(c, p.role, r);
     FillRandom(c.arch, p, seed, src_row * cols, cols, src.data());
     RoundTrip(src.data(), cols, source);
     for (int64_t i = 0; i < cols; ++i) row[i] = src[re.cols ? perm.Map(i, re.offset, re.head_size) : i];
-    if (IsZeroCentredNorm(p.role, c.arch))
+    if (IsZeroCentredNorm(p, c.arch))
       for (float& w : row) w = 1.0f + w;
-    if (p.role == Role::kLinALog || p.role == Role::kKdaALog)
+    if (p.values == Values::kALog)
       for (float& a : row) a = SsmAFromALog(a);
     EncodeRow(row.data(), cols, out_dtype, bytes.data());
     LINEAGE_RETURN_IF_ERROR(sink.Write(bytes.data(), bytes.size()));
@@ -190,14 +199,22 @@ void AddLatentKeys(GgufWriter& w, const std::string& a, const ModelConfig& c) {
     w.AddUint32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(c.yarn_original_context));
     w.AddFloat32(a + "rope.scaling.yarn_log_multiplier", static_cast<float>(0.1 * c.yarn_mscale_all_dim));
   }
-  if (c.sparse()) {
-    w.AddUint32(a + "attention.indexer.head_count", static_cast<uint32_t>(c.indexer_heads));
-    w.AddUint32(a + "attention.indexer.key_length", static_cast<uint32_t>(c.indexer_dim));
-    w.AddUint32(a + "attention.indexer.top_k", static_cast<uint32_t>(c.indexer_top_k));
-    if (c.arch != Arch::kDeepseek32) {  // the bool array of glm-dsa (kda-dsa likewise)
-      std::vector<bool> full;
-      for (int64_t l = 0; l < c.num_layers; ++l) full.push_back(c.indexer_full.empty() || c.indexer_full[l]);
-      w.AddBoolArray(a + "attention.indexer.types", full);
+}
+
+// The kinds' own keys (model/layer_kinds.h).
+void AddKindKeys(GgufWriter& w, const std::string& a, const ModelConfig& c) {
+  for (const KindConfig* k : KindConfigs()) {
+    if (!k->gguf_keys) continue;
+    for (const GgufKey& key : k->gguf_keys(c, a)) {
+      std::visit(
+          [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, uint32_t>) w.AddUint32(key.key, v);
+            else if constexpr (std::is_same_v<T, float>) w.AddFloat32(key.key, v);
+            else if constexpr (std::is_same_v<T, bool>) w.AddBool(key.key, v);
+            else w.AddBoolArray(key.key, v);
+          },
+          key.value);
     }
   }
 }
@@ -222,7 +239,7 @@ void AddTokenizer(GgufWriter& w, const VocabData& v) {
 DType GgufTensorDType(const PlannedTensor& p, DType dtype) {
   const bool is_weight = p.gguf_name.size() > 7 && p.gguf_name.compare(p.gguf_name.size() - 7, 7, ".weight") == 0;
   // gguf-py keeps the router (ffn_gate_inp) in f32 whatever the file type.
-  if (p.hf_shape.size() <= 1 || IsSmallRole(p.role) || !is_weight || p.role == Role::kRouter) return DType::kF32;
+  if (p.hf_shape.size() <= 1 || IsSmall(p) || !is_weight || p.values == Values::kF32Matrix) return DType::kF32;
   if (dtype == DType::kQ8_0 && p.hf_shape.back() % 32 != 0) return DType::kF16;
   return dtype;
 }
@@ -255,6 +272,7 @@ Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const Write
     w.AddUint32(a + "attention.key_length", static_cast<uint32_t>(c.head_dim));
     w.AddUint32(a + "attention.value_length", static_cast<uint32_t>(c.head_dim));
   }
+  AddKindKeys(w, a, c);
   if (IsHybrid(c.arch)) {
     w.AddUint32(a + "rope.dimension_count", static_cast<uint32_t>(c.rope_dims));
     if (c.arch != Arch::kQwen3Next) {  // M-RoPE is Qwen3.5's; Qwen3-Next is plain NeoX

@@ -25,6 +25,10 @@ const PresetInfo& Find(QuantPreset p) {
 // llama.cpp's use_more_bits: the first and last eighth, and every third in between.
 bool UseMoreBits(int64_t i, int64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
 
+// llama-quantize picks its rules by tensor name (tensor_get_category): a
+// name holding `part`.
+bool Named(const PlannedTensor& p, const char* part) { return p.gguf_name.find(part) != std::string::npos; }
+
 DType Fallback(DType t, int64_t cols) {
   if (cols % 256 != 0) {
     switch (t) {
@@ -51,7 +55,7 @@ uint32_t QuantPresetFileType(QuantPreset p) { return Find(p).file_type; }
 
 DType PresetTensorType(QuantPreset preset, const ModelConfig& c, const PlannedTensor& p) {
   const bool is_weight = p.gguf_name.size() > 7 && p.gguf_name.compare(p.gguf_name.size() - 7, 7, ".weight") == 0;
-  if (p.gguf_shape.size() <= 1 || IsSmallRole(p.role) || !is_weight) return DType::kF32;
+  if (p.gguf_shape.size() <= 1 || IsSmall(p) || !is_weight) return DType::kF32;
   const bool k_mix = preset == QuantPreset::kQ4_K_M || preset == QuantPreset::kQ5_K_M;
   DType t = Find(preset).base;
   const bool is_output = p.role == Role::kLmHead || (p.role == Role::kEmbed && c.tied_embeddings);
@@ -63,10 +67,10 @@ DType PresetTensorType(QuantPreset preset, const ModelConfig& c, const PlannedTe
   }
   if (is_output) {
     if (preset != QuantPreset::kQ8_0) t = DType::kQ6_K;
-  } else if (p.role == Role::kAttnV || p.role == Role::kLinQkv) {
+  } else if (Named(p, "attn_v.weight") || Named(p, "attn_qkv.weight") || Named(p, "attn_kv_b.weight")) {
     if (k_mix && UseMoreBits(p.layer, c.num_layers)) t = DType::kQ6_K;
     if (preset == QuantPreset::kIQ4_XS && c.num_kv_heads > 0 && c.num_heads / c.num_kv_heads >= 4) t = DType::kQ5_K;
-  } else if (p.role == Role::kFfnDown) {
+  } else if (Named(p, "ffn_down")) {
     if (k_mix && UseMoreBits(p.layer, c.num_layers)) t = DType::kQ6_K;
     if (preset == QuantPreset::kIQ4_XS && p.layer < c.num_layers / 8) t = DType::kQ5_K;
   }

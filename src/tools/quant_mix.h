@@ -6,11 +6,15 @@
 // files in ../shared/data/models (tested):
 //   - 1-D tensors, norms, conv kernels, ssm_a / dt bias: F32 (as the converter);
 //   - output (or token_embd when the embeddings are tied): Q6_K, Q8_0 for Q8_0;
-//   - attn_v and the GDN attn_qkv, counted together in layer order (i of n):
+//   - tensors chosen by name, as llama-quantize's tensor_get_category does:
+//   - attn_v, attn_qkv (the GDN's too) and attn_kv_b of layer i (i of n):
 //     Q4_K_M / Q5_K_M take Q6_K where use_more_bits(i, n) (the first and last
 //     eighth and every third between); IQ4_XS takes Q5_K when n_head/n_kv >= 4;
-//   - ffn_down of layer i: Q4_K_M / Q5_K_M take Q6_K where use_more_bits(i, L);
-//     IQ4_XS takes Q5_K in the first eighth of the layers;
+//   - any ffn_down (a MoE's experts' and shared expert's too) of layer i:
+//     Q4_K_M / Q5_K_M take Q6_K where use_more_bits(i, L); IQ4_XS takes Q5_K
+//     in the first eighth of the layers;
+//   - llama-quantize's rules for MoE models (Q8_0 attention where there are
+//     8 experts, ...) are not modelled: the mix matches its dense files;
 //   - every other matrix: the preset's base type;
 //   - MXFP4_MOE: stacked 3-D tensors (the routed experts; llama-quantize's
 //     test is ne[2] > 1) MXFP4, every other matrix and the output Q8_0;

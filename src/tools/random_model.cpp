@@ -36,36 +36,32 @@ Range UniformWithStd(double stddev) {
 
 Range RangeFor(Arch arch, const PlannedTensor& p) {
   const double fan_in = static_cast<double>(p.hf_shape.back());
-  switch (p.role) {
-    case Role::kEmbed:
-    case Role::kLmHead:
+  switch (p.values) {
+    case Values::kEmbedding:
       return UniformWithStd(2.0 / std::sqrt(static_cast<double>(p.hf_shape[1])));
-    case Role::kFinalNorm: case Role::kInputNorm: case Role::kPostNorm:
-    case Role::kAttnQNorm: case Role::kAttnKNorm: case Role::kLinNorm:
-    case Role::kKdaNorm: case Role::kMlaKvANorm: case Role::kMlaQANorm: case Role::kIdxKNorm:
-    case Role::kMoeLatentNorm: case Role::kMtpENorm: case Role::kMtpHNorm: case Role::kMtpHeadNorm: {
+    case Values::kNorm: case Values::kPlainNorm: {
       // Zero-centred norms store w (scale 1 + w); plain ones store the scale.
       Range r = UniformWithStd(0.1);
-      if (!IsZeroCentredNorm(p.role, arch)) r = {1 + r.lo, 1 + r.hi};
+      if (!IsZeroCentredNorm(p, arch)) r = {1 + r.lo, 1 + r.hi};
       return r;
     }
-    case Role::kLinConv: case Role::kKdaQConv: case Role::kKdaKConv: case Role::kKdaVConv:
-      return UniformWithStd(1.0 / std::sqrt(static_cast<double>(p.hf_shape.back())));
-    case Role::kLinDtBias: case Role::kKdaDtBias:
+    case Values::kDtBias:
       return {-1.0, 1.0};
-    case Role::kLinALog: case Role::kKdaALog:
+    case Values::kALog:
       return {-0.7, 1.4};
-    case Role::kRouterBias:  // small next to the spread of the sigmoid scores, as trained biases are
-      return UniformWithStd(0.05);
-    case Role::kIdxKNormBias:
+    case Values::kBias:
       return UniformWithStd(0.1);
-    case Role::kAttnResScore: case Role::kFfnResScore: case Role::kOutputResScore:
-      return UniformWithStd(0.05);  // scores of a few units over the hidden width: a soft mix
-    case Role::kLinOut: case Role::kKdaOut: case Role::kMlaOut:
+    case Values::kScores:
+      // A router bias small next to the spread of the sigmoid scores, as
+      // trained biases are; AttnRes scores of a few units over the hidden
+      // width: a soft mix.
+      return UniformWithStd(0.05);
+    case Values::kOutMatrix:
       return UniformWithStd(0.25 / std::sqrt(fan_in));
-    default:
+    case Values::kMatrix: case Values::kF32Matrix: case Values::kVector:
       return UniformWithStd(1.0 / std::sqrt(fan_in));
   }
+  return UniformWithStd(1.0 / std::sqrt(fan_in));
 }
 
 double Uniform(uint64_t key, int64_t index, Range r) {
@@ -145,9 +141,9 @@ Status WriteHfRows(Arch arch, const PlannedTensor& p, const std::string& name, u
 }
 
 DType HfStoredDType(const PlannedTensor& p, DType dtype) {
-  if (p.role == Role::kLinALog || p.role == Role::kKdaALog) return DType::kF32;
+  if (p.values == Values::kALog) return DType::kF32;
   if (dtype == DType::kQ8_0) {
-    if (IsSmallRole(p.role) || p.role == Role::kRouter) return DType::kF32;  // as the GGUF keeps them
+    if (IsSmall(p) || p.values == Values::kF32Matrix) return DType::kF32;  // as the GGUF keeps them
     if (p.hf_shape.back() % 32 != 0) return DType::kF16;
   }
   return dtype;

@@ -40,12 +40,12 @@ TEST(LatentOracle, GlmDsaConfigIsReadFromTheFile) {
   EXPECT_EQ(c.qk_rope_dim, 16);
   EXPECT_EQ(c.v_head_dim, 32);
   EXPECT_TRUE(c.latent_rope);
-  EXPECT_EQ(c.indexer_heads, 32);
-  EXPECT_EQ(c.indexer_dim, 64);
-  EXPECT_EQ(c.indexer_top_k, 8);
-  EXPECT_FALSE(c.indexer_rope_neox);
-  EXPECT_EQ(c.indexer_norm_eps, 0.0);
-  EXPECT_EQ(c.indexer_full, (std::vector<bool>{true, true, false, false, true, false}));
+  EXPECT_EQ(c.indexer.heads, 32);
+  EXPECT_EQ(c.indexer.dim, 64);
+  EXPECT_EQ(c.indexer.top_k, 8);
+  EXPECT_FALSE(c.indexer.rope_neox);
+  EXPECT_EQ(c.indexer.norm_eps, 0.0);
+  EXPECT_EQ(c.indexer.full, (std::vector<bool>{true, true, false, false, true, false}));
   EXPECT_EQ(c.num_indexer_layers(), 3);
   EXPECT_EQ(c.leading_dense_layers, 1);
   EXPECT_EQ(c.num_experts, 8);

@@ -56,7 +56,7 @@ TEST(MoeFiles, QuantizedQwen35MoeFromAnotherImplementationMatchesThePlan) {
     const GgufTensorInfo* t = g->FindTensor(p.gguf_name);
     ASSERT_NE(t, nullptr) << p.gguf_name;
     std::vector<int64_t> shape(t->ne.rbegin(), t->ne.rend());
-    if (IsSmallRole(p.role)) {
+    if (IsSmall(p)) {
       int64_t n = 1, want = 1;
       for (int64_t d : shape) n *= d;
       for (int64_t d : p.gguf_shape) want *= d;

@@ -98,7 +98,7 @@ TEST(SparseFiles, BothFormatsLoadTheSameModel) {
     auto gguf = LoadModel(testing_util::Write(spec, FileFormat::kGguf, DType::kF32, 9, a + "_same.gguf"));
     ASSERT_TRUE(hf.ok()) << hf.status().ToString();
     ASSERT_TRUE(gguf.ok()) << gguf.status().ToString();
-    EXPECT_EQ((*hf)->config.indexer_full, (*gguf)->config.indexer_full) << a;
+    EXPECT_EQ((*hf)->config.indexer.full, (*gguf)->config.indexer.full) << a;
     EXPECT_EQ((*hf)->config.expert_groups, (*gguf)->config.expert_groups) << a;
     const std::vector<int32_t> tokens = {1, 5, 9, 200, 7, 7, 31, 64, 3, 2, 800, 17, 5, 5, 90, 4, 11, 12, 13, 14};
     auto x = ReferenceForward(**hf, tokens);

@@ -10,6 +10,15 @@ namespace lineage::kinds::deepseek_moe {
 namespace {
 
 using namespace model;
+using moe::kShDown;
+using moe::kShGate;
+using moe::kShUp;
+
+// This kind's roles (layer_kinds.h).
+constexpr Role kRouterBias = FfnRole(FfnKind::kDeepseekMoe, 0);
+constexpr Role kMoeLatentDown = FfnRole(FfnKind::kDeepseekMoe, 1);
+constexpr Role kMoeLatentUp = FfnRole(FfnKind::kDeepseekMoe, 2);
+constexpr Role kMoeLatentNorm = FfnRole(FfnKind::kDeepseekMoe, 3);
 
 // The DeepSeek-V3 MoE (spec §7.4; latent-attention §1.7, K3's latent form
 // §2.3) with its routed experts one 2-D tensor per expert (HF) or stacked
@@ -23,10 +32,10 @@ void PlanDeepseekMoe(TensorPlanner& p, int64_t l) {
   // DeepSeek's and GLM's name it mlp (experts gate_proj / up_proj / down_proj).
   const bool kimi_names = c.arch == Arch::kKimiLinear || c.arch == Arch::kKdaDsa || c.arch == Arch::kKimiK3;
   const std::string m = kimi_names ? "block_sparse_moe." : "mlp.";
-  p.Add(Role::kRouter, l, m + "gate.weight", "ffn_gate_inp.weight", {E, H});
-  p.Add(Role::kRouterBias, l, m + "gate.e_score_correction_bias", "exp_probs_b.bias", {E});
+  p.Add(Role::kRouter, l, m + "gate.weight", "ffn_gate_inp.weight", {E, H}, Values::kF32Matrix);
+  p.Add(kRouterBias, l, m + "gate.e_score_correction_bias", "exp_probs_b.bias", {E}, Values::kScores);
   if (c.expert_latent > 0) {  // K3: the experts run in a latent of X
-    p.Add(Role::kMoeLatentDown, l, m + "routed_expert_down_proj.weight", "ffn_routed_down.weight", {X, H});
+    p.Add(kMoeLatentDown, l, m + "routed_expert_down_proj.weight", "ffn_routed_down.weight", {X, H});
   }
   if (c.format == FileFormat::kGguf) {
     p.AddOwn(Role::kExpGate, l, -1, "ffn_gate_exps.weight", {E, Ie, X});
@@ -41,12 +50,12 @@ void PlanDeepseekMoe(TensorPlanner& p, int64_t l) {
     }
   }
   if (c.expert_latent > 0) {
-    p.Add(Role::kMoeLatentNorm, l, m + "routed_expert_norm.weight", "ffn_routed_norm.weight", {X});
-    p.Add(Role::kMoeLatentUp, l, m + "routed_expert_up_proj.weight", "ffn_routed_up.weight", {H, X});
+    p.Add(kMoeLatentNorm, l, m + "routed_expert_norm.weight", "ffn_routed_norm.weight", {X}, Values::kPlainNorm);
+    p.Add(kMoeLatentUp, l, m + "routed_expert_up_proj.weight", "ffn_routed_up.weight", {H, X});
   }
-  p.Add(Role::kShGate, l, m + "shared_experts.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
-  p.Add(Role::kShUp, l, m + "shared_experts.up_proj.weight", "ffn_up_shexp.weight", {Is, H});
-  p.Add(Role::kShDown, l, m + "shared_experts.down_proj.weight", "ffn_down_shexp.weight", {H, Is});
+  p.Add(kShGate, l, m + "shared_experts.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
+  p.Add(kShUp, l, m + "shared_experts.up_proj.weight", "ffn_up_shexp.weight", {Is, H});
+  p.Add(kShDown, l, m + "shared_experts.down_proj.weight", "ffn_down_shexp.weight", {H, Is});
 }
 
 // A kimi routed-expert tensor: one expert's matrix (HF) or all experts
@@ -68,11 +77,11 @@ void BindKimiExpert(const ModelConfig& c, const PlannedTensor& p, const TensorVi
 bool Bind(const BoundTensor& t, LayerWeights& w) {
   MoeWeights& m = w.moe;
   switch (t.plan.role) {
-    case Role::kRouterBias: m.score_bias = std::move(t.small); return true;
+    case kRouterBias: m.score_bias = std::move(t.small); return true;
     case Role::kExpGate: case Role::kExpUp: case Role::kExpDown: BindKimiExpert(t.c, t.plan, t.view, &m); return true;
-    case Role::kMoeLatentDown: m.latent_down = t.view; return true;
-    case Role::kMoeLatentUp: m.latent_up = t.view; return true;
-    case Role::kMoeLatentNorm: m.latent_norm = std::move(t.small); return true;
+    case kMoeLatentDown: m.latent_down = t.view; return true;
+    case kMoeLatentUp: m.latent_up = t.view; return true;
+    case kMoeLatentNorm: m.latent_norm = std::move(t.small); return true;
     default: return moe::BindRouterAndSharedExpert(t, m);
   }
 }

@@ -10,19 +10,24 @@ namespace {
 
 using namespace model;
 
+// This kind's roles (layer_kinds.h).
+constexpr Role kFfnGate = FfnRole(FfnKind::kDense, 0);
+constexpr Role kFfnUp = FfnRole(FfnKind::kDense, 1);
+constexpr Role kFfnDown = FfnRole(FfnKind::kDense, 2);
+
 // The dense SwiGLU feed-forward.
 void PlanDense(TensorPlanner& p, int64_t l) {
   const int64_t H = p.c.hidden, I = p.c.intermediate;
-  p.Add(Role::kFfnGate, l, "mlp.gate_proj.weight", "ffn_gate.weight", {I, H});
-  p.Add(Role::kFfnUp, l, "mlp.up_proj.weight", "ffn_up.weight", {I, H});
-  p.Add(Role::kFfnDown, l, "mlp.down_proj.weight", "ffn_down.weight", {H, I});
+  p.Add(kFfnGate, l, "mlp.gate_proj.weight", "ffn_gate.weight", {I, H});
+  p.Add(kFfnUp, l, "mlp.up_proj.weight", "ffn_up.weight", {I, H});
+  p.Add(kFfnDown, l, "mlp.down_proj.weight", "ffn_down.weight", {H, I});
 }
 
 bool Bind(const BoundTensor& t, LayerWeights& w) {
   switch (t.plan.role) {
-    case Role::kFfnGate: w.gate_proj = t.view; return true;
-    case Role::kFfnUp: w.up_proj = t.view; return true;
-    case Role::kFfnDown: w.down_proj = t.view; return true;
+    case kFfnGate: w.gate_proj = t.view; return true;
+    case kFfnUp: w.up_proj = t.view; return true;
+    case kFfnDown: w.down_proj = t.view; return true;
     default: return false;
   }
 }

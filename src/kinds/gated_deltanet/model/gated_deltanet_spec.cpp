@@ -1,5 +1,6 @@
 // Gated DeltaNet's tensors and sizes (layer_kinds.h).
 #include "core/tensor_slice.h"
+#include "kinds/gated_deltanet/gdn_roles.h"
 #include "model/kind_binding.h"
 #include "model/layer_kinds.h"
 #include "model/tensor_planner.h"
@@ -20,25 +21,25 @@ void PlanGdn(TensorPlanner& p, int64_t l) {
   const int64_t conv_dim = 2 * key_dim + value_dim;
   const int64_t Hv = c.lin_num_v_heads, K = c.conv_kernel;
   if (c.arch != Arch::kQwen3Next) {
-    p.Add(Role::kLinQkv, l, "linear_attn.in_proj_qkv.weight", "attn_qkv.weight", {conv_dim, H});
-    p.Add(Role::kLinZ, l, "linear_attn.in_proj_z.weight", "attn_gate.weight", {value_dim, H});
-    p.Add(Role::kLinB, l, "linear_attn.in_proj_b.weight", "ssm_beta.weight", {Hv, H});
-    p.Add(Role::kLinA, l, "linear_attn.in_proj_a.weight", "ssm_alpha.weight", {Hv, H});
+    p.Add(kLinQkv, l, "linear_attn.in_proj_qkv.weight", "attn_qkv.weight", {conv_dim, H});
+    p.Add(kLinZ, l, "linear_attn.in_proj_z.weight", "attn_gate.weight", {value_dim, H});
+    p.Add(kLinB, l, "linear_attn.in_proj_b.weight", "ssm_beta.weight", {Hv, H});
+    p.Add(kLinA, l, "linear_attn.in_proj_a.weight", "ssm_alpha.weight", {Hv, H});
   } else if (c.format == FileFormat::kSafetensors) {
-    p.Add(Role::kLinQkvz, l, "linear_attn.in_proj_qkvz.weight", "-", {conv_dim + value_dim, H});
-    p.Add(Role::kLinBa, l, "linear_attn.in_proj_ba.weight", "ssm_ba.weight", {2 * Hv, H});
+    p.Add(kLinQkvz, l, "linear_attn.in_proj_qkvz.weight", "-", {conv_dim + value_dim, H});
+    p.Add(kLinBa, l, "linear_attn.in_proj_ba.weight", "ssm_ba.weight", {2 * Hv, H});
   } else {
     // The converter un-interleaves qkvz into attn_qkv and attn_gate (both
     // cut from the HF in_proj_qkvz) and keeps ba grouped (spec §5.2).
-    p.Add(Role::kLinQkv, l, "linear_attn.in_proj_qkvz.weight", {conv_dim, H}, "attn_qkv.weight", {conv_dim, H});
-    p.Add(Role::kLinZ, l, "linear_attn.in_proj_qkvz.weight", {value_dim, H}, "attn_gate.weight", {value_dim, H});
-    p.Add(Role::kLinBa, l, "linear_attn.in_proj_ba.weight", "ssm_ba.weight", {2 * Hv, H});
+    p.Add(kLinQkv, l, "linear_attn.in_proj_qkvz.weight", {conv_dim, H}, "attn_qkv.weight", {conv_dim, H});
+    p.Add(kLinZ, l, "linear_attn.in_proj_qkvz.weight", {value_dim, H}, "attn_gate.weight", {value_dim, H});
+    p.Add(kLinBa, l, "linear_attn.in_proj_ba.weight", "ssm_ba.weight", {2 * Hv, H});
   }
-  p.Add(Role::kLinConv, l, "linear_attn.conv1d.weight", {conv_dim, 1, K}, "ssm_conv1d.weight", {conv_dim, K});
-  p.Add(Role::kLinDtBias, l, "linear_attn.dt_bias", "ssm_dt.bias", {Hv});
-  p.Add(Role::kLinALog, l, "linear_attn.A_log", "ssm_a", {Hv});
-  p.Add(Role::kLinNorm, l, "linear_attn.norm.weight", "ssm_norm.weight", {c.lin_v_dim});
-  p.Add(Role::kLinOut, l, "linear_attn.out_proj.weight", "ssm_out.weight", {H, value_dim});
+  p.Add(kLinConv, l, "linear_attn.conv1d.weight", {conv_dim, 1, K}, "ssm_conv1d.weight", {conv_dim, K}, Values::kVector);
+  p.Add(kLinDtBias, l, "linear_attn.dt_bias", "ssm_dt.bias", {Hv}, Values::kDtBias);
+  p.Add(kLinALog, l, "linear_attn.A_log", "ssm_a", {Hv}, Values::kALog);
+  p.Add(kLinNorm, l, "linear_attn.norm.weight", "ssm_norm.weight", {c.lin_v_dim}, Values::kPlainNorm);
+  p.Add(kLinOut, l, "linear_attn.out_proj.weight", "ssm_out.weight", {H, value_dim}, Values::kOutMatrix);
 }
 
 // Qwen3-Next's input projections as row blocks (weights.h): q, k, v and z
@@ -75,17 +76,17 @@ void BuildGdnBlocks(const ModelConfig& c, LinearAttentionWeights* w) {
 bool Bind(const BoundTensor& t, LayerWeights& w) {
   LinearAttentionWeights& g = w.linear;
   switch (t.plan.role) {
-    case Role::kLinQkv: g.in_proj_qkv = t.view; return true;
-    case Role::kLinZ: g.in_proj_z = t.view; return true;
-    case Role::kLinB: g.in_proj_b = t.view; return true;
-    case Role::kLinA: g.in_proj_a = t.view; return true;
-    case Role::kLinQkvz: g.in_proj_qkvz = t.view; return true;
-    case Role::kLinBa: g.in_proj_ba = t.view; return true;
-    case Role::kLinConv: g.conv = std::move(t.small); return true;
-    case Role::kLinDtBias: g.dt_bias = std::move(t.small); return true;
-    case Role::kLinALog: g.ssm_a = std::move(t.small); return true;
-    case Role::kLinNorm: g.norm = std::move(t.small); return true;
-    case Role::kLinOut: g.out_proj = t.view; return true;
+    case kLinQkv: g.in_proj_qkv = t.view; return true;
+    case kLinZ: g.in_proj_z = t.view; return true;
+    case kLinB: g.in_proj_b = t.view; return true;
+    case kLinA: g.in_proj_a = t.view; return true;
+    case kLinQkvz: g.in_proj_qkvz = t.view; return true;
+    case kLinBa: g.in_proj_ba = t.view; return true;
+    case kLinConv: g.conv = std::move(t.small); return true;
+    case kLinDtBias: g.dt_bias = std::move(t.small); return true;
+    case kLinALog: g.ssm_a = std::move(t.small); return true;
+    case kLinNorm: g.norm = std::move(t.small); return true;
+    case kLinOut: g.out_proj = t.view; return true;
     default: return false;
   }
 }

@@ -169,7 +169,7 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
   const int64_t R_split = as_decode ? 1 : R;
   int64_t parts = 1;
   if (sparse && W % 16 == 0 && R_split < 2 * threads)
-    parts = std::max<int64_t>(1, std::min((2 * threads + R_split - 1) / R_split, c.indexer_top_k / kMinPartKeys));
+    parts = std::max<int64_t>(1, std::min((2 * threads + R_split - 1) / R_split, c.indexer.top_k / kMinPartKeys));
   std::vector<Task> tasks;
   for (int64_t si = 0; si < static_cast<int64_t>(segs.size()); ++si) {
     const int64_t T = segs[si].num_tokens;

@@ -50,22 +50,22 @@ void PlanLatentTensors(TensorPlanner& p, int64_t l) {
   const int64_t nh = c.num_heads, dn = c.qk_nope_dim, dv = c.v_head_dim, r = c.kv_lora_rank;
   if (c.q_lora_rank > 0) {
     const int64_t qr = c.q_lora_rank;
-    p.Add(Role::kMlaQA, l, "self_attn.q_a_proj.weight", "attn_q_a.weight", {qr, H});
-    p.Add(Role::kMlaQANorm, l, "self_attn.q_a_layernorm.weight", "attn_q_a_norm.weight", {qr});
-    p.Add(Role::kMlaQB, l, "self_attn.q_b_proj.weight", "attn_q_b.weight", {nh * c.head_dim, qr});
+    p.Add(kMlaQA, l, "self_attn.q_a_proj.weight", "attn_q_a.weight", {qr, H});
+    p.Add(kMlaQANorm, l, "self_attn.q_a_layernorm.weight", "attn_q_a_norm.weight", {qr}, Values::kPlainNorm);
+    p.Add(kMlaQB, l, "self_attn.q_b_proj.weight", "attn_q_b.weight", {nh * c.head_dim, qr});
   } else {
-    p.Add(Role::kMlaQ, l, "self_attn.q_proj.weight", "attn_q.weight", {nh * c.head_dim, H});
+    p.Add(kMlaQ, l, "self_attn.q_proj.weight", "attn_q.weight", {nh * c.head_dim, H});
   }
-  p.Add(Role::kMlaKvA, l, "self_attn.kv_a_proj_with_mqa.weight", "attn_kv_a_mqa.weight", {c.latent_dim(), H});
-  p.Add(Role::kMlaKvANorm, l, "self_attn.kv_a_layernorm.weight", "attn_kv_a_norm.weight", {r});
+  p.Add(kMlaKvA, l, "self_attn.kv_a_proj_with_mqa.weight", "attn_kv_a_mqa.weight", {c.latent_dim(), H});
+  p.Add(kMlaKvANorm, l, "self_attn.kv_a_layernorm.weight", "attn_kv_a_norm.weight", {r}, Values::kPlainNorm);
   if (c.format == FileFormat::kSafetensors) {
-    p.Add(Role::kMlaKvB, l, "self_attn.kv_b_proj.weight", "-", {nh * (dn + dv), r});
+    p.Add(kMlaKvB, l, "self_attn.kv_b_proj.weight", "-", {nh * (dn + dv), r});
   } else {  // split from kv_b_proj, k transposed per head (spec §7.3)
-    p.Add(Role::kMlaKB, l, "self_attn.kv_b_proj.weight", {nh * (dn + dv), r}, "attn_k_b.weight", {nh, r, dn});
-    p.Add(Role::kMlaVB, l, "self_attn.kv_b_proj.weight", {nh * (dn + dv), r}, "attn_v_b.weight", {nh, dv, r});
+    p.Add(kMlaKB, l, "self_attn.kv_b_proj.weight", {nh * (dn + dv), r}, "attn_k_b.weight", {nh, r, dn});
+    p.Add(kMlaVB, l, "self_attn.kv_b_proj.weight", {nh * (dn + dv), r}, "attn_v_b.weight", {nh, dv, r});
   }
-  if (c.arch == Arch::kKimiK3) p.Add(Role::kMlaGate, l, "self_attn.g_proj.weight", "attn_gate.weight", {nh * dv, H});
-  p.Add(Role::kMlaOut, l, "self_attn.o_proj.weight", "attn_output.weight", {H, nh * dv});
+  if (c.arch == Arch::kKimiK3) p.Add(kMlaGate, l, "self_attn.g_proj.weight", "attn_gate.weight", {nh * dv, H});
+  p.Add(kMlaOut, l, "self_attn.o_proj.weight", "attn_output.weight", {H, nh * dv}, Values::kOutMatrix);
 }
 
 bool BindLatentTensor(const BoundTensor& t, LayerWeights& w) {
@@ -73,23 +73,23 @@ bool BindLatentTensor(const BoundTensor& t, LayerWeights& w) {
   MlaWeights& m = w.mla;
   const TensorView& v = t.view;
   switch (t.plan.role) {
-    case Role::kMlaQ: m.q_proj = v; return true;
-    case Role::kMlaQA: m.q_a = v; return true;
-    case Role::kMlaQANorm: m.q_a_norm = std::move(t.small); return true;
-    case Role::kMlaQB: m.q_b = v; return true;
-    case Role::kMlaKvA: m.kv_a = v; return true;
-    case Role::kMlaKvANorm: m.kv_a_norm = std::move(t.small); return true;
-    case Role::kMlaKvB: BindKvB(c, v, &m); return true;
-    case Role::kMlaKB:
+    case kMlaQ: m.q_proj = v; return true;
+    case kMlaQA: m.q_a = v; return true;
+    case kMlaQANorm: m.q_a_norm = std::move(t.small); return true;
+    case kMlaQB: m.q_b = v; return true;
+    case kMlaKvA: m.kv_a = v; return true;
+    case kMlaKvANorm: m.kv_a_norm = std::move(t.small); return true;
+    case kMlaKvB: BindKvB(c, v, &m); return true;
+    case kMlaKB:
       for (int64_t h = 0; h < c.num_heads; ++h)
         m.k_b_t.push_back(RowSlice(v, h * c.kv_lora_rank, c.kv_lora_rank, "[head " + std::to_string(h) + "]"));
       return true;
-    case Role::kMlaVB:
+    case kMlaVB:
       for (int64_t h = 0; h < c.num_heads; ++h)
         m.v_b.push_back(RowSlice(v, h * c.v_head_dim, c.v_head_dim, "[head " + std::to_string(h) + "]"));
       return true;
-    case Role::kMlaGate: m.out_gate = v; return true;
-    case Role::kMlaOut: m.o_proj = v; return true;
+    case kMlaGate: m.out_gate = v; return true;
+    case kMlaOut: m.o_proj = v; return true;
     default: return false;
   }
 }

@@ -13,17 +13,20 @@ namespace {
 
 using namespace model;
 
+// This kind's roles (layer_kinds.h).
+constexpr Role kShGateInp = FfnRole(FfnKind::kMoe, 0);
+
 // The Qwen MoE (spec §4.3): the router, the routed experts in the file's
 // layout, the shared expert and its gate.
 void PlanMoe(TensorPlanner& p, int64_t l) {
   const ModelConfig& c = p.c;
   const int64_t H = c.hidden, E = c.num_experts, Is = c.shared_intermediate;
-  p.Add(Role::kRouter, l, "mlp.gate.weight", "ffn_gate_inp.weight", {E, H});
+  p.Add(Role::kRouter, l, "mlp.gate.weight", "ffn_gate_inp.weight", {E, H}, Values::kF32Matrix);
   for (PlannedTensor& t : PlanExperts(c, l, DefaultExpertLayout(c), c.format)) p.out.push_back(std::move(t));
-  p.Add(Role::kShGate, l, "mlp.shared_expert.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
-  p.Add(Role::kShUp, l, "mlp.shared_expert.up_proj.weight", "ffn_up_shexp.weight", {Is, H});
-  p.Add(Role::kShDown, l, "mlp.shared_expert.down_proj.weight", "ffn_down_shexp.weight", {H, Is});
-  p.Add(Role::kShGateInp, l, "mlp.shared_expert_gate.weight", {1, H}, "ffn_gate_inp_shexp.weight", {H});
+  p.Add(kShGate, l, "mlp.shared_expert.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
+  p.Add(kShUp, l, "mlp.shared_expert.up_proj.weight", "ffn_up_shexp.weight", {Is, H});
+  p.Add(kShDown, l, "mlp.shared_expert.down_proj.weight", "ffn_down_shexp.weight", {H, Is});
+  p.Add(kShGateInp, l, "mlp.shared_expert_gate.weight", {1, H}, "ffn_gate_inp_shexp.weight", {H}, Values::kVector);
 }
 
 // The routed experts of MoE layer `l`, from whichever layout the file has
@@ -72,7 +75,7 @@ Status BindExperts(const ModelConfig& c, int64_t l, const TensorLookup& lookup, 
 }
 
 bool Bind(const BoundTensor& t, LayerWeights& w) {
-  if (t.plan.role != Role::kShGateInp) return BindRouterAndSharedExpert(t, w.moe);
+  if (t.plan.role != kShGateInp) return BindRouterAndSharedExpert(t, w.moe);
   w.moe.shared_gate_inp = std::move(t.small);
   return true;
 }
@@ -85,9 +88,9 @@ Status Finish(const LayerBinder& b, LayerWeights& w) { return BindExperts(b.c, b
 bool BindRouterAndSharedExpert(const model::BoundTensor& t, model::MoeWeights& m) {
   switch (t.plan.role) {
     case model::Role::kRouter: m.router = t.view; return true;
-    case model::Role::kShGate: m.shared_gate = t.view; return true;
-    case model::Role::kShUp: m.shared_up = t.view; return true;
-    case model::Role::kShDown: m.shared_down = t.view; return true;
+    case kShGate: m.shared_gate = t.view; return true;
+    case kShUp: m.shared_up = t.view; return true;
+    case kShDown: m.shared_down = t.view; return true;
     default: return false;
   }
 }

@@ -35,8 +35,8 @@ void HadamardInPlace(float* x, int64_t n) {
 void SelectKeys(const model::IndexerWeights& w, int64_t index_layer, const StepContext& ctx, const float* xn,
                 const float* qr, const float* rope, KeySelection* sel) {
   const model::ModelConfig& c = ctx.config;
-  const int64_t R = ctx.batch.num_rows, H = c.hidden, Hi = c.indexer_heads, D = c.indexer_dim;
-  const int64_t dr = c.qk_rope_dim, K = c.indexer_top_k;
+  const int64_t R = ctx.batch.num_rows, H = c.hidden, Hi = c.indexer.heads, D = c.indexer.dim;
+  const int64_t dr = c.qk_rope_dim, K = c.indexer.top_k;
   LatentScratch& ls = ctx.ws.latent;
   float* iq = ls.index_q.data();   // [R, Hi D]
   float* ik = ls.index_k.data();   // [R, D]
@@ -46,7 +46,7 @@ void SelectKeys(const model::IndexerWeights& w, int64_t index_layer, const StepC
 
   // Keys: LayerNorm (eps may be 0: glm-dsa), RoPE of the first dr dims of
   // every head ([rope | nope]), Hadamard; then into the pages.
-  const double eps = c.indexer_norm_eps;
+  const double eps = c.indexer.norm_eps;
   const bool rotate = IsPowerOfTwo(D);
   for (int64_t r = 0; r < R; ++r) {
     float* k = ik + r * D;
@@ -57,7 +57,7 @@ void SelectKeys(const model::IndexerWeights& w, int64_t index_layer, const StepC
     const float inv = static_cast<float>(1.0 / std::sqrt(var / static_cast<double>(D) + eps));
     for (int64_t i = 0; i < D; ++i) k[i] = (k[i] - static_cast<float>(mean)) * inv * w.k_norm[i] + w.k_norm_bias[i];
   }
-  auto apply_rope = c.indexer_rope_neox ? ApplyRope : ApplyRopeInterleaved;
+  auto apply_rope = c.indexer.rope_neox ? ApplyRope : ApplyRopeInterleaved;
   apply_rope(ik, R, D, 1, D, dr, rope);
   apply_rope(iq, R, Hi * D, Hi, D, dr, rope);
   if (rotate) {

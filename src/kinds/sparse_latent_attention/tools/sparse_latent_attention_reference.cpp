@@ -35,7 +35,7 @@ void RopeNeox(const ModelConfig& c, double* x, int64_t dims, int64_t pos) {
 // rotation: (H q) . (H k) = q . k exactly in this precision.
 Selection IndexerSelect(const ModelConfig& c, const MlaWeights& mla, const Mat& x) {
   const IndexerWeights& w = mla.indexer;
-  const int64_t T = static_cast<int64_t>(x.size()), Hi = c.indexer_heads, D = c.indexer_dim;
+  const int64_t T = static_cast<int64_t>(x.size()), Hi = c.indexer.heads, D = c.indexer.dim;
   const int64_t rope = c.qk_rope_dim;
   Mat iq = MatMul(w.q_b, NormRows(MatMul(mla.q_a, x), mla.q_a_norm, c.rms_eps));  // from the normed q latent
   Mat ik = MatMul(w.k, x);
@@ -46,10 +46,10 @@ Selection IndexerSelect(const ModelConfig& c, const MlaWeights& mla, const Mat& 
     mean /= static_cast<double>(D);
     for (double e : ik[t]) var += (e - mean) * (e - mean);
     var /= static_cast<double>(D);
-    const double inv = 1.0 / std::sqrt(var + c.indexer_norm_eps);
+    const double inv = 1.0 / std::sqrt(var + c.indexer.norm_eps);
     for (int64_t i = 0; i < D; ++i) ik[t][i] = (ik[t][i] - mean) * inv * w.k_norm[i] + w.k_norm_bias[i];
     auto rotate = [&](double* head) {  // the head's first `rope` dims: [rope | nope]
-      if (c.indexer_rope_neox) RopeNeox(c, head, rope, t);
+      if (c.indexer.rope_neox) RopeNeox(c, head, rope, t);
       else RopeInterleaved(c, head, rope, t);
     };
     rotate(ik[t].data());
@@ -69,7 +69,7 @@ Selection IndexerSelect(const ModelConfig& c, const MlaWeights& mla, const Mat& 
     for (int64_t u = 0; u <= t; ++u) order[u] = u;
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return score[a] > score[b]; });
     sel[t].assign(static_cast<size_t>(t + 1), 0);
-    for (int64_t j = 0; j < std::min<int64_t>(c.indexer_top_k, t + 1); ++j) sel[t][order[j]] = 1;
+    for (int64_t j = 0; j < std::min<int64_t>(c.indexer.top_k, t + 1); ++j) sel[t][order[j]] = 1;
   }
   return sel;
 }
