@@ -55,8 +55,10 @@ uint32_t QuantPresetFileType(QuantPreset p) { return Find(p).file_type; }
 
 DType PresetTensorType(QuantPreset preset, const ModelConfig& c, const PlannedTensor& p) {
   const bool is_weight = p.gguf_name.size() > 7 && p.gguf_name.compare(p.gguf_name.size() - 7, 7, ".weight") == 0;
-  if (p.gguf_shape.size() <= 1 || IsSmall(p) || !is_weight) return DType::kF32;
+  // The router stays f32 (llama-quantize never quantizes ffn_gate_inp).
+  if (p.gguf_shape.size() <= 1 || IsSmall(p) || !is_weight || p.values == Values::kF32Matrix) return DType::kF32;
   const bool k_mix = preset == QuantPreset::kQ4_K_M || preset == QuantPreset::kQ5_K_M;
+  const bool eight_experts = c.moe() && c.num_experts == 8;  // llama-quantize's n_expert == 8 rules
   DType t = Find(preset).base;
   const bool is_output = p.role == Role::kLmHead || (p.role == Role::kEmbed && c.tied_embeddings);
   if (preset == QuantPreset::kMXFP4_MOE) {
@@ -70,6 +72,11 @@ DType PresetTensorType(QuantPreset preset, const ModelConfig& c, const PlannedTe
   } else if (Named(p, "attn_v.weight") || Named(p, "attn_qkv.weight") || Named(p, "attn_kv_b.weight")) {
     if (k_mix && UseMoreBits(p.layer, c.num_layers)) t = DType::kQ6_K;
     if (preset == QuantPreset::kIQ4_XS && c.num_kv_heads > 0 && c.num_heads / c.num_kv_heads >= 4) t = DType::kQ5_K;
+    if (eight_experts) t = DType::kQ8_0;  // "trades just ~128MB" for the 8-expert models
+  } else if (Named(p, "attn_k.weight")) {
+    if (eight_experts) t = DType::kQ8_0;
+  } else if (Named(p, "attn_output.weight")) {
+    if (eight_experts && (preset == QuantPreset::kQ4_K_M || preset == QuantPreset::kIQ4_XS)) t = DType::kQ5_K;
   } else if (Named(p, "ffn_down")) {
     if (k_mix && UseMoreBits(p.layer, c.num_layers)) t = DType::kQ6_K;
     if (preset == QuantPreset::kIQ4_XS && p.layer < c.num_layers / 8) t = DType::kQ5_K;

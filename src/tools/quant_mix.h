@@ -13,8 +13,9 @@
 //   - any ffn_down (a MoE's experts' and shared expert's too) of layer i:
 //     Q4_K_M / Q5_K_M take Q6_K where use_more_bits(i, L); IQ4_XS takes Q5_K
 //     in the first eighth of the layers;
-//   - llama-quantize's rules for MoE models (Q8_0 attention where there are
-//     8 experts, ...) are not modelled: the mix matches its dense files;
+//   - with exactly 8 experts (its n_expert == 8 rules): attn_v / attn_qkv and
+//     attn_k Q8_0, attn_output Q5_K under Q4_K_M and IQ4_XS;
+//   - the MoE router (ffn_gate_inp) F32;
 //   - every other matrix: the preset's base type;
 //   - MXFP4_MOE: stacked 3-D tensors (the routed experts; llama-quantize's
 //     test is ne[2] > 1) MXFP4, every other matrix and the output Q8_0;

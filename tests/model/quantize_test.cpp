@@ -69,7 +69,8 @@ TEST(QuantMix, MatchesLlamaQuantizeOnTheSharedFiles) {
   const std::map<std::string, QuantPreset> files = {{"tiny-qwen35-Q4_K_M", QuantPreset::kQ4_K_M},
                                                     {"tiny-qwen35-Q5_K_M", QuantPreset::kQ5_K_M},
                                                     {"tiny-qwen35-Q4_0", QuantPreset::kQ4_0},
-                                                    {"tiny-qwen35-IQ4_XS", QuantPreset::kIQ4_XS}};
+                                                    {"tiny-qwen35-IQ4_XS", QuantPreset::kIQ4_XS},
+                                                    {"tiny-qwen35moe-Q4_K_M", QuantPreset::kQ4_K_M}};
   for (const auto& [name, preset] : files) {
     const std::string path = dir + name + ".gguf";
     if (!std::filesystem::exists(path)) GTEST_SKIP() << "shared data absent: " << path;

@@ -32,11 +32,11 @@ class OpenAiFormatter : public ResponseFormatter {
       : chat_(req.is_chat()),
         stream_(req.stream),
         include_usage_(req.include_usage),
+        index_(choice.index),
+        last_(choice.count <= 1),
         model_(req.model.empty() ? model : req.model),
         id_(choice.id.empty() ? NewOpenAiId(req) : choice.id),
-        created_(choice.created > 0 ? choice.created : static_cast<int64_t>(std::time(nullptr))),
-        index_(choice.index),
-        last_(choice.count <= 1) {}
+        created_(choice.created > 0 ? choice.created : static_cast<int64_t>(std::time(nullptr))) {}
 
   std::string Begin(int64_t, int64_t) override {
     if (!stream_ || !chat_) return "";
