@@ -72,7 +72,7 @@ void IQ4_NL(const BlockIQ4_NL& b, float* y) {
 }
 
 void MXFP4(const BlockMXFP4& b, float* y) {
-  const float d = E8M0Half(b.e);
+  const float d = E8M0HalfOf(b.e);
   for (int j = 0; j < 16; ++j) {
     y[j] = d * static_cast<float>(kMXFP4Values[b.qs[j] & 15]);
     y[j + 16] = d * static_cast<float>(kMXFP4Values[b.qs[j] >> 4]);

@@ -11,6 +11,7 @@
 // Half-precision fields are raw IEEE fp16 bits (HalfToFloat decodes them).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -53,10 +54,17 @@ inline constexpr int8_t kMXFP4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, 
 
 // 2^(e - 128): an E8M0 exponent byte halved, as MXFP4's scale. Built from
 // the bits (e < 2 is an f32 subnormal) so that it is exact and constexpr.
-constexpr float E8M0Half(uint8_t e) {
+constexpr float E8M0HalfOf(uint8_t e) {
   const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
   return __builtin_bit_cast(float, bits);
 }
+// The same as one load: the row kernels read a scale per block.
+inline constexpr auto kE8M0Half = [] {
+  std::array<float, 256> t{};
+  for (int e = 0; e < 256; ++e) t[e] = E8M0HalfOf(static_cast<uint8_t>(e));
+  return t;
+}();
+inline float E8M0Half(uint8_t e) { return kE8M0Half[e]; }
 
 // The 6-bit scale and min of sub-block s (< 8) of a Q4_K / Q5_K block.
 inline void ScaleMinK4(const uint8_t* scales, int s, uint8_t* sc, uint8_t* m) {
