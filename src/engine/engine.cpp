@@ -51,8 +51,12 @@ Engine::Engine(std::shared_ptr<const model::Model> model, const EngineOptions& o
   if (c.latent()) {  // one latent row per token: its halves in K and V (docs/engine.md)
     kv_layout_.num_kv_heads = 1;
     kv_layout_.head_dim = c.latent_dim() / 2;
-    kv_layout_.index_layers = c.num_indexer_layers();  // and the indexer keys of the full sparse layers
-    kv_layout_.index_dim = c.num_indexer_layers() > 0 ? c.indexer.dim : 0;
+  }
+  for (int64_t l = 0; l < c.num_layers; ++l) {  // blocks beside the KV rows (the sparse kind's indexer keys)
+    const int64_t side = model::SideFloats(c, l);
+    if (side == 0) continue;
+    ++kv_layout_.index_layers;
+    kv_layout_.index_dim = side;
   }
   if (options.mtp) ++kv_layout_.num_layers;  // the MTP block's, after the trunk's
   kv_layout_.page_tokens = options.page_tokens;

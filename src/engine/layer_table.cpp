@@ -20,7 +20,7 @@ void RunMixer(const model::ModelConfig& c, const model::LayerWeights& w, int64_t
               const StepContext& ctx, const float* xn, float* out) {
   const MixerKind kind = c.mixer(l);
   LayerSlots at = slots;
-  at.index = c.indexer_layer(l) ? slots.index++ : -1;
+  at.index = model::SideFloats(c, l) > 0 ? slots.index++ : -1;
   if (model::Info(kind).recurrent) {
     ++slots.state;
   } else {

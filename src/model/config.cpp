@@ -12,12 +12,6 @@ int64_t ModelConfig::num_full_layers() const {
   return std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::kFullAttention);
 }
 
-int64_t ModelConfig::num_indexer_layers() const {
-  int64_t n = 0;
-  for (int64_t l = 0; l < num_layers && l < static_cast<int64_t>(layer_kinds.size()); ++l) n += indexer_layer(l);
-  return n;
-}
-
 double ModelConfig::latent_scale() const {
   const double mscale = yarn_factor > 1 ? 1.0 + 0.1 * yarn_mscale_all_dim * std::log(yarn_factor) : 1.0;
   return mscale * mscale / std::sqrt(static_cast<double>(qk_nope_dim + qk_rope_dim));

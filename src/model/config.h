@@ -142,11 +142,6 @@ struct ModelConfig {
   bool latent() const { return arch == Arch::kKimiLinear || arch == Arch::kGlmDsa || arch == Arch::kDeepseek32 ||
                              arch == Arch::kKdaDsa || arch == Arch::kKimiK3; }
   bool sparse() const { return indexer.heads > 0; }
-  // True when latent layer l runs the indexer (and caches its key).
-  bool indexer_layer(int64_t l) const {
-    return sparse() && l < num_layers && layer_kinds[l] == LayerKind::kFullAttention && (indexer.full.empty() || indexer.full[l]);
-  }
-  int64_t num_indexer_layers() const;
   // True when layer l's FFN is the sparse MoE (every layer of a MoE model but
   // Kimi's leading dense ones).
   bool moe_layer(int64_t l) const { return moe() && l >= leading_dense_layers; }

@@ -16,6 +16,11 @@ int64_t DeltaStateFloats(const ModelConfig& c) {
 const MixerKindInfo& Info(MixerKind k) { return *kinds::kMixerTable[static_cast<int>(k)]; }
 const FfnKindInfo& Info(FfnKind k) { return *kinds::kFfnTable[static_cast<int>(k)]; }
 
+int64_t SideFloats(const ModelConfig& c, int64_t layer) {
+  const MixerKindInfo& k = Info(c.mixer(layer));
+  return k.side_floats_per_token ? k.side_floats_per_token(c, layer) : 0;
+}
+
 const std::vector<const KindConfig*>& KindConfigs() {
   static const std::vector<const KindConfig*> configs = [] {
     std::vector<const KindConfig*> out;

@@ -91,7 +91,14 @@ struct MixerKindInfo {
   int64_t (*state_floats)(const ModelConfig& c);
   KindTensors tensors;
   const KindConfig* config = nullptr;  // null: no fields of its own
+  // Of kv_floats_per_token, the values layer l keeps per token in a block
+  // of the page beside the KV rows (the sparse kind's indexer keys,
+  // cache/kv_pages.h); null: none.
+  int64_t (*side_floats_per_token)(const ModelConfig& c, int64_t layer) = nullptr;
 };
+
+// side_floats_per_token of layer l's mixer, 0 where the kind has none.
+int64_t SideFloats(const ModelConfig& c, int64_t layer);
 
 struct FfnKindInfo {
   const char* name;

@@ -15,7 +15,7 @@ Result<bool> ReadMxfp4Quantization(const JsonField& config) {
     LINEAGE_ASSIGN_OR_RETURN(fmt, q["format"].String());
   }
   if (method == "compressed-tensors" && fmt == "mxfp4-pack-quantized") return true;
-  return Unsupported(q.path() + ": quant_method '" + method + "'" + (fmt.empty() ? "" : " format '" + fmt + "'") +
+  return Unsupported(q.file() + ": " + q.path() + ": quant_method '" + method + "'" + (fmt.empty() ? "" : " format '" + fmt + "'") +
                      " is not read (supported: unquantized weights, or compressed-tensors mxfp4-pack-quantized)");
 }
 

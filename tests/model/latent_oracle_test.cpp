@@ -46,7 +46,9 @@ TEST(LatentOracle, GlmDsaConfigIsReadFromTheFile) {
   EXPECT_FALSE(c.indexer.rope_neox);
   EXPECT_EQ(c.indexer.norm_eps, 0.0);
   EXPECT_EQ(c.indexer.full, (std::vector<bool>{true, true, false, false, true, false}));
-  EXPECT_EQ(c.num_indexer_layers(), 3);
+  int64_t indexer_layers = 0;  // the layers that cache an indexer key beside the latent row
+  for (int64_t l = 0; l < c.num_layers; ++l) indexer_layers += SideFloats(c, l) == c.indexer.dim;
+  EXPECT_EQ(indexer_layers, 3);
   EXPECT_EQ(c.leading_dense_layers, 1);
   EXPECT_EQ(c.num_experts, 8);
   EXPECT_EQ(c.experts_per_token, 2);

@@ -29,4 +29,7 @@ struct ModelConfig;
 // llama.cpp never loads glm-dsa's epsilon. Both formats of a model use them.
 void SetIndexerConventions(ModelConfig* c);
 
+// True when latent layer l runs the indexer (and caches its key).
+bool IndexerLayer(const ModelConfig& c, int64_t l);
+
 }  // namespace lineage::model

@@ -27,7 +27,7 @@ constexpr Role kIdxProj = MixerRole(MixerKind::kSparseLatent, 4);
 void Plan(TensorPlanner& p, int64_t l) {
   latent_attention::PlanLatentTensors(p, l);
   const ModelConfig& c = p.c;
-  if (!c.indexer_layer(l)) return;  // a layer sharing another's selection
+  if (!IndexerLayer(c, l)) return;  // a layer sharing another's selection
   const int64_t H = c.hidden, Hi = c.indexer.heads, D = c.indexer.dim;
   p.Add(kIdxQB, l, "self_attn.indexer.wq_b.weight", "indexer.attn_q_b.weight", {Hi * D, c.q_lora_rank});
   p.Add(kIdxK, l, "self_attn.indexer.wk.weight", "indexer.attn_k.weight", {D, H});
@@ -48,8 +48,9 @@ bool Bind(const BoundTensor& t, LayerWeights& w) {
   }
 }
 
-// The latent row, and the indexer's key on a full layer.
-int64_t KvFloats(const ModelConfig& c, int64_t l) { return c.latent_dim() + (c.indexer_layer(l) ? c.indexer.dim : 0); }
+// The latent row, and beside it the indexer's key on a full layer.
+int64_t IndexKeyFloats(const ModelConfig& c, int64_t l) { return IndexerLayer(c, l) ? c.indexer.dim : 0; }
+int64_t KvFloats(const ModelConfig& c, int64_t l) { return c.latent_dim() + IndexKeyFloats(c, l); }
 
 using L = ConfigLimits;
 
@@ -165,7 +166,7 @@ std::vector<double> Fingerprint(const ModelConfig& c) {
   std::vector<double> v = {static_cast<double>(c.indexer.heads), static_cast<double>(c.indexer.dim),
                            static_cast<double>(c.indexer.top_k), static_cast<double>(c.indexer.rope_neox),
                            c.indexer.norm_eps};
-  for (int64_t l = 0; l < c.num_layers; ++l) v.push_back(c.indexer_layer(l));
+  for (int64_t l = 0; l < c.num_layers; ++l) v.push_back(IndexerLayer(c, l));
   return v;
 }
 
@@ -174,7 +175,7 @@ const KindConfig kConfig{ReadGguf, ReadHf, GgufKeys, WriteHf, Validate, Fingerpr
 }  // namespace
 
 extern const model::MixerKindInfo kModelSpec{"sparse-latent-attention", false, KvFloats, model::NoState,
-                                             {Plan, Bind, nullptr}, &kConfig};
+                                             {Plan, Bind, nullptr}, &kConfig, IndexKeyFloats};
 
 }  // namespace lineage::kinds::sparse_latent_attention
 
@@ -183,6 +184,11 @@ namespace lineage::model {
 void SetIndexerConventions(ModelConfig* c) {
   c->indexer.rope_neox = c->arch == Arch::kDeepseek32;
   c->indexer.norm_eps = c->arch == Arch::kDeepseek32 ? 1e-6 : 0.0;
+}
+
+bool IndexerLayer(const ModelConfig& c, int64_t l) {
+  return c.sparse() && l < c.num_layers && c.layer_kinds[l] == LayerKind::kFullAttention &&
+         (c.indexer.full.empty() || c.indexer.full[l]);
 }
 
 }  // namespace lineage::model

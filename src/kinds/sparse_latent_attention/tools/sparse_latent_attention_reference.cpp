@@ -76,7 +76,7 @@ Selection IndexerSelect(const ModelConfig& c, const MlaWeights& mla, const Mat& 
 
 // A full layer selects; a shared one reuses the latest full layer's choice.
 Mat Run(const ModelConfig& c, int64_t l, const LayerWeights& w, const Mat& x, ReferenceLayerState* state) {
-  if (c.indexer_layer(l)) state->selection = IndexerSelect(c, w.mla, x);
+  if (IndexerLayer(c, l)) state->selection = IndexerSelect(c, w.mla, x);
   return latent_attention::LatentAttention(c, w.mla, x, &state->selection);
 }
 
