@@ -123,7 +123,7 @@ double TimeForward(Layer& layer, int64_t C, int64_t T, engine::LatentPath path, 
     const auto t0 = std::chrono::steady_clock::now();
     if (indexer_only) {
       engine::SelectKeys(w.indexer, 0, ctx, xn.data(), ws.latent.qr.data(), ws.latent.rope.data(),
-                         &ws.latent.selection);
+                         &ws.latent.indexer.selection);
     } else {
       engine::LatentAttention(w, 0, c.sparse() ? 0 : -1, c.sparse(), ctx, xn.data(), out.data());
     }
@@ -132,7 +132,7 @@ double TimeForward(Layer& layer, int64_t C, int64_t T, engine::LatentPath path, 
   }
   if (modelled != nullptr) {
     const engine::LatentShape shape{c.num_heads, W, c.kv_lora_rank, c.qk_nope_dim, c.qk_rope_dim, c.v_head_dim};
-    *modelled = engine::EstimateLatentCosts(shape, C, T, c.sparse() ? &ws.latent.selection : nullptr, 0);
+    *modelled = engine::EstimateLatentCosts(shape, C, T, c.sparse() ? &ws.latent.indexer.selection : nullptr, 0);
   }
   return best;
 }

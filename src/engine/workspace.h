@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kinds/sparse_latent_attention/engine/key_selection.h"
 #include "kinds/latent_attention/engine/latent_paths.h"
+#include "kinds/sparse_latent_attention/engine/indexer_scratch.h"
 #include "model/config.h"
 
 namespace lineage::engine {
@@ -30,8 +30,8 @@ struct MoeScratch {
   int64_t layer_passes = 0, experts_run = 0;
 };
 
-// Scratch of the latent archs' mixers (kda_layer.cpp, mla_layer.cpp,
-// lightning_indexer.cpp); empty for other models.
+// Scratch of the latent archs' mixers (kda_layer.cpp, mla_layer.cpp, and
+// the lightning indexer's); empty for other models.
 struct LatentScratch {
   std::vector<float> low;    // [R, 2 d]: the low-rank decay and gate inputs
   std::vector<float> decay;  // [R, nh d] per-channel log-decays
@@ -41,11 +41,7 @@ struct LatentScratch {
   std::vector<float> ctx;    // [R, n_h W] attended latent rows
   std::vector<float> qr;     // [R, q_lora] the normed q latent
   std::vector<float> rope;   // [R, dr] cos | sin of each row's position
-  std::vector<float> index_q;  // [R, Hi D] indexer queries
-  std::vector<float> index_k;  // [R, D] indexer keys
-  std::vector<float> index_w;  // [R, Hi] indexer head weights
-  std::vector<float> index_scores;  // [rows, keys] of one block of rows, grown on demand
-  KeySelection selection;      // the last full sparse layer's, for the shared layers above it
+  IndexerScratch indexer;      // a sparse model's lightning indexer (its kind sizes it)
   std::vector<ExpandedKeys> expanded;          // per segment of the expanded path
   std::vector<float> part_out, part_stats;     // sparse decode rows split by keys: parts' outputs, max | sum
   std::vector<std::vector<float>> expand_wk;   // per MLA layer, built at first use: W_k,h [nh, dn, L]
@@ -112,9 +108,7 @@ struct Workspace {
       grow(latent.ctx, c.num_heads * c.latent_dim());
       grow(latent.qr, c.q_lora_rank);
       grow(latent.rope, std::max<int64_t>(c.qk_rope_dim, 1));
-      grow(latent.index_q, c.indexer.heads * c.indexer.dim);
-      grow(latent.index_k, c.indexer.dim);
-      grow(latent.index_w, c.indexer.heads);
+      latent.indexer.Ensure(c, rows);
     }
     if (c.moe()) {
       const int64_t E = c.num_experts, k = c.experts_per_token;

@@ -109,12 +109,12 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
   StoreLatentRows(w, mla_index, ctx, lat);
   float* rope = ks.rope.data();  // [R, dr]: the positions' cos | sin
   if (c.latent_rope) ApplyRopeInterleaved(q + dn, R, nh * dq, nh, dq, dr, rope);
-  if (w.indexer.valid()) SelectKeys(w.indexer, index_layer, ctx, xn, ks.qr.data(), rope, &ks.selection);
+  if (w.indexer.valid()) SelectKeys(w.indexer, index_layer, ctx, xn, ks.qr.data(), rope, &ks.indexer.selection);
 
   // The path of each segment: by the cost model, unless the options force
   // one (the benchmark and the tests). Decode rows are always absorbed.
   const LatentShape shape{nh, W, L, dn, dr, dv};
-  const KeySelection* sel = sparse ? &ks.selection : nullptr;
+  const KeySelection* sel = sparse ? &ks.indexer.selection : nullptr;
   std::vector<LatentPath> path(segs.size(), LatentPath::kAbsorbed);
   bool any_absorbed = false, any_expanded = false;
   for (size_t si = 0; si < segs.size(); ++si) {

@@ -38,9 +38,9 @@ void SelectKeys(const model::IndexerWeights& w, int64_t index_layer, const StepC
   const int64_t R = ctx.batch.num_rows, H = c.hidden, Hi = c.indexer.heads, D = c.indexer.dim;
   const int64_t dr = c.qk_rope_dim, K = c.indexer.top_k;
   LatentScratch& ls = ctx.ws.latent;
-  float* iq = ls.index_q.data();   // [R, Hi D]
-  float* ik = ls.index_k.data();   // [R, D]
-  float* iw = ls.index_w.data();   // [R, Hi]
+  float* iq = ls.indexer.q.data();   // [R, Hi D]
+  float* ik = ls.indexer.k.data();   // [R, D]
+  float* iw = ls.indexer.w.data();   // [R, Hi]
   kernels::Gemm(w.q_b, qr, c.q_lora_rank, iq, Hi * D, R, ctx.pool);
   MultiGemm({{&w.k, ik, D}, {&w.weights_proj, iw, Hi}}, xn, H, R, ctx.pool);
 
@@ -73,7 +73,7 @@ void SelectKeys(const model::IndexerWeights& w, int64_t index_layer, const StepC
 
   // Scores and selection, a block of rows of one segment at a time.
   sel->Reset(R, K);
-  std::vector<float>& scores = ls.index_scores;  // shared by the tasks (not thread_local)
+  std::vector<float>& scores = ls.indexer.scores;  // shared by the tasks (not thread_local)
   for (const Segment& s : ctx.batch.segments) {
     const cache::PageTable& kv = s.seq->kv();
     const cache::KvLayout& layout = kv.layout();
