@@ -84,7 +84,10 @@ Register reg{{"mkmodel", "Write a random-weight model in a real checkpoint layou
                     ->capture_default_str();
                 sub.add_option("--format", args->format, "safetensors (a directory) or gguf (a file)")
                     ->capture_default_str();
-                sub.add_option("--dtype", args->dtype, "f32, f16, bf16, or (gguf only) q8_0, q4_0, q4_k_m, q5_k_m, q6_k, iq4_xs; mxfp4_moe (gguf, or safetensors with compressed-tensors experts)")->capture_default_str();
+                sub.add_option("--dtype", args->dtype,
+                               "f32, f16, bf16, or (gguf only) q8_0, q4_0, q4_k_m, q5_k_m, q6_k, iq4_xs; "
+                               "mxfp4_moe (gguf, or safetensors with compressed-tensors experts)")
+                    ->capture_default_str();
                 sub.add_option("--seed", args->seed, "random seed")->capture_default_str();
                 sub.add_option("--out", args->out, "output directory or .gguf file")->required();
                 sub.add_option("--vocab", args->vocab, "vocabulary size (default: the shape's)");

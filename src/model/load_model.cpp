@@ -104,7 +104,8 @@ Result<std::shared_ptr<const Model>> LoadHf(const std::string& dir) {
     if (!blocks.ok()) return InvalidArgument(f.path() + ": " + blocks.status().message());
     auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(*blocks));
     model->buffers.push_back(owned);
-    TensorView v{name, DType::kMXFP4, {codes.shape[0], 2 * codes.shape[1]}, owned->data(), static_cast<int64_t>(owned->size())};
+    TensorView v{name, DType::kMXFP4, {codes.shape[0], 2 * codes.shape[1]}, owned->data(),
+                 static_cast<int64_t>(owned->size())};
     return FoundTensor{v, f.path()};
   };
   LINEAGE_ASSIGN_OR_RETURN(model->weights, BindWeights(model->config, lookup));

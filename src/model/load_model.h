@@ -5,7 +5,9 @@
 //   - a Hugging Face directory: config.json (flat, or Qwen3.5's nested
 //     text_config form), model.safetensors or shards listed in
 //     model.safetensors.index.json, tensors F32/F16/BF16 under the
-//     `model.language_model.` or `model.` prefix; or
+//     `model.language_model.` or `model.` prefix, and with a
+//     compressed-tensors MXFP4 quantization_config its packed weights
+//     (model/mxfp4_checkpoint.h), moved into MXFP4 blocks the Model owns; or
 //   - a .gguf file (general.architecture qwen35, qwen3, qwen35moe or qwen3next; tensors
 //     F32/F16/BF16/Q8_0; block_count includes nextn_predict_layers).
 // Hyper-parameters come from the file, never from the shape table. Errors

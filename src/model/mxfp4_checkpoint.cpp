@@ -15,14 +15,15 @@ Result<bool> ReadMxfp4Quantization(const JsonField& config) {
     LINEAGE_ASSIGN_OR_RETURN(fmt, q["format"].String());
   }
   if (method == "compressed-tensors" && fmt == "mxfp4-pack-quantized") return true;
-  return Unsupported(q.file() + ": " + q.path() + ": quant_method '" + method + "'" + (fmt.empty() ? "" : " format '" + fmt + "'") +
+  const std::string what = "quant_method '" + method + "'" + (fmt.empty() ? "" : " format '" + fmt + "'");
+  return Unsupported(q.file() + ": " + q.path() + ": " + what +
                      " is not read (supported: unquantized weights, or compressed-tensors mxfp4-pack-quantized)");
 }
 
 Mxfp4Names Mxfp4NamesFor(const std::string& weight_name) {
   const std::string suffix = ".weight";
-  if (weight_name.size() <= suffix.size() || weight_name.compare(weight_name.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return {};
+  const size_t n = weight_name.size();
+  if (n <= suffix.size() || weight_name.compare(n - suffix.size(), suffix.size(), suffix) != 0) return {};
   return {weight_name + "_packed", weight_name + "_scale"};
 }
 

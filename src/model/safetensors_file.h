@@ -7,7 +7,8 @@
 // Open() validates the header (every value read through JsonField, every
 // size product overflow-checked) and that every tensor's byte range lies
 // inside the file and matches its shape and dtype. Tensors of dtypes other than
-// F32/F16/BF16 are listed but reported as unsupported when looked up.
+// F32/F16/BF16 are listed but reported as unsupported when looked up as
+// weights; Raw() gives any tensor's bytes.
 // TensorViews point into the mapping, which `file()` keeps alive.
 #pragma once
 

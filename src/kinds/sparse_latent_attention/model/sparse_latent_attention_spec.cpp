@@ -1,5 +1,7 @@
 // Sparse latent attention's tensors and sizes (layer_kinds.h): latent
-// attention's, and the lightning indexer's on a full layer.
+// attention's, and the lightning indexer's on a full layer; and the
+// indexer's hyperparameters (indexer_config.h), which the kind reads from
+// both file forms, writes, checks and fingerprints itself.
 #include <nlohmann/json.hpp>
 
 #include "kinds/latent_attention/latent_tensors.h"
