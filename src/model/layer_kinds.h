@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "model/tensor_role.h"
 
 namespace lineage::model {
 
@@ -41,12 +42,11 @@ enum class FfnKind : uint8_t {
 #include "kinds/kinds.def"
 };
 
-// The roles of a kind's own tensors (tensor_plan.h): role i < 64 of a
+// The roles of a kind's own tensors (tensor_role.h): role i < 64 of a
 // kind, numbered apart from the model-wide ones and from every other
 // kind's, so each kind names its roles in its own folder.
-enum class Role : uint16_t;
-constexpr Role MixerRole(MixerKind k, int i) { return static_cast<Role>(256 + 64 * static_cast<int>(k) + i); }
-constexpr Role FfnRole(FfnKind k, int i) { return static_cast<Role>(256 + 64 * (32 + static_cast<int>(k)) + i); }
+constexpr Role MixerRole(MixerKind k, int i) { return KindRole(static_cast<int>(k), i); }
+constexpr Role FfnRole(FfnKind k, int i) { return KindRole(32 + static_cast<int>(k), i); }
 
 // What every kind gives the model library (its folder's model/ spec).
 struct KindTensors {

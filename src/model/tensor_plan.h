@@ -15,29 +15,10 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/tensor_role.h"
 
 namespace lineage::model {
 
-// A tensor's role: what its binder does with it. The model-wide roles are
-// named here, with the router and routed experts that the MoE kinds share
-// (PlanExperts); every other role belongs to one layer kind and is named in
-// its folder (MixerRole / FfnRole, layer_kinds.h), so a new kind adds none
-// here.
-enum class Role : uint16_t {
-  kEmbed, kLmHead, kFinalNorm,
-  kInputNorm, kPostNorm,
-  // Block AttnRes' score vectors (Kimi K3, spec latent-attention §2).
-  kAttnResScore, kFfnResScore, kOutputResScore,
-  // The MTP (NextN) block's own tensors (its layer tensors are its kinds'
-  // at layer L): eh_proj over [enorm(embed) | hnorm(h)], the two norms, and
-  // the norm before the shared head.
-  kMtpEhProj, kMtpENorm, kMtpHNorm, kMtpHeadNorm,
-  // Sparse MoE (spec §4.3): the router, and the routed experts in one of
-  // three layouts: 3-D [E, rows, cols] per matrix (kExpGate / kExpUp /
-  // kExpDown), 3-D with gate and up merged [E, 2 I, H] (kExpGateUp), or one
-  // 2-D tensor per expert (kExpGate / kExpUp / kExpDown with `expert` >= 0).
-  kRouter, kExpGate, kExpUp, kExpDown, kExpGateUp,
-};
 
 // What a tensor's values are, as the kind that plans it says: how the
 // loader keeps it (a matrix is read in place; everything else is a small

@@ -180,7 +180,9 @@ TEST(ChatTemplates, EmbeddedTextsAreThePublishedOnes) {
   EXPECT_EQ(ChatTemplateFor(Arch::kQwen3_5), Slurp(q35));
   EXPECT_EQ(ChatTemplateFor(Arch::kQwen3), Slurp(q3));
   const std::string kimi = data + "/templates/moonshotai-Kimi-K2.jinja";
-  if (fs::exists(kimi)) EXPECT_EQ(ChatTemplateFor(Arch::kKimiLinear), Slurp(kimi));
+  if (fs::exists(kimi)) {
+    EXPECT_EQ(ChatTemplateFor(Arch::kKimiLinear), Slurp(kimi));
+  }
 }
 
 // The real dimensions (cut to their first 4 layers and a small vocabulary to

@@ -76,7 +76,9 @@ TEST(SparseFiles, HfConfigsAreThePublishedOnes) {
     EXPECT_EQ(j["index_n_heads"], 8);
     EXPECT_EQ(j["q_lora_rank"], 64);
     EXPECT_EQ(j["n_group"], glm ? 1 : 4);
-    if (glm) EXPECT_EQ(j["indexer_types"], nlohmann::json({"full", "full", "shared", "shared", "full", "shared"}));
+    if (glm) {
+      EXPECT_EQ(j["indexer_types"], nlohmann::json({"full", "full", "shared", "shared", "full", "shared"}));
+    }
     if (!glm) {  // tiny deepseek32 carries YaRN as DeepSeek-V3.2 does
       EXPECT_EQ(j["rope_scaling"]["type"], "yarn");
       EXPECT_EQ(j["rope_scaling"]["factor"], 4.0);
