@@ -50,7 +50,6 @@ Result<double> ReadPositiveDecimal(const GgufFile& g, const std::string& key, do
   return std::strtod(std::string(buf, res.ptr).c_str(), nullptr);
 }
 
-
 Status ReadKimiKeys(const GgufFile& g, const std::string& a, const std::vector<int64_t>& kv_heads, ModelConfig* c);
 
 // The keys of the latent-attention archs (spec §7.5; latent-attention §3.1,

@@ -84,7 +84,6 @@ Result<Arch> ReadArch(const JsonField& root, const JsonField& j) {
                      "KimiK3ForConditionalGeneration)");
 }
 
-
 Status ReadLayerKinds(const JsonField& j, ModelConfig* c) {
   const JsonField types = j["layer_types"];
   if (!types.present()) {

@@ -39,6 +39,21 @@ void L2NormInPlace(double* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
+void DeltaRuleStep(Mat& S, const double* q, const double* k, const double* v, double beta, double* o) {
+  const int64_t dk = static_cast<int64_t>(S.size()), dv = static_cast<int64_t>(S[0].size());
+  for (int64_t j = 0; j < dv; ++j) {
+    double m = 0;
+    for (int64_t i = 0; i < dk; ++i) m += S[i][j] * k[i];
+    const double delta = beta * (v[j] - m);
+    for (int64_t i = 0; i < dk; ++i) S[i][j] += k[i] * delta;
+  }
+  for (int64_t j = 0; j < dv; ++j) {
+    double s = 0;
+    for (int64_t i = 0; i < dk; ++i) s += S[i][j] * q[i];
+    o[j] = s;
+  }
+}
+
 double GatedActivation(const ModelConfig& c, double g, double u) {
   if (c.situ_beta <= 0) return Silu(g) * u;
   const double b = c.situ_beta, lam = c.situ_linear_beta;

@@ -46,6 +46,10 @@ Mat MatMul(const TensorView& w, const Mat& x);
 void RmsNormInPlace(double* x, int64_t n, const std::vector<float>& w, double eps);
 Mat NormRows(const Mat& h, const std::vector<float>& w, double eps);
 void L2NormInPlace(double* x, int64_t n);
+// The delta rule's write and read on a decayed state S [d_k][d_v] (spec
+// §2.5, §7.2; Gated DeltaNet and KDA): delta = beta (v - S^T k),
+// S += k delta^T, then o = S^T q.
+void DeltaRuleStep(Mat& S, const double* q, const double* k, const double* v, double beta, double* o);
 // The gated activation of an FFN: silu(g) u, or Kimi K3's SiTU (spec
 // latent-attention §2.4) beta tanh(g / beta) sigmoid(g) lambda tanh(u /
 // lambda) when c.situ_beta > 0 (u itself for lambda <= 0).

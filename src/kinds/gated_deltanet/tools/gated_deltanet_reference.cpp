@@ -96,18 +96,8 @@ Mat GatedDeltaNet(const ModelConfig& c, const LinearAttentionWeights& w, const M
       const double decay = std::exp(g);
       for (auto& row : S)
         for (double& s : row) s *= decay;
-      for (int64_t j = 0; j < dv; ++j) {  // delta = beta (v - S^T k); S += k delta^T
-        double m = 0;
-        for (int64_t i = 0; i < dk; ++i) m += S[i][j] * k[i];
-        const double delta = beta * (v[j] - m);
-        for (int64_t i = 0; i < dk; ++i) S[i][j] += k[i] * delta;
-      }
       double* o = &o_all[t][h * dv];
-      for (int64_t j = 0; j < dv; ++j) {
-        double s = 0;
-        for (int64_t i = 0; i < dk; ++i) s += S[i][j] * q[i];
-        o[j] = s;
-      }
+      DeltaRuleStep(S, q, k, v, beta, o);
       RmsNormInPlace(o, dv, w.norm, c.rms_eps);  // §2.7: plain weight, then SiLU(z) gate
       for (int64_t j = 0; j < dv; ++j) o[j] *= Silu(z[t][h * dv + j]);
     }

@@ -60,18 +60,8 @@ Mat KimiDelta(const ModelConfig& c, const KdaWeights& w, const Mat& x) {
                              : static_cast<double>(w.ssm_a[h]) * Softplus(pre);
         for (double& e : S[i]) e *= std::exp(g);
       }
-      for (int64_t j = 0; j < d; ++j) {
-        double m = 0;
-        for (int64_t i = 0; i < d; ++i) m += S[i][j] * k[i];
-        const double delta = beta * (v[j] - m);
-        for (int64_t i = 0; i < d; ++i) S[i][j] += k[i] * delta;
-      }
       double* o = &o_all[t][h * d];
-      for (int64_t j = 0; j < d; ++j) {
-        double s = 0;
-        for (int64_t i = 0; i < d; ++i) s += S[i][j] * q[i];
-        o[j] = s;
-      }
+      DeltaRuleStep(S, q.data(), k.data(), v, beta, o);
       RmsNormInPlace(o, d, w.norm, c.rms_eps);
       for (int64_t j = 0; j < d; ++j) o[j] *= Sigmoid(gate[t][h * d + j]);
     }
