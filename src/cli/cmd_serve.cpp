@@ -26,6 +26,7 @@ namespace lineage::cli {
 namespace {
 
 struct ServeArgs {
+  bool file_order = false;
   std::string model;
   std::string alias;
   std::string host = "127.0.0.1";
@@ -133,7 +134,9 @@ Status Run(const ServeArgs& a) {
 
   auto t0 = std::chrono::steady_clock::now();
   std::fprintf(stderr, "serve: loading model %s ...\n", a.model.c_str());
-  LINEAGE_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> m, model::LoadModel(a.model));
+  model::LoadOptions load_options;
+  if (a.file_order) load_options.lane_order = false;
+  LINEAGE_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> m, model::LoadModel(a.model, load_options));
   std::fprintf(stderr, "serve: model loaded in %.2f s; loading tokenizer ...\n", SecondsSince(t0));
   LINEAGE_ASSIGN_OR_RETURN(text::Tokenizer tokenizer, text::LoadTokenizer(a.model));
   int64_t cache_reuse = std::max<int64_t>(0, a.cache_reuse);
@@ -289,6 +292,8 @@ Register reg{{"serve", "Serve a model over HTTP (OpenAI and Anthropic APIs)", []
                 sub.add_option("--chat-template-file", a->chat_template_file, "Jinja chat template overriding the model's");
                 sub.add_option("--trace-log", a->trace_log, "write requests in the simulator's trace format");
                 sub.add_flag("--no-lineage", a->no_lineage, "previous behaviour: whole snapshots at m-16 and m, small LRU");
+                sub.add_flag("--file-order", a->file_order,
+                             "keep Q4_K / Q6_K weights as stored, not copied into lane order for the AVX-512 kernels");
                 sub.add_flag("--no-extend", a->no_extend, "do not extend entries over the generated reply");
                 sub.add_option("--spec-type", a->spec_type,
                                "speculative decoding: none, ngram-simple (drafts by prompt lookup) or draft-mtp (the "

@@ -21,6 +21,8 @@ inline void AddModelOptions(CLI::App& sub, engine::ModelSource& s) {
   sub.add_option("--arch", s.arch, "with --shape: " + model::ArchNameList())->capture_default_str();
   sub.add_option("--dtype", s.dtype, "with --shape: f32, f16, bf16 or q8_0")->capture_default_str();
   sub.add_option("--vocab", s.vocab, "with --shape: vocabulary size override");
+  sub.add_flag("--file-order", s.file_order,
+               "with --model: keep Q4_K / Q6_K weights as stored, not copied into lane order for the AVX-512 kernels");
 }
 
 // Engine settings a command exposes: threads, the KV page type and the

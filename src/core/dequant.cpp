@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/lane_order.h"
 #include "core/quant_blocks.h"
 
 // ggml evaluates d * q - m as a product rounded to float, then the
@@ -188,6 +189,17 @@ void DequantizeBlocks(DType t, const uint8_t* src, int64_t n, float* out) {
     case DType::kQ5_K: return Each<BlockQ5_K>(src, n, out, kQK_K, Q5_K);
     case DType::kQ6_K: return Each<BlockQ6_K>(src, n, out, kQK_K, Q6_K);
     case DType::kIQ4_XS: return Each<BlockIQ4_XS>(src, n, out, kQK_K, IQ4_XS);
+    case DType::kQ4_K_LANES:
+    case DType::kQ6_K_LANES: {
+      // The file-order block back, decoded as the file type.
+      const int64_t bytes = Info(t).block_bytes;
+      uint8_t file[sizeof(BlockQ6_K)];
+      for (int64_t i = 0; i < n; ++i) {
+        FromLaneOrder(t, src + i * bytes, 1, file);
+        DequantizeBlocks(FileTypeOf(t), file, 1, out + i * kQK_K);
+      }
+      return;
+    }
   }
 }
 

@@ -20,8 +20,11 @@ enum class DType : uint8_t {
   kF32, kF16, kBF16, kQ8_0, kQ4_K, kQ6_K,
   kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ2_K, kQ3_K, kQ5_K, kIQ4_NL, kIQ4_XS,
   kMXFP4,
+  // Q4_K and Q6_K with their codes in lane order (core/lane_order.h): made
+  // at load for the AVX-512 row kernels, never stored in a model file.
+  kQ4_K_LANES, kQ6_K_LANES,
 };
-inline constexpr int kNumDTypes = 16;
+inline constexpr int kNumDTypes = 18;
 
 // True for the block-quantized types (everything but F32, F16, BF16).
 inline bool IsQuantized(DType t) { return t != DType::kF32 && t != DType::kF16 && t != DType::kBF16; }

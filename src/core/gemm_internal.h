@@ -201,6 +201,14 @@ struct QuantizedActivationsK {
   std::vector<float> zero_point_sum16;  // [num_tokens, cols / 16]
   std::vector<int16_t> sum16;  // [num_tokens, cols / 16]
   std::vector<int16_t> sum32;  // [num_tokens, cols / 32]
+  // For the lane-order types (core/lane_order.h; made only when a call has
+  // such weights, `lanes` below): q in Q6_K's and Q4_K's lane order, Q6_K's
+  // -32 sum16_s as int32 (the start of sub-block s's sum) and Q4_K's
+  // -dx sum32_s per block in lanes 0..7 of 16 (8..15 zero).
+  bool lanes = false;
+  AlignedVector<int8_t> q_lanes16, q_lanes32;  // [num_tokens, cols]
+  AlignedVector<int32_t> lane_offsets16;       // [num_tokens, cols / 16]
+  AlignedVector<float> lane_mins32;            // [num_tokens, cols / 16]
   const int8_t* row(int64_t t) const { return q.data() + t * cols; }
   const int8_t* row_nibble_order(int64_t t) const { return q_nibble_order.data() + t * cols; }
   const int8_t* row_pair_order(int64_t t) const { return q_pair_order.data() + t * cols; }
@@ -210,9 +218,16 @@ struct QuantizedActivationsK {
   const float* row_zero_point_sum32(int64_t t) const { return zero_point_sum32.data() + t * ((cols / 256 + 1) / 2) * 16; }
   const float* row_zero_point_sum16(int64_t t) const { return zero_point_sum16.data() + t * (cols / 16); }
   const int16_t* row_sum32(int64_t t) const { return sum32.data() + t * (cols / 32); }
+  const int8_t* row_lanes16(int64_t t) const { return q_lanes16.data() + t * cols; }
+  const int8_t* row_lanes32(int64_t t) const { return q_lanes32.data() + t * cols; }
+  const int32_t* row_lane_offsets16(int64_t t) const { return lane_offsets16.data() + t * (cols / 16); }
+  const float* row_lane_mins32(int64_t t) const { return lane_mins32.data() + t * (cols / 16); }
 };
 
-void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, QuantizedActivationsK* out);
+// With `lanes`, also the lane-order members (weights of a lane-order type
+// in the call).
+void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, QuantizedActivationsK* out,
+                          bool lanes = false);
 
 // q = round(x / d) for the 32 values at x (nearest even), d = max|x| / 127
 // unless `d` is given (then |x| <= 127 d); returns d. AVX2, the baseline.
@@ -230,7 +245,7 @@ inline IntActivations IntActivationsFor(DType dtype) {
     case DType::kIQ4_NL: case DType::kMXFP4:
       return IntActivations::kBlock32;
     case DType::kQ2_K: case DType::kQ3_K: case DType::kQ4_K: case DType::kQ5_K: case DType::kQ6_K:
-    case DType::kIQ4_XS:
+    case DType::kIQ4_XS: case DType::kQ4_K_LANES: case DType::kQ6_K_LANES:
       return IntActivations::kBlock256;
     default: return IntActivations::kNone;
   }

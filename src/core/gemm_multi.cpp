@@ -10,6 +10,7 @@
 
 #include "core/gemm_internal.h"
 #include "core/kernels.h"
+#include "core/lane_order.h"
 
 namespace lineage::kernels {
 namespace {
@@ -51,7 +52,7 @@ void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx,
   const int threads = pool != nullptr ? pool->size() : 1;
   const bool wide = ActiveIsa() == Isa::kAvx512;
   int64_t cols = -1, total_bytes = 0;
-  bool need_split = false, need_q = false, need_qk = false;
+  bool need_split = false, need_q = false, need_qk = false, need_lanes = false;
   const bool int8 = !ExactQ8();  // read once; GemmRows follows qa
   std::vector<int64_t>& row_targets = row_target_storage;  // indices of the targets for the row kernels
   row_targets.clear();
@@ -67,6 +68,7 @@ void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx,
     need_split |= w.dtype == DType::kBF16;
     need_q |= int8 && IntActivationsFor(w.dtype) == IntActivations::kBlock32;
     need_qk |= int8 && IntActivationsFor(w.dtype) == IntActivations::kBlock256;
+    need_lanes |= int8 && quant::IsLaneOrder(w.dtype);
     total_bytes += RowBytes(w.dtype, cols) * w.rows();
     row_targets.push_back(static_cast<int64_t>(i));
   }
@@ -80,7 +82,7 @@ void GemmMulti(std::span<const GemmTarget> targets, const float* X, int64_t ldx,
     }
   }
   if (need_q) QuantizeActivations(X, ldx, T, cols, &q);
-  if (need_qk) QuantizeActivationsK(X, ldx, T, cols, &qk);
+  if (need_qk) QuantizeActivationsK(X, ldx, T, cols, &qk, need_lanes);
 
   const int64_t chunk_bytes =
       std::clamp(total_bytes / (threads * kChunksPerThread), kMinChunkBytes, kMaxChunkBytes);

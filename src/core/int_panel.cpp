@@ -105,6 +105,8 @@ void PackIntPanel(const TensorView& W, int64_t r0, int64_t nr, int64_t panel_row
     LINEAGE_PACK_CASE(kQ2_K)
     LINEAGE_PACK_CASE(kQ3_K)
     LINEAGE_PACK_CASE(kQ6_K)
+    LINEAGE_PACK_CASE(kQ4_K_LANES)
+    LINEAGE_PACK_CASE(kQ6_K_LANES)
 #undef LINEAGE_PACK_CASE
     default: return;
   }

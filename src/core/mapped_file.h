@@ -2,7 +2,8 @@
 //
 // Model weights are read through this: pages are faulted in on first use and
 // shared with the page cache, so resident memory is what the forward pass
-// touches, never a second copy. The mapping is advised MADV_HUGEPAGE, so
+// touches, never a second copy (except the tensors the loader copies into
+// lane order, whose pages it releases: model/load_model.h). The mapping is advised MADV_HUGEPAGE, so
 // pages the kernel reads in for it may come as 2 MiB folios mapped with one
 // TLB entry (pages already cached stay as the file's writer left them).
 // Movable, not copyable; unmaps on destruction.
@@ -44,5 +45,10 @@ class MappedFile {
   size_t size_ = 0;
   std::string path_;
 };
+
+// Drops the whole pages inside [p, p + n) of a read-only file mapping from
+// this process (MADV_DONTNEED): bytes the process has copied and will not
+// read again. They stay readable (faulted in again from the file).
+void ReleaseMappedPages(const void* p, size_t n);
 
 }  // namespace lineage

@@ -105,11 +105,11 @@ inline std::vector<HalfField> HalfFields(DType t) {
   switch (t) {
     case DType::kQ4_0: case DType::kQ5_0: case DType::kQ8_0: case DType::kIQ4_NL: case DType::kIQ4_XS:
       return {{0, false}};
-    case DType::kQ4_1: case DType::kQ5_1: case DType::kQ4_K: case DType::kQ5_K:
+    case DType::kQ4_1: case DType::kQ5_1: case DType::kQ4_K: case DType::kQ5_K: case DType::kQ4_K_LANES:
       return {{0, false}, {2, true}};
     case DType::kQ2_K: return {{offsetof(BlockQ2_K, d), false}, {offsetof(BlockQ2_K, dmin), true}};
     case DType::kQ3_K: return {{offsetof(BlockQ3_K, d), false}};
-    case DType::kQ6_K: return {{offsetof(BlockQ6_K, d), false}};
+    case DType::kQ6_K: case DType::kQ6_K_LANES: return {{offsetof(BlockQ6_K, d), false}};
     default: return {};
   }
 }

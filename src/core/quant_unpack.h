@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "core/dtype.h"
+#include "core/lane_order.h"
 #include "core/quant_blocks.h"
 
 namespace lineage::quant {
@@ -230,6 +231,25 @@ inline __attribute__((always_inline)) void UnpackBlock(const uint8_t* src, Unpac
         u->scale[s] = d * static_cast<float>(ScaleIQ4XS(b, s));
       }
       u->sub = 32, u->num_sub = 8;
+      return;
+    }
+    case DType::kQ4_K_LANES:
+    case DType::kQ6_K_LANES: {
+      // The file type's unpack, then each run of 4 codes (one lane) moved
+      // back to its elements: 8 gathers of 8 dwords.
+      if constexpr (IsLaneOrder(t)) {
+        Unpacked file;
+        UnpackBlock<FileTypeOf(t)>(src, &file);
+        const LaneSlots& slots = SlotsOf(t);
+        for (int k = 0; k < 8; ++k) {
+          const __m256i at =
+              _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(slots.lane_slot + 8 * k)));
+          Store32(u->q + 32 * k, _mm256_i32gather_epi32(reinterpret_cast<const int*>(file.q), at, 4));
+        }
+        std::memcpy(u->scale, file.scale, sizeof file.scale);
+        std::memcpy(u->bias, file.bias, sizeof file.bias);
+        u->sub = file.sub, u->num_sub = file.num_sub, u->has_bias = file.has_bias;
+      }
       return;
     }
     default:

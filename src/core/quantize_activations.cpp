@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/gemm_internal.h"
+#include "core/lane_order.h"
 
 namespace lineage::kernels {
 namespace {
@@ -75,7 +76,8 @@ void QuantizeActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, Q
   }
 }
 
-void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, QuantizedActivationsK* out) {
+void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, QuantizedActivationsK* out,
+                          bool lanes) {
   out->num_tokens = T;
   out->cols = cols;
   out->q.resize(static_cast<size_t>(T * cols));
@@ -91,6 +93,11 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
   out->zero_point_sum16.resize(wide ? static_cast<size_t>(T * (cols / 16)) : 0);
   out->sum16.resize(static_cast<size_t>(T * (cols / 16)));
   out->sum32.resize(static_cast<size_t>(T * (cols / 32)));
+  out->lanes = lanes;
+  out->q_lanes16.resize(lanes ? static_cast<size_t>(T * cols) : 0);
+  out->q_lanes32.resize(lanes ? static_cast<size_t>(T * cols) : 0);
+  out->lane_offsets16.resize(lanes ? static_cast<size_t>(T * (cols / 16)) : 0);
+  out->lane_mins32.resize(lanes ? static_cast<size_t>(T * (cols / 16)) : 0);
   for (int64_t t = 0; t < T; ++t) {
     const float* x = X + t * ldx;
     int8_t* q = out->q.data() + t * cols;
@@ -120,6 +127,16 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
     }
     for (int64_t i = 0; i < cols / 16; ++i) s16[i] = Sum16(q + 16 * i);
     for (int64_t i = 0; i < cols / 32; ++i) s32[i] = static_cast<int16_t>(s16[2 * i] + s16[2 * i + 1]);
+    if (lanes) {
+      quant::PermuteToLanes(DType::kQ6_K_LANES, q, cols, out->q_lanes16.data() + t * cols);
+      quant::PermuteToLanes(DType::kQ4_K_LANES, q, cols, out->q_lanes32.data() + t * cols);
+      int32_t* off = out->lane_offsets16.data() + t * (cols / 16);
+      float* mins = out->lane_mins32.data() + t * (cols / 16);
+      const float* xd = out->scale.data() + t * num_blocks;
+      for (int64_t i = 0; i < cols / 16; ++i) off[i] = -32 * s16[i];
+      for (int64_t b = 0; b < num_blocks; ++b)
+        for (int k = 0; k < 16; ++k) mins[16 * b + k] = k < 8 ? -xd[b] * static_cast<float>(s32[8 * b + k]) : 0.0f;
+    }
     if (wide) {
       const float* xd = out->scale.data() + t * num_blocks;
       for (int64_t p = 0; p < num_pairs; ++p) {

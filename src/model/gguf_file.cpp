@@ -106,7 +106,8 @@ constexpr GgmlPair kGgmlPairs[] = {
     {GgmlType::kQ6_K, DType::kQ6_K},     {GgmlType::kIQ4_NL, DType::kIQ4_NL}, {GgmlType::kIQ4_XS, DType::kIQ4_XS},
     {GgmlType::kMXFP4, DType::kMXFP4},
 };
-static_assert(std::size(kGgmlPairs) == kNumDTypes, "every DType has a GGML id");
+// The two lane-order types (core/lane_order.h) exist in memory only.
+static_assert(std::size(kGgmlPairs) == kNumDTypes - 2, "every file DType has a GGML id");
 }  // namespace
 
 std::optional<DType> DTypeFromGgml(uint32_t t) {

@@ -1,10 +1,13 @@
 #include "model/load_model.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/lane_order.h"
+#include "core/mapped_file.h"
 #include "model/bind_weights.h"
 #include "model/gguf_config.h"
 #include "model/hf_config.h"
@@ -73,7 +76,39 @@ std::string OtherPrefixName(const std::string& name) {
   return name;
 }
 
-Result<std::shared_ptr<const Model>> LoadHf(const std::string& dir) {
+// `lookup` with its Q4_K and Q6_K tensors copied into lane order (when
+// options.lane_order), into buffers `model` owns; a tensor looked up twice
+// (tied embeddings) is copied once.
+TensorLookup InLaneOrder(TensorLookup lookup, const LoadOptions& options, Model* model) {
+  if (!options.lane_order) return lookup;
+  auto copies = std::make_shared<std::map<const void*, TensorView>>();
+  return [lookup = std::move(lookup), copies, model](const std::string& name) -> Result<FoundTensor> {
+    LINEAGE_ASSIGN_OR_RETURN(FoundTensor f, lookup(name));
+    const DType lanes = quant::LaneTypeOf(f.view.dtype);
+    if (lanes == f.view.dtype) return f;
+    auto it = copies->find(f.view.data);
+    if (it == copies->end()) {
+      // Not zero-filled first: every byte is written by the copy.
+      const size_t size = (static_cast<size_t>(f.view.nbytes) + 63) / 64 * 64;
+      std::shared_ptr<uint8_t> owned(static_cast<uint8_t*>(std::aligned_alloc(64, size)), std::free);
+      if (!owned) return Internal(f.file + ": no memory for a copy of tensor '" + name + "'");
+      const int64_t blocks = f.view.nbytes / Info(f.view.dtype).block_bytes;
+      quant::ToLaneOrder(f.view.dtype, static_cast<const uint8_t*>(f.view.data), blocks, owned.get());
+      ReleaseMappedPages(f.view.data, static_cast<size_t>(f.view.nbytes));
+      TensorView v = f.view;
+      v.dtype = lanes;
+      v.data = owned.get();
+      model->buffers.push_back(std::move(owned));
+      it = copies->emplace(f.view.data, v).first;
+    }
+    FoundTensor out = f;
+    out.view = it->second;
+    out.view.name = f.view.name;
+    return out;
+  };
+}
+
+Result<std::shared_ptr<const Model>> LoadHf(const std::string& dir, const LoadOptions& options) {
   const std::string config_path = dir + "/config.json";
   LINEAGE_ASSIGN_OR_RETURN(nlohmann::json config_json, ReadJsonFile(config_path));
   auto model = std::make_shared<Model>();
@@ -108,12 +143,12 @@ Result<std::shared_ptr<const Model>> LoadHf(const std::string& dir) {
                  static_cast<int64_t>(owned->size())};
     return FoundTensor{v, f.path()};
   };
-  LINEAGE_ASSIGN_OR_RETURN(model->weights, BindWeights(model->config, lookup));
+  LINEAGE_ASSIGN_OR_RETURN(model->weights, BindWeights(model->config, InLaneOrder(lookup, options, model.get())));
   for (const SafetensorsFile& f : shards.files) model->files.push_back(f.file());
   return std::shared_ptr<const Model>(std::move(model));
 }
 
-Result<std::shared_ptr<const Model>> LoadGguf(const std::string& path) {
+Result<std::shared_ptr<const Model>> LoadGguf(const std::string& path, const LoadOptions& options) {
   LINEAGE_ASSIGN_OR_RETURN(GgufFile g, GgufFile::Open(path));
   auto model = std::make_shared<Model>();
   LINEAGE_ASSIGN_OR_RETURN(model->config, ParseGgufConfig(g));
@@ -121,21 +156,21 @@ Result<std::shared_ptr<const Model>> LoadGguf(const std::string& path) {
     LINEAGE_ASSIGN_OR_RETURN(TensorView v, g.Tensor(name));
     return FoundTensor{v, path};
   };
-  LINEAGE_ASSIGN_OR_RETURN(model->weights, BindWeights(model->config, lookup));
+  LINEAGE_ASSIGN_OR_RETURN(model->weights, BindWeights(model->config, InLaneOrder(lookup, options, model.get())));
   model->files.push_back(g.file());
   return std::shared_ptr<const Model>(std::move(model));
 }
 
 }  // namespace
 
-Result<std::shared_ptr<const Model>> LoadModel(const std::string& path) {
+Result<std::shared_ptr<const Model>> LoadModel(const std::string& path, const LoadOptions& options) {
   // Every check returns a Status; this catch is the backstop that keeps a
   // missed case (or an allocation failure) an error instead of an abort.
   try {
     std::error_code ec;
-    if (fs::is_directory(path, ec)) return LoadHf(path);
+    if (fs::is_directory(path, ec)) return LoadHf(path, options);
     if (!fs::exists(path, ec)) return NotFound(path + ": no such file or directory");
-    return LoadGguf(path);
+    return LoadGguf(path, options);
   } catch (const std::exception& e) {
     return Internal(path + ": loading failed: " + e.what());
   }

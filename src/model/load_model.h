@@ -1,5 +1,7 @@
 // LoadModel: opens a model from the two formats people have and binds its
-// weights (weights.h) without copying them.
+// weights (weights.h) without copying them, except Q4_K and Q6_K matrices
+// when LoadOptions::lane_order (the default on AVX-512): those are copied
+// into lane order (core/lane_order.h), buffers the Model owns.
 //
 // `path` is either
 //   - a Hugging Face directory: config.json (flat, or Qwen3.5's nested
@@ -20,13 +22,20 @@
 #include <memory>
 #include <string>
 
+#include "core/isa.h"
 #include "core/status.h"
 #include "model/gguf_file.h"
 #include "model/weights.h"
 
 namespace lineage::model {
 
-Result<std::shared_ptr<const Model>> LoadModel(const std::string& path);
+struct LoadOptions {
+  // Q4_K / Q6_K in lane order: their AVX-512 row kernels (decode, draft
+  // verification) do less work per token. Off, every weight stays mapped.
+  bool lane_order = kernels::ActiveIsa() == kernels::Isa::kAvx512;
+};
+
+Result<std::shared_ptr<const Model>> LoadModel(const std::string& path, const LoadOptions& options = {});
 
 // Where a model's tokenizer lives, for the text module to read.
 struct VocabSource {

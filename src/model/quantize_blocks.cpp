@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/lane_order.h"
 #include "core/quant_blocks.h"
 
 namespace lineage::model {
@@ -210,6 +211,12 @@ bool CanQuantize(DType t) {
 }
 
 void QuantizeRow(DType t, const float* x, int64_t n, uint8_t* out) {
+  if (quant::IsLaneOrder(t)) {
+    const DType file = quant::FileTypeOf(t);
+    QuantizeRow(file, x, n, out);
+    quant::ToLaneOrder(file, out, n / Info(file).block_elements, out);
+    return;
+  }
   const int64_t be = Info(t).block_elements, bb = Info(t).block_bytes;
   for (int64_t b = 0; b < n / be; ++b) {
     const float* xb = x + b * be;

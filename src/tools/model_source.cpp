@@ -9,7 +9,11 @@
 namespace lineage::engine {
 
 Result<std::shared_ptr<const model::Model>> OpenModel(const ModelSource& source) {
-  if (!source.path.empty()) return model::LoadModel(source.path);
+  if (!source.path.empty()) {
+    model::LoadOptions options;
+    if (source.file_order) options.lane_order = false;
+    return model::LoadModel(source.path, options);
+  }
   if (source.shape.empty()) return InvalidArgument("give a model path or a shape");
   LINEAGE_ASSIGN_OR_RETURN(model::Arch arch, model::ParseArch(source.arch));
   LINEAGE_ASSIGN_OR_RETURN(model::ModelSpec spec, model::LookupShape(arch, source.shape, source.vocab));

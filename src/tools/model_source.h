@@ -20,6 +20,7 @@ struct ModelSource {
   std::string dtype = "bf16";   // in-memory: weight dtype
   int64_t vocab = 0;            // in-memory: vocabulary override (0: the shape's)
   uint64_t seed = 1;
+  bool file_order = false;      // from disk: Q4_K / Q6_K kept as stored (model::LoadOptions)
 };
 
 Result<std::shared_ptr<const model::Model>> OpenModel(const ModelSource& source);

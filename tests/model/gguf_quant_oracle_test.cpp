@@ -1,11 +1,14 @@
 // Every tensor of every llama.cpp-written file in ../shared/data/models
 // (dense and MoE, every block type llama-quantize wrote) dequantizes, read in
 // place from the mapped file, to the oracle's first 16 values bit for bit and
-// to its sum and sum of squares (computed by the oracle in double).
+// to its sum and sum of squares (computed by the oracle in double); so does
+// each Q4_K / Q6_K tensor moved into lane order (core/lane_order.h), and
+// the loader binds those copies only when asked.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -14,7 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "core/lane_order.h"
 #include "model/gguf_file.h"
+#include "model/load_model.h"
 #include "oracle_files.h"
 
 namespace lineage::model {
@@ -33,8 +38,10 @@ uint32_t Bits(float f) {
 
 class QuantOracle : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(QuantOracle, EveryTensorDequantizesToTheOracle) {
-  const std::string base = ModelsDir() + "/" + GetParam();
+// With lane_order, each Q4_K / Q6_K tensor is first moved into lane order
+// as the loader moves it.
+void ExpectEveryTensorDequantizesToTheOracle(const std::string& name_of_file, bool lane_order) {
+  const std::string base = ModelsDir() + "/" + name_of_file;
   std::ifstream in(base + ".dequant.json");
   ASSERT_TRUE(in.good());
   const nlohmann::json oracle = nlohmann::json::parse(in);
@@ -46,6 +53,14 @@ TEST_P(QuantOracle, EveryTensorDequantizesToTheOracle) {
     const std::string name = t["name"];
     auto view = file->Tensor(name);
     ASSERT_TRUE(view.ok()) << view.status().ToString();
+    std::vector<uint8_t> lanes;
+    if (lane_order && quant::IsLaneOrder(quant::LaneTypeOf(view->dtype))) {
+      lanes.resize(static_cast<size_t>(view->nbytes));
+      quant::ToLaneOrder(view->dtype, static_cast<const uint8_t*>(view->data),
+                         view->nbytes / Info(view->dtype).block_bytes, lanes.data());
+      view->dtype = quant::LaneTypeOf(view->dtype);
+      view->data = lanes.data();
+    }
     const GgufTensorInfo* info = file->FindTensor(name);
     EXPECT_EQ(GgmlTypeName(info->ggml_type), t["type"].get<std::string>()) << name;
     EXPECT_EQ(info->ne, t["ne"].get<std::vector<int64_t>>()) << name;
@@ -72,7 +87,32 @@ TEST_P(QuantOracle, EveryTensorDequantizesToTheOracle) {
   EXPECT_EQ(checked, file->tensors().size()) << "the oracle lists every tensor";
   std::string list;
   for (const auto& s : types) list += s + " ";
-  std::printf("  %s: %zu tensors, types %s\n", GetParam().c_str(), checked, list.c_str());
+  std::printf("  %s%s: %zu tensors, types %s\n", name_of_file.c_str(), lane_order ? " (lane order)" : "", checked,
+              list.c_str());
+}
+
+TEST_P(QuantOracle, EveryTensorDequantizesToTheOracle) { ExpectEveryTensorDequantizesToTheOracle(GetParam(), false); }
+
+TEST_P(QuantOracle, EveryTensorInLaneOrderDequantizesToTheOracle) {
+  ExpectEveryTensorDequantizesToTheOracle(GetParam(), true);
+}
+
+// The loader binds lane-order copies when asked, the mapped file otherwise.
+TEST_P(QuantOracle, TheLoaderMovesQ4KAndQ6KOnlyWhenAsked) {
+  const std::string path = ModelsDir() + "/" + GetParam() + ".gguf";
+  for (bool lane_order : {false, true}) {
+    LoadOptions options;
+    options.lane_order = lane_order;
+    auto m = LoadModel(path, options);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    const TensorView& head = (*m)->weights.lm_head;
+    const DType file_type = quant::FileTypeOf(head.dtype);
+    if (file_type != DType::kQ4_K && file_type != DType::kQ6_K) GTEST_SKIP() << "head is " << Info(head.dtype).name;
+    EXPECT_EQ(head.dtype, lane_order ? quant::LaneTypeOf(file_type) : file_type);
+    const bool owned = std::any_of((*m)->buffers.begin(), (*m)->buffers.end(),
+                                   [&](const auto& b) { return b.get() == head.data; });
+    EXPECT_EQ(owned, lane_order) << "a lane-order head is a copy the model owns; a file-order one is mapped";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedModels, QuantOracle, ::testing::ValuesIn(OracleFiles()),
