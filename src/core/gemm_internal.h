@@ -202,13 +202,12 @@ struct QuantizedActivationsK {
   std::vector<int16_t> sum16;  // [num_tokens, cols / 16]
   std::vector<int16_t> sum32;  // [num_tokens, cols / 32]
   // For the lane-order types (core/lane_order.h; made only when a call has
-  // such weights, `lanes` below): q in Q6_K's and Q4_K's lane order, Q6_K's
-  // -32 sum16_s as int32 (the start of sub-block s's sum) and Q4_K's
-  // -dx sum32_s per block in lanes 0..7 of 16 (8..15 zero).
+  // such weights, `lanes` below): q in Q6_K's and Q4_K's lane order and
+  // Q6_K's -32 sum16_s as int32 (the start of sub-block s's sum). Q4_K's
+  // mins take zero_point_sum32 (then made on either ISA).
   bool lanes = false;
   AlignedVector<int8_t> q_lanes16, q_lanes32;  // [num_tokens, cols]
   AlignedVector<int32_t> lane_offsets16;       // [num_tokens, cols / 16]
-  AlignedVector<float> lane_mins32;            // [num_tokens, cols / 16]
   const int8_t* row(int64_t t) const { return q.data() + t * cols; }
   const int8_t* row_nibble_order(int64_t t) const { return q_nibble_order.data() + t * cols; }
   const int8_t* row_pair_order(int64_t t) const { return q_pair_order.data() + t * cols; }
@@ -221,7 +220,6 @@ struct QuantizedActivationsK {
   const int8_t* row_lanes16(int64_t t) const { return q_lanes16.data() + t * cols; }
   const int8_t* row_lanes32(int64_t t) const { return q_lanes32.data() + t * cols; }
   const int32_t* row_lane_offsets16(int64_t t) const { return lane_offsets16.data() + t * (cols / 16); }
-  const float* row_lane_mins32(int64_t t) const { return lane_mins32.data() + t * (cols / 16); }
 };
 
 // With `lanes`, also the lane-order members (weights of a lane-order type

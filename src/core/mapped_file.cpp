@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -80,6 +81,15 @@ Status MappedFile::Populate() const {
   volatile uint8_t sink = 0;
   for (size_t off = 0; off < size_; off += static_cast<size_t>(page)) sink = sink + data_[off];
   return Status::Ok();
+}
+
+std::shared_ptr<uint8_t> AllocateWeightBytes(size_t n) {
+  constexpr size_t kHugePage = size_t{2} << 20;
+  const size_t size = (n + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, size == 0 ? kHugePage : size);
+  if (p == nullptr) return nullptr;
+  madvise(p, size, MADV_HUGEPAGE);
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), std::free);
 }
 
 void ReleaseMappedPages(const void* p, size_t n) {

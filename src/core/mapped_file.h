@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -45,6 +46,11 @@ class MappedFile {
   size_t size_ = 0;
   std::string path_;
 };
+
+// n bytes (uninitialised) for weights copied out of a file, 2 MiB aligned
+// and advised MADV_HUGEPAGE like the mapping, so a kernel streaming them
+// takes as few TLB misses; null when out of memory.
+std::shared_ptr<uint8_t> AllocateWeightBytes(size_t n);
 
 // Drops the whole pages inside [p, p + n) of a read-only file mapping from
 // this process (MADV_DONTNEED): bytes the process has copied and will not

@@ -89,7 +89,7 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
   out->scale.resize(static_cast<size_t>(T * (cols / 256)));
   const int64_t num_blocks = cols / 256, num_pairs = (num_blocks + 1) / 2;
   out->scale_pairs.resize(wide ? static_cast<size_t>(T * num_pairs * QuantizedActivationsK::kPairScaleFloats) : 0);
-  out->zero_point_sum32.assign(wide ? static_cast<size_t>(T * num_pairs * 16) : 0, 0.0f);
+  out->zero_point_sum32.assign(wide || lanes ? static_cast<size_t>(T * num_pairs * 16) : 0, 0.0f);
   out->zero_point_sum16.resize(wide ? static_cast<size_t>(T * (cols / 16)) : 0);
   out->sum16.resize(static_cast<size_t>(T * (cols / 16)));
   out->sum32.resize(static_cast<size_t>(T * (cols / 32)));
@@ -97,7 +97,6 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
   out->q_lanes16.resize(lanes ? static_cast<size_t>(T * cols) : 0);
   out->q_lanes32.resize(lanes ? static_cast<size_t>(T * cols) : 0);
   out->lane_offsets16.resize(lanes ? static_cast<size_t>(T * (cols / 16)) : 0);
-  out->lane_mins32.resize(lanes ? static_cast<size_t>(T * (cols / 16)) : 0);
   for (int64_t t = 0; t < T; ++t) {
     const float* x = X + t * ldx;
     int8_t* q = out->q.data() + t * cols;
@@ -131,11 +130,7 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
       quant::PermuteToLanes(DType::kQ6_K_LANES, q, cols, out->q_lanes16.data() + t * cols);
       quant::PermuteToLanes(DType::kQ4_K_LANES, q, cols, out->q_lanes32.data() + t * cols);
       int32_t* off = out->lane_offsets16.data() + t * (cols / 16);
-      float* mins = out->lane_mins32.data() + t * (cols / 16);
-      const float* xd = out->scale.data() + t * num_blocks;
       for (int64_t i = 0; i < cols / 16; ++i) off[i] = -32 * s16[i];
-      for (int64_t b = 0; b < num_blocks; ++b)
-        for (int k = 0; k < 16; ++k) mins[16 * b + k] = k < 8 ? -xd[b] * static_cast<float>(s32[8 * b + k]) : 0.0f;
     }
     if (wide) {
       const float* xd = out->scale.data() + t * num_blocks;
@@ -145,8 +140,11 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
         for (int k = 0; k < 16; ++k) g[k] = k % 4 < 2 ? dx0 : dx1;
       }
       float* z16 = out->zero_point_sum16.data() + t * (cols / 16);
-      float* z32 = out->zero_point_sum32.data() + t * num_pairs * 16;
       for (int64_t i = 0; i < cols / 16; ++i) z16[i] = -xd[i / 16] * static_cast<float>(s16[i]);
+    }
+    if (wide || lanes) {
+      const float* xd = out->scale.data() + t * num_blocks;
+      float* z32 = out->zero_point_sum32.data() + t * num_pairs * 16;
       for (int64_t i = 0; i < cols / 32; ++i) z32[i] = -xd[i / 8] * static_cast<float>(s32[i]);
     }
   }

@@ -1,7 +1,6 @@
 #include "model/load_model.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -88,9 +87,7 @@ TensorLookup InLaneOrder(TensorLookup lookup, const LoadOptions& options, Model*
     if (lanes == f.view.dtype) return f;
     auto it = copies->find(f.view.data);
     if (it == copies->end()) {
-      // Not zero-filled first: every byte is written by the copy.
-      const size_t size = (static_cast<size_t>(f.view.nbytes) + 63) / 64 * 64;
-      std::shared_ptr<uint8_t> owned(static_cast<uint8_t*>(std::aligned_alloc(64, size)), std::free);
+      std::shared_ptr<uint8_t> owned = AllocateWeightBytes(static_cast<size_t>(f.view.nbytes));
       if (!owned) return Internal(f.file + ": no memory for a copy of tensor '" + name + "'");
       const int64_t blocks = f.view.nbytes / Info(f.view.dtype).block_bytes;
       quant::ToLaneOrder(f.view.dtype, static_cast<const uint8_t*>(f.view.data), blocks, owned.get());
