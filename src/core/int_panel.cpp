@@ -4,28 +4,60 @@
 
 #include <cstring>
 
+#include "core/lane_order.h"
 #include "core/quant_unpack.h"
 
 namespace lineage::kernels {
 namespace {
 
-// Rows i of r hold 8 dwords each; afterwards row g holds dword g of every
-// input row, in row order.
-inline void Transpose8x8(__m256i r[8]) {
-  __m256i t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-  }
-  for (int h = 0; h < 2; ++h) {  // rows 0-3, then 4-7
-    u[4 * h + 0] = _mm256_unpacklo_epi64(t[4 * h], t[4 * h + 2]);
-    u[4 * h + 1] = _mm256_unpackhi_epi64(t[4 * h], t[4 * h + 2]);
-    u[4 * h + 2] = _mm256_unpacklo_epi64(t[4 * h + 1], t[4 * h + 3]);
-    u[4 * h + 3] = _mm256_unpackhi_epi64(t[4 * h + 1], t[4 * h + 3]);
-  }
-  for (int g = 0; g < 4; ++g) {
-    r[g] = _mm256_permute2x128_si256(u[g], u[4 + g], 0x20);
-    r[4 + g] = _mm256_permute2x128_si256(u[g], u[4 + g], 0x31);
+using quant::unpack_detail::Transpose8x8;
+
+// A lane-order type's panel (core/lane_order.h): its blocks unpacked as
+// the file type, so the codes come in the lane order's word order, and
+// each transposed word vector stored where its elements belong (the
+// order's word map) instead of moving the codes back first; each
+// destination's code sums gathered as they arrive. The layout is the file
+// type's (sub-blocks of 16 or 32; fields set by the caller).
+template <DType t>
+void PackLaneOrder(const TensorView& W, int64_t r0, int64_t nr, int64_t panel_rows, PackedIntPanel* p) {
+  constexpr DType kFile = quant::FileTypeOf(t);
+  const int64_t block_bytes = Info(t).block_bytes, super_blocks = W.cols() / 256;
+  const quant::LaneSlots& slots = quant::SlotsOf(t);
+  const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+  quant::Unpacked u[16] = {};
+  for (int64_t B = 0; B < super_blocks; ++B) {
+    for (int64_t k = 0; k < nr; ++k) quant::UnpackBlock<kFile>(W.row_ptr(r0 + k) + B * block_bytes, &u[k]);
+    for (int64_t k0 = 0; k0 < panel_rows; k0 += 8) {
+      __m256i sum[8][2] = {};  // per 32-element block of the super-block, per half
+      for (int s = 0; s < 8; ++s) {
+        __m256i r[8];
+        for (int i = 0; i < 8; ++i) r[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(u[k0 + i].q + 32 * s));
+        Transpose8x8(r);
+        for (int g = 0; g < 8; ++g) {
+          const int word = slots.element[4 * (8 * s + g)] / 4;  // the elements' word, 0..63
+          const int64_t b = B * 8 + word / 8;
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(p->q.data() + b * 32 * panel_rows + (word % 8 * panel_rows + k0) * 4),
+                              r[g]);
+          __m256i& acc = sum[word / 8][word % 8 / 4];
+          acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, r[g]), ones16));
+        }
+      }
+      for (int j = 0; j < 8; ++j) {
+        const int64_t b = B * 8 + j;
+        for (int h = 0; h < (p->halves ? 2 : 1); ++h) {
+          const __m256i codes = p->halves ? sum[j][h] : _mm256_add_epi32(sum[j][0], sum[j][1]);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(p->zero.data() + (b * 2 + h) * panel_rows + k0),
+                              _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), codes), 7));
+        }
+      }
+    }
+    for (int j = 0; j < 8; ++j)
+      for (int64_t k = 0; k < nr; ++k)
+        for (int h = 0; h < (p->halves ? 2 : 1); ++h) {
+          const int64_t at = ((B * 8 + j) * 2 + h) * panel_rows + k;
+          p->scale[at] = u[k].scale[p->halves ? 2 * j + h : j];
+          if (p->has_bias) p->bias[at] = u[k].bias[p->halves ? 2 * j + h : j];
+        }
   }
 }
 
@@ -51,6 +83,7 @@ void PackIntPanelOf(const TensorView& W, int64_t r0, int64_t nr, int64_t panel_r
   p->halves = u[0].sub == 16;
   p->has_bias = u[0].has_bias;
   const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+  if constexpr (quant::IsLaneOrder(t)) return PackLaneOrder<t>(W, r0, nr, panel_rows, p);
   for (int64_t B = 0; B < num_blocks / per_block; ++B) {
     for (int64_t k = 0; k < nr; ++k) quant::UnpackBlock<t>(W.row_ptr(r0 + k) + B * block_bytes, &u[k]);
     for (int64_t s = 0; s < per_block; ++s) {

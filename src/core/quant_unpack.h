@@ -82,6 +82,26 @@ inline __m128 HalvesAt(const void* p, int n, uint32_t flip = 0) {
 }
 inline float H(uint16_t h) { return _cvtsh_ss(h); }
 
+// Rows i of r hold 8 dwords each; afterwards row g holds dword g of every
+// input row, in row order.
+inline void Transpose8x8(__m256i r[8]) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int h = 0; h < 2; ++h) {  // rows 0-3, then 4-7
+    u[4 * h + 0] = _mm256_unpacklo_epi64(t[4 * h], t[4 * h + 2]);
+    u[4 * h + 1] = _mm256_unpackhi_epi64(t[4 * h], t[4 * h + 2]);
+    u[4 * h + 2] = _mm256_unpacklo_epi64(t[4 * h + 1], t[4 * h + 3]);
+    u[4 * h + 3] = _mm256_unpackhi_epi64(t[4 * h + 1], t[4 * h + 3]);
+  }
+  for (int g = 0; g < 4; ++g) {
+    r[g] = _mm256_permute2x128_si256(u[g], u[4 + g], 0x20);
+    r[4 + g] = _mm256_permute2x128_si256(u[g], u[4 + g], 0x31);
+  }
+}
+
 }  // namespace unpack_detail
 
 // REQUIRES: t is quantized (IsQuantized(t)); src points at one block.
@@ -238,13 +258,28 @@ inline __attribute__((always_inline)) void UnpackBlock(const uint8_t* src, Unpac
       // The file type's unpack, then each run of 4 codes (one lane) moved
       // back to its elements: 8 gathers of 8 dwords.
       if constexpr (IsLaneOrder(t)) {
+        // The file type's unpack, then each run of 4 codes (one lane, a
+        // 32-bit word) moved back to its elements: word w of register k (of
+        // 8) is elements 32 k + 4 w.., taken by 8 x 8 word transposes
+        // (core/lane_order.h gives where each word lies):
+        //   Q4_K: element word 8 k + m is file word 8 p(m) + k, p = 0 1 4 5 2 3 6 7;
+        //   Q6_K: element word 8 k + m is file word 8 (2 (m % 4) + k / 4) + 2 (k % 4) + m / 4.
         Unpacked file;
         UnpackBlock<FileTypeOf(t)>(src, &file);
-        const LaneSlots& slots = SlotsOf(t);
-        for (int k = 0; k < 8; ++k) {
-          const __m256i at =
-              _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(slots.lane_slot + 8 * k)));
-          Store32(u->q + 32 * k, _mm256_i32gather_epi32(reinterpret_cast<const int*>(file.q), at, 4));
+        __m256i r[8];
+        if constexpr (t == DType::kQ4_K_LANES) {
+          constexpr int kFrom[8] = {0, 1, 4, 5, 2, 3, 6, 7};
+          for (int m = 0; m < 8; ++m) r[m] = Load32(reinterpret_cast<const uint8_t*>(file.q + 32 * kFrom[m]));
+          Transpose8x8(r);
+          for (int k = 0; k < 8; ++k) Store32(u->q + 32 * k, r[k]);
+        } else {
+          constexpr int kFrom[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+          for (int m = 0; m < 8; ++m) r[m] = Load32(reinterpret_cast<const uint8_t*>(file.q + 32 * kFrom[m]));
+          Transpose8x8(r);
+          for (int k = 0; k < 4; ++k) {
+            Store32(u->q + 32 * k, _mm256_permute2x128_si256(r[2 * k], r[2 * k + 1], 0x20));
+            Store32(u->q + 32 * (k + 4), _mm256_permute2x128_si256(r[2 * k], r[2 * k + 1], 0x31));
+          }
         }
         std::memcpy(u->scale, file.scale, sizeof file.scale);
         std::memcpy(u->bias, file.bias, sizeof file.bias);
