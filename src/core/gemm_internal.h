@@ -208,6 +208,9 @@ struct QuantizedActivationsK {
   bool lanes = false;
   AlignedVector<int8_t> q_lanes16, q_lanes32;  // [num_tokens, cols]
   AlignedVector<int32_t> lane_offsets16;       // [num_tokens, cols / 16]
+  // Per pair of blocks dx0 eight times, then dx1 (0 for an odd last block's
+  // partner): the AVX-512 Q4_K kernel's one multiply for both blocks.
+  AlignedVector<float> lane_scale_pairs;       // [num_tokens, ceil(cols / 512) * 16]
   const int8_t* row(int64_t t) const { return q.data() + t * cols; }
   const int8_t* row_nibble_order(int64_t t) const { return q_nibble_order.data() + t * cols; }
   const int8_t* row_pair_order(int64_t t) const { return q_pair_order.data() + t * cols; }
@@ -220,6 +223,7 @@ struct QuantizedActivationsK {
   const int8_t* row_lanes16(int64_t t) const { return q_lanes16.data() + t * cols; }
   const int8_t* row_lanes32(int64_t t) const { return q_lanes32.data() + t * cols; }
   const int32_t* row_lane_offsets16(int64_t t) const { return lane_offsets16.data() + t * (cols / 16); }
+  const float* row_lane_scale_pairs(int64_t t) const { return lane_scale_pairs.data() + t * ((cols / 256 + 1) / 2) * 16; }
 };
 
 // With `lanes`, also the lane-order members (weights of a lane-order type

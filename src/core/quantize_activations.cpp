@@ -97,6 +97,7 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
   out->q_lanes16.resize(lanes ? static_cast<size_t>(T * cols) : 0);
   out->q_lanes32.resize(lanes ? static_cast<size_t>(T * cols) : 0);
   out->lane_offsets16.resize(lanes ? static_cast<size_t>(T * (cols / 16)) : 0);
+  out->lane_scale_pairs.resize(lanes ? static_cast<size_t>(T * num_pairs * 16) : 0);
   for (int64_t t = 0; t < T; ++t) {
     const float* x = X + t * ldx;
     int8_t* q = out->q.data() + t * cols;
@@ -131,6 +132,10 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
       quant::PermuteToLanes(DType::kQ4_K_LANES, q, cols, out->q_lanes32.data() + t * cols);
       int32_t* off = out->lane_offsets16.data() + t * (cols / 16);
       for (int64_t i = 0; i < cols / 16; ++i) off[i] = -32 * s16[i];
+      const float* xd = out->scale.data() + t * num_blocks;
+      float* pairs = out->lane_scale_pairs.data() + t * num_pairs * 16;
+      for (int64_t b = 0; b < 2 * num_pairs; ++b)
+        for (int k = 0; k < 8; ++k) pairs[8 * b + k] = b < num_blocks ? xd[b] : 0.0f;
     }
     if (wide) {
       const float* xd = out->scale.data() + t * num_blocks;
