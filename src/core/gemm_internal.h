@@ -202,15 +202,20 @@ struct QuantizedActivationsK {
   std::vector<int16_t> sum16;  // [num_tokens, cols / 16]
   std::vector<int16_t> sum32;  // [num_tokens, cols / 32]
   // For the lane-order types (core/lane_order.h; made only when a call has
-  // such weights, `lanes` below): q in Q6_K's and Q4_K's lane order and
-  // Q6_K's -32 sum16_s as int32 (the start of sub-block s's sum). Q4_K's
-  // mins take zero_point_sum32 (then made on either ISA).
+  // such weights, `lanes` below), block by block with each block's tokens
+  // together ([block][token]...): a kernel pass over several tokens reads
+  // them at fixed offsets from one pointer per array (with a pointer per
+  // token and array, 5 tokens' pointers spilled into vector registers).
+  // q in Q6_K's and Q4_K's lane order, Q6_K's -32 sum16_s as int32 (the
+  // start of sub-block s's sum), dx; per pair of blocks (Q4_K) dx0 eight
+  // times then dx1, and -dx sum32_s of both blocks (an odd last block's
+  // partner 0).
   bool lanes = false;
-  AlignedVector<int8_t> q_lanes16, q_lanes32;  // [num_tokens, cols]
-  AlignedVector<int32_t> lane_offsets16;       // [num_tokens, cols / 16]
-  // Per pair of blocks dx0 eight times, then dx1 (0 for an odd last block's
-  // partner): the AVX-512 Q4_K kernel's one multiply for both blocks.
-  AlignedVector<float> lane_scale_pairs;       // [num_tokens, ceil(cols / 512) * 16]
+  AlignedVector<int8_t> q_lanes16, q_lanes32;  // [cols / 256][num_tokens][256]
+  AlignedVector<int32_t> lane_offsets16;       // [cols / 256][num_tokens][16]
+  AlignedVector<float> lane_scales;            // [cols / 256][num_tokens]
+  AlignedVector<float> lane_scale_pairs;       // [pairs][num_tokens][16]
+  AlignedVector<float> lane_mins32;            // [pairs][num_tokens][16]
   const int8_t* row(int64_t t) const { return q.data() + t * cols; }
   const int8_t* row_nibble_order(int64_t t) const { return q_nibble_order.data() + t * cols; }
   const int8_t* row_pair_order(int64_t t) const { return q_pair_order.data() + t * cols; }
@@ -220,10 +225,6 @@ struct QuantizedActivationsK {
   const float* row_zero_point_sum32(int64_t t) const { return zero_point_sum32.data() + t * ((cols / 256 + 1) / 2) * 16; }
   const float* row_zero_point_sum16(int64_t t) const { return zero_point_sum16.data() + t * (cols / 16); }
   const int16_t* row_sum32(int64_t t) const { return sum32.data() + t * (cols / 32); }
-  const int8_t* row_lanes16(int64_t t) const { return q_lanes16.data() + t * cols; }
-  const int8_t* row_lanes32(int64_t t) const { return q_lanes32.data() + t * cols; }
-  const int32_t* row_lane_offsets16(int64_t t) const { return lane_offsets16.data() + t * (cols / 16); }
-  const float* row_lane_scale_pairs(int64_t t) const { return lane_scale_pairs.data() + t * ((cols / 256 + 1) / 2) * 16; }
 };
 
 // With `lanes`, also the lane-order members (weights of a lane-order type

@@ -89,7 +89,7 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
   out->scale.resize(static_cast<size_t>(T * (cols / 256)));
   const int64_t num_blocks = cols / 256, num_pairs = (num_blocks + 1) / 2;
   out->scale_pairs.resize(wide ? static_cast<size_t>(T * num_pairs * QuantizedActivationsK::kPairScaleFloats) : 0);
-  out->zero_point_sum32.assign(wide || lanes ? static_cast<size_t>(T * num_pairs * 16) : 0, 0.0f);
+  out->zero_point_sum32.assign(wide ? static_cast<size_t>(T * num_pairs * 16) : 0, 0.0f);
   out->zero_point_sum16.resize(wide ? static_cast<size_t>(T * (cols / 16)) : 0);
   out->sum16.resize(static_cast<size_t>(T * (cols / 16)));
   out->sum32.resize(static_cast<size_t>(T * (cols / 32)));
@@ -97,7 +97,9 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
   out->q_lanes16.resize(lanes ? static_cast<size_t>(T * cols) : 0);
   out->q_lanes32.resize(lanes ? static_cast<size_t>(T * cols) : 0);
   out->lane_offsets16.resize(lanes ? static_cast<size_t>(T * (cols / 16)) : 0);
+  out->lane_scales.resize(lanes ? static_cast<size_t>(T * num_blocks) : 0);
   out->lane_scale_pairs.resize(lanes ? static_cast<size_t>(T * num_pairs * 16) : 0);
+  out->lane_mins32.resize(lanes ? static_cast<size_t>(T * num_pairs * 16) : 0);
   for (int64_t t = 0; t < T; ++t) {
     const float* x = X + t * ldx;
     int8_t* q = out->q.data() + t * cols;
@@ -128,14 +130,22 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
     for (int64_t i = 0; i < cols / 16; ++i) s16[i] = Sum16(q + 16 * i);
     for (int64_t i = 0; i < cols / 32; ++i) s32[i] = static_cast<int16_t>(s16[2 * i] + s16[2 * i + 1]);
     if (lanes) {
-      quant::PermuteToLanes(DType::kQ6_K_LANES, q, cols, out->q_lanes16.data() + t * cols);
-      quant::PermuteToLanes(DType::kQ4_K_LANES, q, cols, out->q_lanes32.data() + t * cols);
-      int32_t* off = out->lane_offsets16.data() + t * (cols / 16);
-      for (int64_t i = 0; i < cols / 16; ++i) off[i] = -32 * s16[i];
       const float* xd = out->scale.data() + t * num_blocks;
-      float* pairs = out->lane_scale_pairs.data() + t * num_pairs * 16;
-      for (int64_t b = 0; b < 2 * num_pairs; ++b)
-        for (int k = 0; k < 8; ++k) pairs[8 * b + k] = b < num_blocks ? xd[b] : 0.0f;
+      for (int64_t b = 0; b < num_blocks; ++b) {
+        const int64_t at = b * T + t;  // block b, token t
+        quant::PermuteToLanes(DType::kQ6_K_LANES, q + 256 * b, 256, out->q_lanes16.data() + at * 256);
+        quant::PermuteToLanes(DType::kQ4_K_LANES, q + 256 * b, 256, out->q_lanes32.data() + at * 256);
+        for (int i = 0; i < 16; ++i) out->lane_offsets16[static_cast<size_t>(at * 16 + i)] = -32 * s16[16 * b + i];
+        out->lane_scales[static_cast<size_t>(at)] = xd[b];
+      }
+      for (int64_t p = 0; p < num_pairs; ++p)
+        for (int h = 0; h < 2; ++h) {
+          const int64_t b = 2 * p + h, at = (p * T + t) * 16 + 8 * h;
+          for (int i = 0; i < 8; ++i) {
+            out->lane_scale_pairs[static_cast<size_t>(at + i)] = b < num_blocks ? xd[b] : 0.0f;
+            out->lane_mins32[static_cast<size_t>(at + i)] = b < num_blocks ? -xd[b] * static_cast<float>(s32[8 * b + i]) : 0.0f;
+          }
+        }
     }
     if (wide) {
       const float* xd = out->scale.data() + t * num_blocks;
@@ -145,11 +155,8 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
         for (int k = 0; k < 16; ++k) g[k] = k % 4 < 2 ? dx0 : dx1;
       }
       float* z16 = out->zero_point_sum16.data() + t * (cols / 16);
-      for (int64_t i = 0; i < cols / 16; ++i) z16[i] = -xd[i / 16] * static_cast<float>(s16[i]);
-    }
-    if (wide || lanes) {
-      const float* xd = out->scale.data() + t * num_blocks;
       float* z32 = out->zero_point_sum32.data() + t * num_pairs * 16;
+      for (int64_t i = 0; i < cols / 16; ++i) z16[i] = -xd[i / 16] * static_cast<float>(s16[i]);
       for (int64_t i = 0; i < cols / 32; ++i) z32[i] = -xd[i / 8] * static_cast<float>(s32[i]);
     }
   }
