@@ -36,8 +36,8 @@ void PackLaneOrder(const TensorView& W, int64_t r0, int64_t nr, int64_t panel_ro
         for (int g = 0; g < 8; ++g) {
           const int word = slots.element[4 * (8 * s + g)] / 4;  // the elements' word, 0..63
           const int64_t b = B * 8 + word / 8;
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(p->q.data() + b * 32 * panel_rows + (word % 8 * panel_rows + k0) * 4),
-                              r[g]);
+          uint8_t* dst = p->q.data() + b * 32 * panel_rows + (word % 8 * panel_rows + k0) * 4;
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), r[g]);
           __m256i& acc = sum[word / 8][word % 8 / 4];
           acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, r[g]), ones16));
         }

@@ -45,7 +45,8 @@ void GetCodes(DType t, const uint8_t* block, int8_t* c) {
     return;
   }
   UnpackBlock<DType::kQ6_K>(block, &u);
-  for (int k = 0; k < 256; k += 32) Store32(c + k, _mm256_add_epi8(Load32(reinterpret_cast<const uint8_t*>(u.q + k)), _mm256_set1_epi8(32)));
+  for (int k = 0; k < 256; k += 32)
+    Store32(c + k, _mm256_add_epi8(Load32(reinterpret_cast<const uint8_t*>(u.q + k)), _mm256_set1_epi8(32)));
 }
 
 // The inverse: codes in element order into the block's code bytes. Q4_K:
@@ -64,9 +65,10 @@ void SetCodes(DType t, const int8_t* c8, uint8_t* block) {
   }
   auto& b = *reinterpret_cast<BlockQ6_K*>(block);
   for (int h = 0; h < 2; ++h) {
-    for (int k = 0; k < 2; ++k)
-      Store32(reinterpret_cast<int8_t*>(b.ql + 64 * h + 32 * k),
-              _mm256_or_si256(Lo4Of(Load32(c + 128 * h + 32 * k)), _mm256_slli_epi16(Lo4Of(Load32(c + 128 * h + 64 + 32 * k)), 4)));
+    for (int k = 0; k < 2; ++k) {
+      const __m256i low = Lo4Of(Load32(c + 128 * h + 32 * k)), high = Lo4Of(Load32(c + 128 * h + 64 + 32 * k));
+      Store32(reinterpret_cast<int8_t*>(b.ql + 64 * h + 32 * k), _mm256_or_si256(low, _mm256_slli_epi16(high, 4)));
+    }
     __m256i high = _mm256_setzero_si256();
     for (int m = 0; m < 4; ++m) high = _mm256_or_si256(high, TopBitsTo(Load32(c + 128 * h + 32 * m), 2 * m));
     Store32(reinterpret_cast<int8_t*>(b.qh + 32 * h), high);
@@ -95,9 +97,10 @@ void Permute(DType lane_type, bool to_lanes, const uint8_t* src, int64_t begin, 
     const uint8_t* in = src + b * bytes;
     uint8_t* out = dst + b * bytes;
     GetCodes(file_type, in, in_codes);
-    for (int k = 0; k < 8; ++k)
-      Store32(out_codes + 32 * k, _mm256_i32gather_epi32(reinterpret_cast<const int*>(in_codes),
-                                                         _mm256_load_si256(reinterpret_cast<const __m256i*>(from + 8 * k)), 4));
+    for (int k = 0; k < 8; ++k) {
+      const __m256i at = _mm256_load_si256(reinterpret_cast<const __m256i*>(from + 8 * k));
+      Store32(out_codes + 32 * k, _mm256_i32gather_epi32(reinterpret_cast<const int*>(in_codes), at, 4));
+    }
     if (out != in) std::memcpy(out, in, static_cast<size_t>(bytes));
     SetCodes(file_type, out_codes, out);
   }
@@ -107,7 +110,8 @@ void Permute(DType lane_type, bool to_lanes, const uint8_t* src, int64_t begin, 
 // loader copies every Q4_K / Q6_K matrix once.
 void PermuteAll(DType lane_type, bool to_lanes, const uint8_t* src, int64_t n, uint8_t* dst) {
   constexpr int64_t kBlocksPerThread = 1 << 16;
-  const int64_t threads = std::clamp<int64_t>(n / kBlocksPerThread, 1, std::max(1u, std::thread::hardware_concurrency()));
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const int64_t threads = std::clamp<int64_t>(n / kBlocksPerThread, 1, cores);
   if (threads == 1) return Permute(lane_type, to_lanes, src, 0, n, dst);
   std::vector<std::thread> pool;
   for (int64_t i = 1; i < threads; ++i)

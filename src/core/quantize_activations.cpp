@@ -143,7 +143,8 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
           const int64_t b = 2 * p + h, at = (p * T + t) * 16 + 8 * h;
           for (int i = 0; i < 8; ++i) {
             out->lane_scale_pairs[static_cast<size_t>(at + i)] = b < num_blocks ? xd[b] : 0.0f;
-            out->lane_mins32[static_cast<size_t>(at + i)] = b < num_blocks ? -xd[b] * static_cast<float>(s32[8 * b + i]) : 0.0f;
+            const float sum = b < num_blocks ? static_cast<float>(s32[8 * b + i]) : 0.0f;
+            out->lane_mins32[static_cast<size_t>(at + i)] = b < num_blocks ? -xd[b] * sum : 0.0f;
           }
         }
     }
