@@ -202,15 +202,14 @@ struct QuantizedActivationsK {
   std::vector<int16_t> sum16;  // [num_tokens, cols / 16]
   std::vector<int16_t> sum32;  // [num_tokens, cols / 32]
   // For the lane-order types (core/lane_order.h; made only when a call has
-  // such weights, `lanes` below), block by block with each block's tokens
-  // together ([block][token]...): a kernel pass over several tokens reads
+  // such weights: QuantizeActivationsK's `lanes`), block by block with each
+  // block's tokens together ([block][token]...): a pass over tokens reads
   // them at fixed offsets from one pointer per array (with a pointer per
   // token and array, 5 tokens' pointers spilled into vector registers).
   // q in Q6_K's and Q4_K's lane order, Q6_K's -32 sum16_s as int32 (the
   // start of sub-block s's sum), dx; per pair of blocks (Q4_K) dx0 eight
   // times then dx1, and -dx sum32_s of both blocks (an odd last block's
   // partner 0).
-  bool lanes = false;
   AlignedVector<int8_t> q_lanes16, q_lanes32;  // [cols / 256][num_tokens][256]
   AlignedVector<int32_t> lane_offsets16;       // [cols / 256][num_tokens][16]
   AlignedVector<float> lane_scales;            // [cols / 256][num_tokens]

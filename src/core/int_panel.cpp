@@ -12,6 +12,27 @@ namespace {
 
 using quant::unpack_detail::Transpose8x8;
 
+// What packing a 32-element block ends with, shared by both packers:
+// -128 * the sum of codes of rows k0..k0+7 (the kernels' unsigned
+// activations' offset; sums[h] of each half, added unless `halves`), and
+// each row's scale and bias of block b (sub-block s, or 2 s + h in halves).
+void StoreZeros(PackedIntPanel* p, int64_t b, int64_t k0, int64_t panel_rows, const __m256i sums[2]) {
+  for (int h = 0; h < (p->halves ? 2 : 1); ++h) {
+    const __m256i codes = p->halves ? sums[h] : _mm256_add_epi32(sums[0], sums[1]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p->zero.data() + (b * 2 + h) * panel_rows + k0),
+                        _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), codes), 7));
+  }
+}
+
+void StoreScales(PackedIntPanel* p, int64_t b, int64_t s, const quant::Unpacked* u, int64_t nr, int64_t panel_rows) {
+  for (int64_t k = 0; k < nr; ++k)
+    for (int h = 0; h < (p->halves ? 2 : 1); ++h) {
+      const int64_t at = (b * 2 + h) * panel_rows + k;
+      p->scale[at] = u[k].scale[p->halves ? 2 * s + h : s];
+      if (p->has_bias) p->bias[at] = u[k].bias[p->halves ? 2 * s + h : s];
+    }
+}
+
 // A lane-order type's panel (core/lane_order.h): its blocks unpacked as
 // the file type, so the codes come in the lane order's word order, and
 // each transposed word vector stored where its elements belong (the
@@ -22,7 +43,7 @@ template <DType t>
 void PackLaneOrder(const TensorView& W, int64_t r0, int64_t nr, int64_t panel_rows, PackedIntPanel* p) {
   constexpr DType kFile = quant::FileTypeOf(t);
   const int64_t block_bytes = Info(t).block_bytes, super_blocks = W.cols() / 256;
-  const quant::LaneSlots& slots = quant::SlotsOf(t);
+  const quant::LaneWords& words = quant::WordsOf(t);
   const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
   quant::Unpacked u[16] = {};
   for (int64_t B = 0; B < super_blocks; ++B) {
@@ -34,7 +55,7 @@ void PackLaneOrder(const TensorView& W, int64_t r0, int64_t nr, int64_t panel_ro
         for (int i = 0; i < 8; ++i) r[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(u[k0 + i].q + 32 * s));
         Transpose8x8(r);
         for (int g = 0; g < 8; ++g) {
-          const int word = slots.element[4 * (8 * s + g)] / 4;  // the elements' word, 0..63
+          const int word = words.element_word[8 * s + g];  // 0..63
           const int64_t b = B * 8 + word / 8;
           uint8_t* dst = p->q.data() + b * 32 * panel_rows + (word % 8 * panel_rows + k0) * 4;
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), r[g]);
@@ -42,22 +63,9 @@ void PackLaneOrder(const TensorView& W, int64_t r0, int64_t nr, int64_t panel_ro
           acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, r[g]), ones16));
         }
       }
-      for (int j = 0; j < 8; ++j) {
-        const int64_t b = B * 8 + j;
-        for (int h = 0; h < (p->halves ? 2 : 1); ++h) {
-          const __m256i codes = p->halves ? sum[j][h] : _mm256_add_epi32(sum[j][0], sum[j][1]);
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(p->zero.data() + (b * 2 + h) * panel_rows + k0),
-                              _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), codes), 7));
-        }
-      }
+      for (int j = 0; j < 8; ++j) StoreZeros(p, B * 8 + j, k0, panel_rows, sum[j]);
     }
-    for (int j = 0; j < 8; ++j)
-      for (int64_t k = 0; k < nr; ++k)
-        for (int h = 0; h < (p->halves ? 2 : 1); ++h) {
-          const int64_t at = ((B * 8 + j) * 2 + h) * panel_rows + k;
-          p->scale[at] = u[k].scale[p->halves ? 2 * j + h : j];
-          if (p->has_bias) p->bias[at] = u[k].bias[p->halves ? 2 * j + h : j];
-        }
+    for (int j = 0; j < 8; ++j) StoreScales(p, B * 8 + j, j, u, nr, panel_rows);
   }
 }
 
@@ -98,23 +106,9 @@ void PackIntPanelOf(const TensorView& W, int64_t r0, int64_t nr, int64_t panel_r
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (g * panel_rows + k0) * 4), r[g]);
           sum[g / 4] = _mm256_add_epi32(sum[g / 4], _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, r[g]), ones16));
         }
-        // -128 * the sum of codes: the kernels' unsigned activations' offset.
-        if (p->halves) {
-          for (int h = 0; h < 2; ++h)
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(p->zero.data() + (b * 2 + h) * panel_rows + k0),
-                                _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), sum[h]), 7));
-        } else {
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(p->zero.data() + b * 2 * panel_rows + k0),
-                              _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_add_epi32(sum[0], sum[1])), 7));
-        }
+        StoreZeros(p, b, k0, panel_rows, sum);
       }
-      for (int64_t k = 0; k < nr; ++k) {
-        for (int h = 0; h < (p->halves ? 2 : 1); ++h) {
-          const int64_t at = (b * 2 + h) * panel_rows + k;
-          p->scale[at] = u[k].scale[p->halves ? 2 * s + h : s];
-          if (p->has_bias) p->bias[at] = u[k].bias[p->halves ? 2 * s + h : s];
-        }
-      }
+      StoreScales(p, b, s, u, nr, panel_rows);
     }
   }
 }

@@ -13,16 +13,16 @@
 namespace lineage::quant {
 namespace {
 
-LaneSlots MakeSlots(DType t) {
-  LaneSlots s{};
+LaneWords MakeWords(DType t) {
+  LaneWords w{};
   for (int r = 0; r < 4; ++r)
-    for (int p = 0; p < 64; ++p) {
-      const int e = LaneElement(t, r, p / 4, p % 4), slot = RegisterSlot(t, r, p);
-      s.slot[e] = static_cast<uint8_t>(slot);
-      s.element[slot] = static_cast<uint8_t>(e);
+    for (int i = 0; i < 16; ++i) {
+      const int element = LaneElement(t, r, i, 0) / 4, file = RegisterSlot(t, r, 4 * i) / 4;
+      w.file_word[element] = static_cast<uint8_t>(file);
+      w.element_word[file] = static_cast<uint8_t>(element);
+      w.register_word[16 * r + i] = static_cast<uint8_t>(element);
     }
-  for (int k = 0; k < 64; ++k) s.lane_slot[k] = static_cast<uint8_t>(s.slot[4 * k] / 4);
-  return s;
+  return w;
 }
 
 using unpack_detail::Load32;
@@ -80,17 +80,10 @@ void SetCodes(DType t, const int8_t* c8, uint8_t* block) {
 // (8 gathers of 8 words).
 void Permute(DType lane_type, bool to_lanes, const uint8_t* src, int64_t begin, int64_t end, uint8_t* dst) {
   const DType file_type = FileTypeOf(lane_type);
-  const LaneSlots& s = SlotsOf(lane_type);
+  const LaneWords& w = WordsOf(lane_type);
   // Gather indices: word k of the result comes from word from[k].
   alignas(32) int32_t from[64];
-  for (int k = 0; k < 64; ++k) from[k] = 0;
-  for (int k = 0; k < 64; ++k) {
-    if (to_lanes) {
-      from[s.lane_slot[k]] = k;  // lane word lane_slot[k] holds elements 4 k..
-    } else {
-      from[k] = s.lane_slot[k];
-    }
-  }
+  for (int k = 0; k < 64; ++k) from[k] = to_lanes ? w.element_word[k] : w.file_word[k];
   const int64_t bytes = Info(file_type).block_bytes;
   alignas(32) int8_t in_codes[256], out_codes[256];
   for (int64_t b = begin; b < end; ++b) {
@@ -122,8 +115,8 @@ void PermuteAll(DType lane_type, bool to_lanes, const uint8_t* src, int64_t n, u
 
 }  // namespace
 
-const LaneSlots& SlotsOf(DType lane_type) {
-  static const LaneSlots q4 = MakeSlots(DType::kQ4_K_LANES), q6 = MakeSlots(DType::kQ6_K_LANES);
+const LaneWords& WordsOf(DType lane_type) {
+  static const LaneWords q4 = MakeWords(DType::kQ4_K_LANES), q6 = MakeWords(DType::kQ6_K_LANES);
   return lane_type == DType::kQ6_K_LANES ? q6 : q4;
 }
 
@@ -136,22 +129,9 @@ void FromLaneOrder(DType lane_type, const uint8_t* src, int64_t n, uint8_t* dst)
 }
 
 void PermuteToLanes(DType lane_type, const int8_t* x, int64_t cols, int8_t* out) {
-  // out[64 r + p] = x[LaneElement(r, p / 4, p % 4)], one table per type.
-  static const auto kFrom = [] {
-    struct Tables {
-      uint8_t from[2][256];
-    } t{};
-    for (int k = 0; k < 2; ++k) {
-      const DType lt = k == 0 ? DType::kQ4_K_LANES : DType::kQ6_K_LANES;
-      for (int r = 0; r < 4; ++r)
-        for (int p = 0; p < 64; ++p) t.from[k][64 * r + p] = static_cast<uint8_t>(LaneElement(lt, r, p / 4, p % 4));
-    }
-    return t;
-  }();
-  // Four elements in a row share a lane: one 4-byte move each.
-  const uint8_t* from = kFrom.from[lane_type == DType::kQ6_K_LANES ? 1 : 0];
+  const LaneWords& w = WordsOf(lane_type);
   for (int64_t b = 0; b < cols; b += 256)
-    for (int k = 0; k < 256; k += 4) std::memcpy(out + b + k, x + b + from[k], 4);
+    for (int k = 0; k < 64; ++k) std::memcpy(out + b + 4 * k, x + b + 4 * w.register_word[k], 4);
 }
 
 }  // namespace lineage::quant

@@ -55,15 +55,14 @@ constexpr int RegisterSlot(DType t, int r, int p) {
   return 64 * (byte / 32) + 32 * (r % 2) + byte % 32;
 }
 
-// Slot[e] of a lane-order type: where the file order keeps element e's code.
-struct LaneSlots {
-  uint8_t slot[256];
-  uint8_t element[256];  // the inverse: element[Slot(e)] = e
-  // slot[4 k] / 4: the lane of file-order codes holding elements 4 k..4 k + 3
-  // (a lane's four codes are four elements in a row, in both orders).
-  uint8_t lane_slot[64];
+// A lane's four codes are four elements in a row in every order, so the
+// orders are maps of 4-byte words: word w holds elements 4 w..4 w + 3.
+struct LaneWords {
+  uint8_t file_word[64];      // element word -> the file order's word holding it
+  uint8_t element_word[64];   // the inverse: file order's word -> element word
+  uint8_t register_word[64];  // the kernel's word 16 r + i (register r, lane i) -> element word
 };
-const LaneSlots& SlotsOf(DType lane_type);
+const LaneWords& WordsOf(DType lane_type);
 
 // The lane-order form of n file-order blocks of `file_type` (Q4_K, Q6_K)
 // at src, into dst (the same size; src == dst is allowed).
@@ -73,8 +72,9 @@ void ToLaneOrder(DType file_type, const uint8_t* src, int64_t n, uint8_t* dst);
 // `lane_type` at src into dst (the same size; src == dst is allowed).
 void FromLaneOrder(DType lane_type, const uint8_t* src, int64_t n, uint8_t* dst);
 
-// x (one token, cols a multiple of 256) in the lane order of `lane_type`:
-// out[k] = x[element of slot k] within each 256-element block.
+// x (one token, cols a multiple of 256) in the kernel's order for
+// `lane_type`: word k of each 256-element block out is element word
+// register_word[k] of x.
 void PermuteToLanes(DType lane_type, const int8_t* x, int64_t cols, int8_t* out);
 
 }  // namespace lineage::quant

@@ -93,7 +93,6 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
   out->zero_point_sum16.resize(wide ? static_cast<size_t>(T * (cols / 16)) : 0);
   out->sum16.resize(static_cast<size_t>(T * (cols / 16)));
   out->sum32.resize(static_cast<size_t>(T * (cols / 32)));
-  out->lanes = lanes;
   out->q_lanes16.resize(lanes ? static_cast<size_t>(T * cols) : 0);
   out->q_lanes32.resize(lanes ? static_cast<size_t>(T * cols) : 0);
   out->lane_offsets16.resize(lanes ? static_cast<size_t>(T * (cols / 16)) : 0);
