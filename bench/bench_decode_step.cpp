@@ -91,7 +91,7 @@ std::vector<Call> DecodeCalls(const model::Model& m) {
       // k + 1 down projections one call each (the forward pass runs them as
       // one pass of row blocks). Experts 0..k-1 stand for the chosen ones:
       // every expert has the same shape and type.
-      const int64_t k = m.config.experts_per_token;
+      const int64_t k = m.config.experts.per_token;
       add("moe router", {&l.moe.router});
       std::vector<const TensorView*> gate_up = {&l.moe.shared_gate, &l.moe.shared_up};
       for (int64_t e = 0; e < k; ++e) {

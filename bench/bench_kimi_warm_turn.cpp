@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   if (!spec.ok()) return 1;
   auto cut = model::CutLayers(*spec, 4);  // KDA, KDA, KDA, MLA
   if (!cut.ok()) return 1;
-  cut->config.num_experts = 8;  // the FFN is not timed; 256 experts would not fit in RAM
+  cut->config.experts.count = 8;  // the FFN is not timed; 256 experts would not fit in RAM
   auto m = model::MakeRandomModel(*cut, DType::kBF16, 1);
   if (!m.ok()) {
     std::fprintf(stderr, "%s\n", m.status().ToString().c_str());
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   if (!e.ok()) return 1;
   engine::Engine& eng = **e;
   _mm_setcsr(_mm_getcsr() | 0x8040);
-  const int64_t H = c.hidden, W = c.latent_dim();
+  const int64_t H = c.hidden, W = c.mla.latent_dim();
   uint32_t x = 1;
   auto rnd = [&] { return (x = x * 1664525u + 1013904223u) / 4294967296.0f - 0.5f; };
   std::printf("kimi-linear-48b-a3b widths, bf16 weights, fp32 pages, %d threads\n", threads);
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
       // Attention multiply-adds: every row attends C + its index keys, per
       // head a score (W) and an accumulation (L).
       const double keys = static_cast<double>(T) * static_cast<double>(C) + T * (T + 1) / 2.0;
-      const double macs = keys * static_cast<double>(c.num_heads) * static_cast<double>(W + c.kv_lora_rank);
+      const double macs = keys * static_cast<double>(c.num_heads) * static_cast<double>(W + c.mla.kv_lora_rank);
       std::printf("%8lld %6lld %10.2f %10.2f %10.2f %10.2f %12.2f %14.2f\n", static_cast<long long>(C),
                   static_cast<long long>(T), best[0], best_cpu[0], best[1], best_cpu[1], macs / (best[0] * 1e-3) / 1e9,
                   macs / (best_cpu[0] * 1e-3) / 1e9);

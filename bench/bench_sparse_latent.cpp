@@ -64,7 +64,7 @@ Layer MakeLayer(bool sparse, int threads) {
   if (!cut.ok()) std::exit(1);
   model::ModelConfig& c = cut->config;
   c.intermediate = 256;
-  c.leading_dense_layers = 1;
+  c.experts.leading_dense_layers = 1;
   if (!sparse) {
     c.indexer.heads = c.indexer.dim = c.indexer.top_k = 0;
     c.indexer.full.clear();
@@ -93,7 +93,7 @@ double TimeForward(Layer& layer, int64_t C, int64_t T, engine::LatentPath path, 
                    engine::LatentCosts* modelled = nullptr, bool indexer_only = false) {
   const model::ModelConfig& c = layer.model->config;
   engine::Engine& eng = *layer.engine;
-  const int64_t H = c.hidden, W = c.latent_dim(), D = c.indexer.dim;
+  const int64_t H = c.hidden, W = c.mla.latent_dim(), D = c.indexer.dim;
   uint32_t x = 7;
   auto rnd = [&] { return static_cast<float>((x = x * 1664525u + 1013904223u) >> 8) * 0x1p-24f - 0.5f; };
   engine::Sequence seq = eng.NewSequence();
@@ -131,7 +131,7 @@ double TimeForward(Layer& layer, int64_t C, int64_t T, engine::LatentPath path, 
     if (rep >= 0 || ms > kSlowMs) best = std::min(best, ms);
   }
   if (modelled != nullptr) {
-    const engine::LatentShape shape{c.num_heads, W, c.kv_lora_rank, c.qk_nope_dim, c.qk_rope_dim, c.v_head_dim};
+    const engine::LatentShape shape{c.num_heads, W, c.mla.kv_lora_rank, c.mla.qk_nope_dim, c.mla.qk_rope_dim, c.mla.v_head_dim};
     *modelled = engine::EstimateLatentCosts(shape, C, T, c.sparse() ? &ws.latent.indexer.selection : nullptr, 0);
   }
   return best;

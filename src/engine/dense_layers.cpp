@@ -17,8 +17,8 @@ void EmbedTokens(const model::Weights& w, const StepContext& ctx, float* x) {
 }
 
 void GatedActivation(const model::ModelConfig& c, float* gate, const float* up, int64_t n) {
-  if (c.situ_beta <= 0) return kernels::SiluMul(gate, up, gate, n);
-  const float b = static_cast<float>(c.situ_beta), lam = static_cast<float>(c.situ_linear_beta);
+  if (c.situ.beta <= 0) return kernels::SiluMul(gate, up, gate, n);
+  const float b = static_cast<float>(c.situ.beta), lam = static_cast<float>(c.situ.linear_beta);
   for (int64_t i = 0; i < n; ++i) {
     const float g = gate[i], u = up[i];
     gate[i] = b * std::tanh(g / b) / (1.0f + std::exp(-g)) * (lam > 0 ? lam * std::tanh(u / lam) : u);

@@ -60,12 +60,11 @@ class Hasher {
 cache::disk::Key128 ModelFingerprint(const model::Model& m) {
   const model::ModelConfig& c = m.config;
   Hasher h;
-  h.Str("lineage model fingerprint v3");
+  h.Str("lineage model fingerprint v4");
   h.Str(model::ArchName(c.arch));
   for (int64_t v : {c.hidden, c.num_layers, c.intermediate, c.vocab, c.num_heads, c.num_kv_heads, c.head_dim,
-                    c.rope_dims, c.lin_num_k_heads, c.lin_num_v_heads, c.lin_k_dim, c.lin_v_dim, c.conv_kernel,
-                    int64_t{c.tied_embeddings}, int64_t{c.attn_output_gate}, int64_t{c.zero_centred_norms},
-                    static_cast<int64_t>(c.v_head_order)}) {
+                    c.rope_dims, int64_t{c.tied_embeddings}, int64_t{c.attn_output_gate},
+                    int64_t{c.zero_centred_norms}, c.attn_res_block}) {
     h.I64(v);
   }
   h.F64(c.rms_eps);
@@ -77,19 +76,6 @@ cache::disk::Key128 ModelFingerprint(const model::Model& m) {
   for (const model::KindConfig* k : model::KindConfigs())  // and their own fields
     if (k->fingerprint)
       for (double v : k->fingerprint(c)) h.F64(v);
-  if (c.moe()) {
-    for (int64_t v : {c.num_experts, c.experts_per_token, c.expert_intermediate, c.shared_intermediate,
-                      c.leading_dense_layers, int64_t{c.routed_renormalise}, c.expert_groups, c.expert_groups_used,
-                      c.expert_latent})
-      h.I64(v);
-    h.F64(c.routed_scaling);
-  }
-  if (c.latent()) {
-    for (int64_t v : {c.kv_lora_rank, c.qk_nope_dim, c.qk_rope_dim, c.v_head_dim, c.q_lora_rank,
-                      int64_t{c.latent_rope}, c.attn_res_block})
-      h.I64(v);
-    for (double v : {c.kda_gate_lower_bound, c.situ_beta, c.situ_linear_beta}) h.F64(v);
-  }
   const model::Weights& w = m.weights;
   h.Tensor(w.embed);
   for (int64_t i = 0; i < c.num_layers; ++i) {

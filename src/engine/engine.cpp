@@ -50,7 +50,7 @@ Engine::Engine(std::shared_ptr<const model::Model> model, const EngineOptions& o
   kv_layout_.head_dim = c.head_dim;
   if (c.latent()) {  // one latent row per token: its halves in K and V (docs/engine.md)
     kv_layout_.num_kv_heads = 1;
-    kv_layout_.head_dim = c.latent_dim() / 2;
+    kv_layout_.head_dim = c.mla.latent_dim() / 2;
   }
   for (int64_t l = 0; l < c.num_layers; ++l) {  // blocks beside the KV rows (the sparse kind's indexer keys)
     const int64_t side = model::SideFloats(c, l);
@@ -81,12 +81,12 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Mode
     return Unsupported("qwen3 model with linear-attention layers");
   }
   if (c.moe()) {
-    if ((!model::IsHybrid(c.arch) && !c.latent()) || c.experts_per_token <= 0 || c.experts_per_token > c.num_experts) {
+    if ((!model::IsHybrid(c.arch) && !c.latent()) || c.experts.per_token <= 0 || c.experts.per_token > c.experts.count) {
       return Unsupported("MoE FFN needs a hybrid arch and 0 < experts per token <= experts");
     }
     for (int64_t i = 0; i < c.num_layers; ++i) {
       const model::LayerWeights& l = model->weights.layers[i];
-      if (c.moe_layer(i) && (static_cast<int64_t>(l.moe.gate.size()) != c.num_experts || !l.moe.router.valid())) {
+      if (c.moe_layer(i) && (static_cast<int64_t>(l.moe.gate.size()) != c.experts.count || !l.moe.router.valid())) {
         return Internal("MoE model with unbound experts");
       }
     }
@@ -94,7 +94,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Mode
   if (c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0) {
     return Unsupported("query heads must be a multiple of kv heads");
   }
-  if (c.num_linear_layers() > 0 && (c.lin_num_k_heads <= 0 || c.lin_num_v_heads % c.lin_num_k_heads != 0)) {
+  if (c.num_linear_layers() > 0 && (c.delta.k_heads <= 0 || c.delta.v_heads % c.delta.k_heads != 0)) {
     return Unsupported("GDN value heads must be a multiple of key heads");
   }
   if (c.head_dim <= 0 || c.head_dim % 8 != 0) return Unsupported("attention head_dim must be a multiple of 8");

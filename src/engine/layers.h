@@ -36,14 +36,14 @@ struct StepContext {
 void EmbedTokens(const model::Weights& w, const StepContext& ctx, float* x);
 
 // gate[i] = act(gate[i], up[i]) for i < n: silu(g) u, or Kimi K3's SiTU
-// (spec latent-attention §2.4) when c.situ_beta > 0.
+// (spec latent-attention §2.4) when c.situ.beta > 0.
 void GatedActivation(const model::ModelConfig& c, float* gate, const float* up, int64_t n);
 
 
 // Sparse MoE FFN (spec §4.3): router softmax, top-k renormalised, the
 // sigmoid-scaled shared expert; rows grouped by expert (moe_layer.cpp).
 // With w.score_bias (Kimi, spec §7.4): sigmoid router, top-k on score +
-// bias, weights renormalised x routed_scaling, the shared expert ungated.
+// bias, weights renormalised x experts.routed_scaling, the shared expert ungated.
 void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const float* xn, float* out);
 
 // Gated DeltaNet mixer (spec §2); `gdn_index` counts GDN layers only.

@@ -10,11 +10,11 @@ RecurrentLayout RecurrentLayout::For(const model::ModelConfig& config) {
   RecurrentLayout l;
   l.num_layers = config.num_linear_layers();
   if (l.num_layers == 0) return l;
-  l.conv_rows = config.conv_kernel - 1;
-  l.conv_dim = config.conv_dim();
-  l.num_v_heads = config.lin_num_v_heads;
-  l.k_dim = config.lin_k_dim;
-  l.v_dim = config.lin_v_dim;
+  l.conv_rows = config.delta.conv_kernel - 1;
+  l.conv_dim = config.delta.conv_dim();
+  l.num_v_heads = config.delta.v_heads;
+  l.k_dim = config.delta.k_dim;
+  l.v_dim = config.delta.v_dim;
   return l;
 }
 

@@ -7,11 +7,11 @@ namespace lineage::engine {
 
 Yarn LatentYarn(const model::ModelConfig& c) {
   Yarn y;
-  if (c.yarn_factor <= 1) return y;
-  y.factor = c.yarn_factor;
-  y.original_context = c.yarn_original_context;
-  const double ln = std::log(c.yarn_factor);
-  y.gain = (1.0 + 0.1 * ln) / (1.0 + 0.1 * c.yarn_mscale_all_dim * ln);
+  if (c.mla.yarn_factor <= 1) return y;
+  y.factor = c.mla.yarn_factor;
+  y.original_context = c.mla.yarn_original_context;
+  const double ln = std::log(c.mla.yarn_factor);
+  y.gain = (1.0 + 0.1 * ln) / (1.0 + 0.1 * c.mla.yarn_mscale_all_dim * ln);
   return y;
 }
 

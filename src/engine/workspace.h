@@ -76,8 +76,8 @@ struct Workspace {
     if (num_rows <= rows) return;
     rows = num_rows;
     const int64_t attn_q = c.num_heads * c.head_dim;
-    const int64_t value_dim = c.lin_num_v_heads * c.lin_v_dim;
-    const int64_t wide = std::max({c.conv_dim(), 2 * attn_q, c.intermediate});
+    const int64_t value_dim = c.delta.v_heads * c.delta.v_dim;
+    const int64_t wide = std::max({c.delta.conv_dim(), 2 * attn_q, c.intermediate});
     const int64_t mid = std::max(value_dim, attn_q);
     auto grow = [&](std::vector<float>& v, int64_t width) { v.assign(static_cast<size_t>(rows * width), 0.0f); };
     grow(x, c.hidden);
@@ -89,8 +89,8 @@ struct Workspace {
     grow(mid1, mid);
     grow(kv0, c.num_kv_heads * c.head_dim);
     grow(kv1, c.num_kv_heads * c.head_dim);
-    grow(heads0, std::max<int64_t>(c.lin_num_v_heads, 1));
-    grow(heads1, std::max<int64_t>(c.lin_num_v_heads, 1));
+    grow(heads0, std::max<int64_t>(c.delta.v_heads, 1));
+    grow(heads1, std::max<int64_t>(c.delta.v_heads, 1));
     grow(rope, std::max<int64_t>(c.rope_dims, 1));
     if (c.attn_res_block > 0) grow(res_mix, c.hidden);
     if (c.mtp()) {
@@ -99,19 +99,19 @@ struct Workspace {
       grow(mtp_x, c.hidden);
     }
     if (c.latent()) {
-      const int64_t inner = c.lin_num_k_heads * c.lin_k_dim;
-      grow(latent.low, 2 * c.lin_k_dim);
+      const int64_t inner = c.delta.k_heads * c.delta.k_dim;
+      grow(latent.low, 2 * c.delta.k_dim);
       grow(latent.decay, inner);
       grow(latent.gate, inner);
-      grow(latent.lat, c.latent_dim());
-      grow(latent.q_lat, c.num_heads * c.latent_dim());
-      grow(latent.ctx, c.num_heads * c.latent_dim());
-      grow(latent.qr, c.q_lora_rank);
-      grow(latent.rope, std::max<int64_t>(c.qk_rope_dim, 1));
+      grow(latent.lat, c.mla.latent_dim());
+      grow(latent.q_lat, c.num_heads * c.mla.latent_dim());
+      grow(latent.ctx, c.num_heads * c.mla.latent_dim());
+      grow(latent.qr, c.mla.q_lora_rank);
+      grow(latent.rope, std::max<int64_t>(c.mla.qk_rope_dim, 1));
       latent.indexer.Ensure(c, rows);
     }
     if (c.moe()) {
-      const int64_t E = c.num_experts, k = c.experts_per_token;
+      const int64_t E = c.experts.count, k = c.experts.per_token;
       const int64_t routes = rows * k;
       grow(moe.logits, E);
       moe.route_expert.assign(static_cast<size_t>(routes), 0);
@@ -121,11 +121,11 @@ struct Workspace {
       moe.offset.assign(static_cast<size_t>(E), 0);
       moe.cursor.assign(static_cast<size_t>(E), 0);
       grow(moe.xs, k * c.hidden);
-      grow(moe.gate, k * c.expert_intermediate + c.shared_intermediate);
-      grow(moe.up, k * c.expert_intermediate + c.shared_intermediate);
+      grow(moe.gate, k * c.experts.width + c.experts.shared_width);
+      grow(moe.up, k * c.experts.width + c.experts.shared_width);
       grow(moe.ys, k * c.hidden);
-      grow(moe.latent_in, std::max<int64_t>(c.expert_latent, 1));
-      grow(moe.latent_out, c.expert_latent > 0 ? c.hidden : 1);
+      grow(moe.latent_in, std::max<int64_t>(c.experts.latent, 1));
+      grow(moe.latent_out, c.experts.latent > 0 ? c.hidden : 1);
     }
   }
 };

@@ -119,8 +119,8 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
     if (p.role == Role::kRouter) {  // one router row per expert
       const std::string& name = c.format == FileFormat::kSafetensors ? p.hf_name : p.gguf_name;
       LINEAGE_ASSIGN_OR_RETURN(FoundTensor f, lookup(name));
-      if (f.view.shape.size() == 2 && f.view.shape[1] == c.hidden && f.view.shape[0] != c.num_experts)
-        return ExpertCountError(f, name, c.num_experts);
+      if (f.view.shape.size() == 2 && f.view.shape[1] == c.hidden && f.view.shape[0] != c.experts.count)
+        return ExpertCountError(f, name, c.experts.count);
     }
     Result<TensorView> fetched = Fetch(c, p, lookup);
     if (!fetched.ok() && mtp) {

@@ -12,11 +12,6 @@ int64_t ModelConfig::num_full_layers() const {
   return std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::kFullAttention);
 }
 
-double ModelConfig::latent_scale() const {
-  const double mscale = yarn_factor > 1 ? 1.0 + 0.1 * yarn_mscale_all_dim * std::log(yarn_factor) : 1.0;
-  return mscale * mscale / std::sqrt(static_cast<double>(qk_nope_dim + qk_rope_dim));
-}
-
 MixerKind ModelConfig::mixer(int64_t l) const {
   const bool mtp = l >= num_layers;
   const bool recurrent = !mtp && layer_kinds[l] == LayerKind::kLinearAttention;
@@ -90,63 +85,10 @@ Status ValidateConfig(const ModelConfig& c) {
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "num_layers", c.num_layers, 1, L::kMaxLayers));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "hidden", c.hidden, 1, L::kMaxHidden));
   // A MoE model has no dense FFN; its stated width is informative only.
-  const bool dense_ffn = !IsMoeArch(c.arch) || c.leading_dense_layers > 0;
+  const bool dense_ffn = !IsMoeArch(c.arch) || c.experts.leading_dense_layers > 0;
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "intermediate", c.intermediate, dense_ffn ? 1 : 0, L::kMaxIntermediate));
-  if (IsMoeArch(c.arch)) {
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "num_experts", c.num_experts, 1, L::kMaxExperts));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "experts_per_token", c.experts_per_token, 1, c.num_experts));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "expert_intermediate", c.expert_intermediate, 1, L::kMaxIntermediate));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "shared_intermediate", c.shared_intermediate, 1, L::kMaxIntermediate));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "leading_dense_layers", c.leading_dense_layers, 0, c.num_layers));
-  }
-  if (c.latent()) {
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "kv_lora_rank", c.kv_lora_rank, 1, L::kMaxHeadDim));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "qk_nope_dim", c.qk_nope_dim, 1, L::kMaxHeadDim));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "qk_rope_dim", c.qk_rope_dim, 0, L::kMaxHeadDim));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "v_head_dim", c.v_head_dim, 1, L::kMaxHeadDim));
-    if (c.head_dim != c.qk_nope_dim + c.qk_rope_dim || c.num_kv_heads != 1)
-      return InvalidArgument(c.source_path + ": MLA key length " + std::to_string(c.head_dim) + " and " +
-                             std::to_string(c.num_kv_heads) + " latent heads, expected qk_nope + qk_rope = " +
-                             std::to_string(c.qk_nope_dim + c.qk_rope_dim) + " and 1");
-    // The latent row is stored as two halves of a page's K and V rows
-    // (docs/engine.md, "KV pages per layer kind").
-    if (c.latent_dim() % 2 != 0)
-      return InvalidArgument(c.source_path + ": latent width kv_lora_rank + qk_rope_dim = " +
-                             std::to_string(c.latent_dim()) + " is odd");
-    if (c.lin_num_k_heads != c.lin_num_v_heads || c.lin_k_dim != c.lin_v_dim)
-      return InvalidArgument(c.source_path + ": KDA needs as many key as value heads of one size");
-    if (!(c.routed_scaling > 0 && c.routed_scaling < 1e6))
-      return InvalidArgument(c.source_path + ": expert_weights_scale " + std::to_string(c.routed_scaling) +
-                             " is not a positive number");
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "q_lora_rank", c.q_lora_rank, 0, L::kMaxHidden));
-    if (c.latent_rope && c.qk_rope_dim % 2 != 0)
-      return InvalidArgument(c.source_path + ": rotary latent dims " + std::to_string(c.qk_rope_dim) + " are odd");
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "expert_groups", c.expert_groups, 1, std::max<int64_t>(1, c.num_experts)));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "expert_groups_used", c.expert_groups_used, 1, c.expert_groups));
-    if (c.num_experts % c.expert_groups != 0)
-      return InvalidArgument(c.source_path + ": " + std::to_string(c.num_experts) + " experts do not split into " +
-                             std::to_string(c.expert_groups) + " groups");
-    if (c.expert_groups > 1 && c.experts_per_token > c.expert_groups_used * (c.num_experts / c.expert_groups))
-      return InvalidArgument(c.source_path + ": " + std::to_string(c.experts_per_token) +
-                             " experts per token do not fit in the " + std::to_string(c.expert_groups_used) +
-                             " groups used");
-  }
-  if (c.yarn_factor != 0) {
-    if (!(c.yarn_factor >= 1 && c.yarn_factor < 1e6) || !(c.yarn_mscale_all_dim >= 0 && c.yarn_mscale_all_dim < 1e3))
-      return InvalidArgument(c.source_path + ": YaRN factor " + std::to_string(c.yarn_factor) + " / mscale_all_dim " +
-                             std::to_string(c.yarn_mscale_all_dim) + " out of range");
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "yarn_original_context", c.yarn_original_context, 1, L::kMaxContext));
-  }
-  if (c.arch == Arch::kKimiK3) {
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "expert_latent", c.expert_latent, 0, L::kMaxHidden));
+  if (c.arch == Arch::kKimiK3)  // Block AttnRes
     LINEAGE_RETURN_IF_ERROR(CheckRange(c, "attn_res_block", c.attn_res_block, 1, c.num_layers));
-    if (!(c.situ_beta > 0 && c.situ_beta < 1e6) || !(c.situ_linear_beta < 1e6))
-      return InvalidArgument(c.source_path + ": SiTU betas " + std::to_string(c.situ_beta) + " / " +
-                             std::to_string(c.situ_linear_beta) + ", expected a positive beta");
-    if (!(c.kda_gate_lower_bound <= 0 && c.kda_gate_lower_bound > -1e6))
-      return InvalidArgument(c.source_path + ": KDA gate lower bound " + std::to_string(c.kda_gate_lower_bound) +
-                             " is not negative");
-  }
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "vocab", c.vocab, 1, L::kMaxVocab));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "context_length", c.context_length, 0, L::kMaxContext));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "num_heads", c.num_heads, 1, L::kMaxHeads));
@@ -161,17 +103,6 @@ Status ValidateConfig(const ModelConfig& c) {
   if (static_cast<int64_t>(c.layer_kinds.size()) != c.num_layers)
     return Internal(c.source_path + ": " + std::to_string(c.layer_kinds.size()) + " layer kinds for " +
                     std::to_string(c.num_layers) + " layers");
-  if (c.num_linear_layers() > 0) {
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "lin_num_k_heads", c.lin_num_k_heads, 1, L::kMaxHeads));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "lin_num_v_heads", c.lin_num_v_heads, 1, L::kMaxHeads));
-    if (c.lin_num_v_heads % c.lin_num_k_heads != 0)
-      return InvalidArgument(c.source_path + ": " + std::to_string(c.lin_num_v_heads) +
-                             " linear value heads are not a multiple of " + std::to_string(c.lin_num_k_heads) +
-                             " key heads");
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "lin_k_dim", c.lin_k_dim, 1, L::kMaxHeadDim));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "lin_v_dim", c.lin_v_dim, 1, L::kMaxHeadDim));
-    LINEAGE_RETURN_IF_ERROR(CheckRange(c, "conv_kernel", c.conv_kernel, 1, L::kMaxConvKernel));
-  }
   for (const KindConfig* k : KindConfigs())  // the kinds' own fields (model/layer_kinds.h)
     if (k->validate) LINEAGE_RETURN_IF_ERROR(k->validate(c));
   for (int64_t id : c.eos_token_ids) LINEAGE_RETURN_IF_ERROR(CheckRange(c, "eos_token_id", id, 0, L::kMaxTokenId));

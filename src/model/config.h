@@ -8,6 +8,10 @@
 #include <vector>
 
 #include "core/status.h"
+#include "kinds/dense_ffn/situ_config.h"
+#include "kinds/gated_deltanet/delta_config.h"
+#include "kinds/latent_attention/latent_config.h"
+#include "kinds/moe/expert_config.h"
 #include "kinds/sparse_latent_attention/indexer_config.h"
 #include "model/layer_kinds.h"
 
@@ -30,10 +34,6 @@ namespace lineage::model {
 enum class Arch { kQwen3_5, kQwen3, kQwen3_5Moe, kQwen3Next, kKimiLinear, kGlmDsa, kDeepseek32, kKdaDsa, kKimiK3 };
 enum class LayerKind { kLinearAttention, kFullAttention };
 enum class FileFormat { kSafetensors, kGguf };
-
-// How GDN value heads map to key heads when H_v > H_k (spec §2.4):
-// grouped (HF): value head h uses key head h / r; tiled (Qwen3.5 GGUF): h % H_k.
-enum class VHeadOrder { kGrouped, kTiled };
 
 inline bool IsHybrid(Arch a);
 
@@ -64,74 +64,27 @@ struct ModelConfig {
   int64_t rope_dims = 0;             // rotated dims per head (64 for qwen3_5, hd for qwen3)
   bool zero_centred_norms = false;   // fold (1 + w) when binding norm weights (HF qwen3_5 only)
 
-  // Gated DeltaNet layers (qwen3_5).
-  int64_t lin_num_k_heads = 0;       // H_k
-  int64_t lin_num_v_heads = 0;       // H_v
-  int64_t lin_k_dim = 0;             // d_k
-  int64_t lin_v_dim = 0;             // d_v
-  int64_t conv_kernel = 4;           // K
-  VHeadOrder v_head_order = VHeadOrder::kGrouped;
-
   std::vector<LayerKind> layer_kinds;  // size num_layers
 
-  // Sparse MoE FFN (qwen3_5_moe, qwen3_next; zero for dense models): a
-  // softmax router over all experts, the top `experts_per_token` renormalised
-  // to sum to 1, plus a shared expert scaled by sigmoid(x . shared gate).
-  int64_t num_experts = 0;           // E
-  int64_t experts_per_token = 0;     // k
-  int64_t expert_intermediate = 0;   // width of one routed expert's SwiGLU
-  int64_t shared_intermediate = 0;   // width of the shared expert's SwiGLU
-
-  // Kimi Linear (kimi_linear, spec §7.3, §7.4; zero elsewhere). An MLA layer
-  // has num_heads query heads of head_dim = qk_nope_dim + qk_rope_dim and one
-  // latent "KV head" [c_kv (kv_lora_rank) | k_pe (qk_rope_dim)] per token;
-  // rope_dims = qk_rope_dim although nothing is rotated (NoPE).
-  int64_t kv_lora_rank = 0;          // 512
-  int64_t qk_nope_dim = 0;           // 128
-  int64_t qk_rope_dim = 0;           // 64
-  int64_t v_head_dim = 0;            // 128
-  // DeepSeek-V3 MoE: sigmoid router, top-k on score + e_score_correction_bias,
-  // the chosen scores renormalised and times routed_scaling; a shared expert
-  // without gate; layers [0, leading_dense_layers) have a dense FFN of width
-  // `intermediate`.
-  int64_t leading_dense_layers = 0;
-  double routed_scaling = 1.0;
-  bool routed_renormalise = true;    // expert_weights_norm / norm_topk_prob
-  // Group-limited routing (DeepSeek-V3.2: 8 groups, 4 used): a group scores
-  // the sum of its two best biased scores; experts outside the best
-  // `expert_groups_used` groups are not chosen. 1 / 1: no grouping.
-  int64_t expert_groups = 1;
-  int64_t expert_groups_used = 1;
-
-  // Latent attention of glm-dsa / deepseek32 (spec latent-attention §1.1):
-  // q = q_b rmsnorm(q_a xn) when q_lora_rank > 0 (else q_proj xn, Kimi), and
-  // q_pe, k_pe rotated with interleaved pairs (2i, 2i+1) when latent_rope
-  // (Kimi: NoPE).
-  int64_t q_lora_rank = 0;
-  bool latent_rope = false;
-  // The lightning indexer: the sparse latent attention kind's own fields.
+  // The kinds' own hyperparameters, each a struct in its kind's folder
+  // (docs/layer-kinds.md): the delta-rule mixers' widths (GDN, KDA), latent
+  // attention's (dense and sparse), the lightning indexer's, the MoE
+  // feed-forwards' and the SwiGLU's K3 form.
+  DeltaConfig delta;
+  LatentConfig mla;
   IndexerConfig indexer;
+  ExpertConfig experts;
+  SituConfig situ;
 
-  // YaRN scaling of latent attention's rotary dims (DeepSeek-V3.2: factor
-  // 40 over 4096 positions; spec latent-attention §1.5); factor 0: none.
-  double yarn_factor = 0;              // s
-  int64_t yarn_original_context = 0;   // the positions trained before scaling
-  double yarn_mscale_all_dim = 0;      // the attention scale's mscale = 1 + 0.1 * this * ln s
-  // The latent attention's score scale: mscale^2 / sqrt(dn + dr).
-  double latent_scale() const;
-
-  // Kimi K3 (spec latent-attention §2; zero elsewhere).
-  double kda_gate_lower_bound = 0;   // < 0: g = lb sigmoid(exp(A_log) (f + dt_bias)); 0: Kimi's softplus form
-  int64_t expert_latent = 0;         // the latent MoE's width (0: experts at hidden)
-  double situ_beta = 0;              // > 0: every FFN activates with SiTU(g, u), not silu(g) u
-  double situ_linear_beta = 0;       // SiTU's u factor lambda tanh(u / lambda); <= 0: u
-  int64_t attn_res_block = 0;        // Block AttnRes' block size (0: the plain residual stream)
+  // Kimi K3's Block AttnRes (spec latent-attention §2): the residual
+  // stream's block size (0: the plain residual stream).
+  int64_t attn_res_block = 0;
 
   // Special token ids from the model's files; -1 when absent.
   int64_t bos_token_id = -1;
   std::vector<int64_t> eos_token_ids;
 
-  bool moe() const { return num_experts > 0; }
+  bool moe() const { return experts.count > 0; }
   // True when the file's first MTP block is bound as a draft head: the Qwen
   // hybrids and the DeepSeek-style latent archs (GLM-DSA, DeepSeek-V3.2).
   bool mtp() const {
@@ -144,18 +97,15 @@ struct ModelConfig {
   bool sparse() const { return indexer.heads > 0; }
   // True when layer l's FFN is the sparse MoE (every layer of a MoE model but
   // Kimi's leading dense ones).
-  bool moe_layer(int64_t l) const { return moe() && l >= leading_dense_layers; }
+  bool moe_layer(int64_t l) const { return moe() && l >= experts.leading_dense_layers; }
   // Layer l's kinds (model/layer_kinds.h): which layers hold KV rows is the
   // file's layer_kinds; what each kind is, the architecture's. l = L is the
   // MTP block: the arch's attention kind (dense latent attention on the
   // latent archs, as llama.cpp drafts with) and its FFN kind.
   MixerKind mixer(int64_t l) const;
   FfnKind ffn(int64_t l) const;
-  // Values of one MLA layer's latent cache row: [c_kv | k_pe] (576 for Kimi).
-  int64_t latent_dim() const { return kv_lora_rank + qk_rope_dim; }
   int64_t num_full_layers() const;
   int64_t num_linear_layers() const;
-  int64_t conv_dim() const { return 2 * lin_num_k_heads * lin_k_dim + lin_num_v_heads * lin_v_dim; }
   // fp32 bytes of the KV of one token across all layers (layer_kinds.h).
   int64_t kv_bytes_per_token() const;
   // fp32 bytes of the recurrent state of all recurrent layers of one sequence.

@@ -21,4 +21,11 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g);
 Result<int64_t> ReadIntKey(const GgufFile& g, const std::string& key, int64_t min, int64_t max,
                            std::optional<int64_t> fallback = std::nullopt);
 
+// A float key, finite and in (0, max]; `fallback` when absent. GGUF stores
+// rope.freq_base, the norm epsilon and the like as f32 while config.json
+// holds the decimal the model was trained with (1e-6, not 9.99999997e-07):
+// the shortest decimal that round-trips the f32 recovers it, so both
+// formats of one model compute with the same constants.
+Result<double> ReadPositiveDecimal(const GgufFile& g, const std::string& key, double fallback, double max);
+
 }  // namespace lineage::model

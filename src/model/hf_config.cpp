@@ -97,22 +97,6 @@ Status ReadLayerKinds(const JsonField& j, ModelConfig* c) {
   return Status::Ok();
 }
 
-Status ReadExperts(const JsonField& j, ModelConfig* c) {
-  LINEAGE_ASSIGN_OR_RETURN(c->num_experts, j["num_experts"].Int(1, L::kMaxExperts));
-  LINEAGE_ASSIGN_OR_RETURN(c->experts_per_token, j["num_experts_per_tok"].Int(1, c->num_experts));
-  LINEAGE_ASSIGN_OR_RETURN(c->expert_intermediate, j["moe_intermediate_size"].Int(1, L::kMaxIntermediate));
-  LINEAGE_ASSIGN_OR_RETURN(c->shared_intermediate,
-                           j["shared_expert_intermediate_size"].Int(1, L::kMaxIntermediate));
-  // Every layer is sparse in the released models; other mixes are not.
-  LINEAGE_ASSIGN_OR_RETURN(int64_t sparse_step, j["decoder_sparse_step"].IntOr(1, 0, L::kMaxLayers));
-  const JsonField mlp_only = j["mlp_only_layers"];
-  if (sparse_step != 1 || (mlp_only.present() && (!mlp_only.is_array() || !mlp_only.raw()->empty())))
-    return Unsupported(j.file() + ": dense layers inside a MoE model (decoder_sparse_step, mlp_only_layers)");
-  LINEAGE_ASSIGN_OR_RETURN(bool norm_topk, j["norm_topk_prob"].BoolOr(true));
-  if (!norm_topk) return Unsupported(j.file() + ": norm_topk_prob false (routing weights that do not sum to 1)");
-  return Status::Ok();
-}
-
 // The 1-indexed layer lists of linear_attn_config (spec §7.1): every layer
 // in exactly one of kda_layers and full_attn_layers.
 Status ReadKimiLayerKinds(const JsonField& lin, ModelConfig* c) {
@@ -135,113 +119,27 @@ Status ReadKimiLayerKinds(const JsonField& lin, ModelConfig* c) {
   return Status::Ok();
 }
 
-// Kimi K3's own fields (spec latent-attention §2, §3.3): SiTU everywhere,
-// Block AttnRes, the latent MoE's width and the KDA decay's lower bound.
-Status ReadKimiK3Config(const JsonField& j, const JsonField& lin, ModelConfig* c) {
-  LINEAGE_ASSIGN_OR_RETURN(std::string act, j["hidden_act"].String());
-  if (act != "situ") return j["hidden_act"].Error("\"situ\" (Kimi K3's activation)");
-  LINEAGE_ASSIGN_OR_RETURN(c->situ_beta, j["activation_situ_beta"].PositiveFloat(1e6));
-  const JsonField linear_beta = j["activation_situ_linear_beta"];
-  if (!linear_beta.present() || !linear_beta.raw()->is_number()) return linear_beta.Error("a number");
-  c->situ_linear_beta = linear_beta.raw()->get<double>();
-  LINEAGE_ASSIGN_OR_RETURN(c->attn_res_block, j["attn_res_block_size"].Int(1, c->num_layers));
-  const JsonField latent = j["routed_expert_hidden_size"];
-  if (latent.present() && !latent.raw()->is_null()) {
-    LINEAGE_ASSIGN_OR_RETURN(c->expert_latent, latent.Int(1, L::kMaxHidden));
-  }
-  const JsonField bound = lin["gate_lower_bound"];
-  if (bound.present() && !bound.raw()->is_null()) {
-    if (!bound.raw()->is_number() || bound.raw()->get<double>() >= 0) return bound.Error("a negative number");
-    c->kda_gate_lower_bound = bound.raw()->get<double>();
-  }
-  return Status::Ok();
-}
-
-// The latent archs' config.json (spec §7.1; latent-attention §3.1): MLA
-// widths (with a query LoRA outside Kimi Linear), Kimi's linear_attn_config
-// where there are KDA layers, and the DeepSeek-V3 MoE under Kimi's names
-// (kimi_linear, kda_dsa, kimi_k3) or DeepSeek's (glm_moe_dsa, deepseek_v32).
+// The latent archs' config.json (spec §7.1; latent-attention §3.1, §3.3):
+// the dense width, Kimi's context length and the layer kinds from
+// linear_attn_config where there are KDA layers (kimi_linear, kda_dsa,
+// kimi_k3), and K3's Block AttnRes. The widths are their kinds'
+// (src/kinds/).
 Status ReadLatentConfig(const JsonField& j, ModelConfig* c) {
-  const bool k3 = c->arch == Arch::kKimiK3;
-  const bool kimi_names = c->arch == Arch::kKimiLinear || c->arch == Arch::kKdaDsa || k3;
-  // Kimi Linear and K3: nope-only MLA, no rotary positions.
-  const bool nope_only = c->arch == Arch::kKimiLinear || k3;
+  const bool kimi_names = c->arch == Arch::kKimiLinear || c->arch == Arch::kKdaDsa || c->arch == Arch::kKimiK3;
   LINEAGE_ASSIGN_OR_RETURN(c->intermediate, j["intermediate_size"].Int(1, L::kMaxIntermediate));
-  const JsonField q_lora = j["q_lora_rank"];
-  if (q_lora.present() && !q_lora.raw()->is_null()) {
-    if (c->arch == Arch::kKimiLinear) return Unsupported(j.file() + ": q_lora_rank (a low-rank MLA query)");
-    LINEAGE_ASSIGN_OR_RETURN(c->q_lora_rank, q_lora.Int(1, L::kMaxHidden));
-  }
-  LINEAGE_ASSIGN_OR_RETURN(c->kv_lora_rank, j["kv_lora_rank"].Int(1, L::kMaxHeadDim));
-  LINEAGE_ASSIGN_OR_RETURN(c->qk_nope_dim, j["qk_nope_head_dim"].Int(1, L::kMaxHeadDim));
-  LINEAGE_ASSIGN_OR_RETURN(c->qk_rope_dim, j["qk_rope_head_dim"].Int(0, L::kMaxHeadDim));
-  LINEAGE_ASSIGN_OR_RETURN(c->v_head_dim, j["v_head_dim"].Int(1, L::kMaxHeadDim));
-  if (nope_only) {
-    LINEAGE_ASSIGN_OR_RETURN(bool nope, j["mla_use_nope"].BoolOr(true));
-    if (!nope) return Unsupported(j.file() + ": mla_use_nope false (rotary MLA)");
+  if (c->arch == Arch::kKimiLinear || c->arch == Arch::kKimiK3) {
     LINEAGE_ASSIGN_OR_RETURN(c->context_length, j["model_max_length"].IntOr(c->context_length, 1, L::kMaxContext));
-  } else {
-    c->latent_rope = true;
-    const JsonField scaling = j["rope_scaling"];
-    if (scaling.present() && !scaling.raw()->is_null()) {
-      LINEAGE_ASSIGN_OR_RETURN(std::string type, scaling["type"].StringOr(""));
-      if (type.empty()) {
-        LINEAGE_ASSIGN_OR_RETURN(type, scaling["rope_type"].StringOr("default"));
-      }
-      if (type == "yarn") {  // DeepSeek-V3.2's (spec latent-attention §1.5)
-        LINEAGE_ASSIGN_OR_RETURN(c->yarn_factor, scaling["factor"].PositiveFloatOr(1.0, 1e6));
-        LINEAGE_ASSIGN_OR_RETURN(c->yarn_original_context,
-                                 scaling["original_max_position_embeddings"].Int(1, L::kMaxContext));
-        LINEAGE_ASSIGN_OR_RETURN(c->yarn_mscale_all_dim, scaling["mscale_all_dim"].PositiveFloatOr(1.0, 1e3));
-        LINEAGE_ASSIGN_OR_RETURN(double mscale, scaling["mscale"].PositiveFloatOr(1.0, 1e3));
-        if (mscale != 1.0) return scaling.Error("mscale 1 (the rotary gain llama.cpp applies)");
-      } else if (type != "default") {
-        return Unsupported(j.file() + ": rope_scaling '" + type + "' (latent attention scales by YaRN only)");
-      }
-    }
   }
-  c->head_dim = c->qk_nope_dim + c->qk_rope_dim;
-  c->rope_dims = c->qk_rope_dim;
-  c->num_kv_heads = 1;  // the latent is one shared "head"
-  const JsonField lin = j["linear_attn_config"];
-  if (kimi_names) {
-    if (!lin.is_object()) return lin.Error("an object");
-    // K3's KDA has as many heads as its MLA (llama.cpp reads head_count for both).
-    LINEAGE_ASSIGN_OR_RETURN(c->lin_num_k_heads, k3 ? lin["num_heads"].IntOr(c->num_heads, 1, L::kMaxHeads)
-                                                    : lin["num_heads"].Int(1, L::kMaxHeads));
-    if (k3 && c->lin_num_k_heads != c->num_heads)
-      return Unsupported(j.file() + ": linear_attn_config.num_heads " + std::to_string(c->lin_num_k_heads) +
-                         " differs from num_attention_heads " + std::to_string(c->num_heads) +
-                         " (Kimi K3's KDA and MLA share a head count)");
-    LINEAGE_ASSIGN_OR_RETURN(c->lin_k_dim, lin["head_dim"].Int(1, L::kMaxHeadDim));
-    LINEAGE_ASSIGN_OR_RETURN(c->conv_kernel, lin["short_conv_kernel_size"].IntOr(4, 1, L::kMaxConvKernel));
-    c->lin_num_v_heads = c->lin_num_k_heads;
-    c->lin_v_dim = c->lin_k_dim;
-    LINEAGE_RETURN_IF_ERROR(ReadKimiLayerKinds(lin, c));
-    if (k3) LINEAGE_RETURN_IF_ERROR(ReadKimiK3Config(j, lin, c));
-  } else {
+  if (c->arch == Arch::kKimiK3) {
+    LINEAGE_ASSIGN_OR_RETURN(c->attn_res_block, j["attn_res_block_size"].Int(1, c->num_layers));
+  }
+  if (!kimi_names) {
     c->layer_kinds.assign(static_cast<size_t>(c->num_layers), LayerKind::kFullAttention);
+    return Status::Ok();
   }
-  LINEAGE_ASSIGN_OR_RETURN(c->num_experts, j[kimi_names ? "num_experts" : "n_routed_experts"].Int(1, L::kMaxExperts));
-  LINEAGE_ASSIGN_OR_RETURN(c->experts_per_token,
-                           j[kimi_names ? "num_experts_per_token" : "num_experts_per_tok"].Int(1, c->num_experts));
-  LINEAGE_ASSIGN_OR_RETURN(c->expert_intermediate, j["moe_intermediate_size"].Int(1, L::kMaxIntermediate));
-  LINEAGE_ASSIGN_OR_RETURN(int64_t shared, j[kimi_names ? "num_shared_experts" : "n_shared_experts"].IntOr(1, 1, 64));
-  c->shared_intermediate = shared * c->expert_intermediate;
-  LINEAGE_ASSIGN_OR_RETURN(c->leading_dense_layers, j["first_k_dense_replace"].IntOr(0, 0, c->num_layers));
-  LINEAGE_ASSIGN_OR_RETURN(c->routed_scaling, j["routed_scaling_factor"].PositiveFloatOr(1.0, 1e6));
-  const char* act_key = kimi_names ? "moe_router_activation_func" : "scoring_func";
-  LINEAGE_ASSIGN_OR_RETURN(std::string act, j[act_key].StringOr("sigmoid"));
-  if (act != "sigmoid") return Unsupported(j.file() + ": " + act_key + " '" + act + "' (only sigmoid)");
-  LINEAGE_ASSIGN_OR_RETURN(c->routed_renormalise, j[kimi_names ? "moe_renormalize" : "norm_topk_prob"].BoolOr(true));
-  if (!c->routed_renormalise && c->arch == Arch::kKimiLinear)
-    return Unsupported(j.file() + ": moe_renormalize false (routing weights that are not renormalised)");
-  LINEAGE_ASSIGN_OR_RETURN(c->expert_groups, j[kimi_names ? "num_expert_group" : "n_group"].IntOr(1, 1, L::kMaxExperts));
-  LINEAGE_ASSIGN_OR_RETURN(c->expert_groups_used, j["topk_group"].IntOr(c->expert_groups, 1, c->expert_groups));
-  if (c->expert_groups == 1) c->expert_groups_used = 1;
-  if (c->expert_groups != 1 && c->arch == Arch::kKimiLinear)
-    return Unsupported(j.file() + ": num_expert_group " + std::to_string(c->expert_groups) + " (grouped top-k)");
-  return Status::Ok();
+  const JsonField lin = j["linear_attn_config"];
+  if (!lin.is_object()) return lin.Error("an object");
+  return ReadKimiLayerKinds(lin, c);
 }
 
 }  // namespace
@@ -298,16 +196,7 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
     c.rope_dims = static_cast<int64_t>(static_cast<double>(c.head_dim) * partial);
     LINEAGE_ASSIGN_OR_RETURN(c.attn_output_gate, j["attn_output_gate"].BoolOr(true));
     c.zero_centred_norms = true;
-    LINEAGE_ASSIGN_OR_RETURN(c.lin_num_k_heads, j["linear_num_key_heads"].Int(1, L::kMaxHeads));
-    LINEAGE_ASSIGN_OR_RETURN(c.lin_num_v_heads, j["linear_num_value_heads"].Int(1, L::kMaxHeads));
-    if (c.lin_num_v_heads % c.lin_num_k_heads != 0)
-      return j["linear_num_value_heads"].Error("a multiple of linear_num_key_heads (" +
-                                               std::to_string(c.lin_num_k_heads) + ")");
-    LINEAGE_ASSIGN_OR_RETURN(c.lin_k_dim, j["linear_key_head_dim"].Int(1, L::kMaxHeadDim));
-    LINEAGE_ASSIGN_OR_RETURN(c.lin_v_dim, j["linear_value_head_dim"].Int(1, L::kMaxHeadDim));
-    LINEAGE_ASSIGN_OR_RETURN(c.conv_kernel, j["linear_conv_kernel_dim"].IntOr(4, 1, L::kMaxConvKernel));
     LINEAGE_RETURN_IF_ERROR(ReadLayerKinds(j, &c));
-    if (IsMoeArch(c.arch)) LINEAGE_RETURN_IF_ERROR(ReadExperts(j, &c));
   } else if (c.latent()) {
     LINEAGE_RETURN_IF_ERROR(ReadLatentConfig(j, &c));
   } else {
@@ -330,56 +219,40 @@ Status MergeGenerationConfig(const Json& j, const std::string& path, ModelConfig
 
 namespace {
 
+// The kinds' own fields (model/layer_kinds.h) in text config t.
+void AddKindFields(const ModelConfig& c, nlohmann::ordered_json& t) {
+  for (const KindConfig* k : KindConfigs())
+    if (k->write_hf) k->write_hf(c, t);
+}
+
 // config.json as the released Kimi-Linear-48B-A3B-Instruct writes it.
 nlohmann::ordered_json MakeKimiConfig(const ModelConfig& c, const VocabData& vocab, DType dtype) {
   nlohmann::ordered_json t;
   t["architectures"] = {"KimiLinearForCausalLM"};
   if (vocab.bos_id >= 0) t["bos_token_id"] = vocab.bos_id;
   t["eos_token_id"] = vocab.eos_id;
-  t["first_k_dense_replace"] = c.leading_dense_layers;
   t["hidden_act"] = "silu";
   t["hidden_size"] = c.hidden;
   t["initializer_range"] = 0.02;
   t["intermediate_size"] = c.intermediate;
-  t["kv_lora_rank"] = c.kv_lora_rank;
   std::vector<int64_t> kda, full;
   for (int64_t i = 0; i < c.num_layers; ++i)
     (c.layer_kinds[i] == LayerKind::kFullAttention ? full : kda).push_back(i + 1);  // 1-indexed
-  t["linear_attn_config"] = {{"full_attn_layers", full},
-                             {"head_dim", c.lin_k_dim},
-                             {"kda_layers", kda},
-                             {"num_heads", c.lin_num_k_heads},
-                             {"short_conv_kernel_size", c.conv_kernel}};
-  t["mla_use_nope"] = true;
+  t["linear_attn_config"] = {{"full_attn_layers", full}, {"kda_layers", kda}};
   t["model_max_length"] = c.context_length;
   t["model_type"] = "kimi_linear";
-  t["moe_intermediate_size"] = c.expert_intermediate;
-  t["moe_layer_freq"] = 1;
-  t["moe_renormalize"] = true;
-  t["moe_router_activation_func"] = "sigmoid";
   t["num_attention_heads"] = c.num_heads;
-  t["num_expert_group"] = 1;
-  t["num_experts"] = c.num_experts;
-  t["num_experts_per_token"] = c.experts_per_token;
   t["num_hidden_layers"] = c.num_layers;
   t["num_key_value_heads"] = c.num_heads;
   t["num_nextn_predict_layers"] = c.mtp_layers;
-  t["num_shared_experts"] = c.shared_intermediate / c.expert_intermediate;
   t["pad_token_id"] = vocab.pad_id >= 0 ? nlohmann::ordered_json(vocab.pad_id) : nlohmann::ordered_json(nullptr);
-  t["q_lora_rank"] = nullptr;
-  t["qk_nope_head_dim"] = c.qk_nope_dim;
-  t["qk_rope_head_dim"] = c.qk_rope_dim;
   t["rms_norm_eps"] = c.rms_eps;
-  t["rope_scaling"] = nullptr;
   t["rope_theta"] = c.rope_theta;
-  t["routed_scaling_factor"] = c.routed_scaling;
   t["tie_word_embeddings"] = c.tied_embeddings;
-  t["topk_group"] = 1;
   t["torch_dtype"] = TorchDType(dtype);
   t["use_cache"] = true;
-  t["use_grouped_topk"] = true;
-  t["v_head_dim"] = c.v_head_dim;
   t["vocab_size"] = c.vocab;
+  AddKindFields(c, t);
   return t;
 }
 
@@ -388,14 +261,7 @@ nlohmann::ordered_json MakeKimiConfig(const ModelConfig& c, const VocabData& voc
 // converter reads: spec latent-attention §3.3).
 nlohmann::ordered_json MakeKimiK3Config(const ModelConfig& c, const VocabData& vocab, DType dtype) {
   nlohmann::ordered_json t = MakeKimiConfig(c, vocab, dtype);
-  t["activation_situ_beta"] = c.situ_beta;
-  t["activation_situ_linear_beta"] = c.situ_linear_beta;
   t["attn_res_block_size"] = c.attn_res_block;
-  t["hidden_act"] = "situ";
-  if (c.kda_gate_lower_bound < 0) t["linear_attn_config"]["gate_lower_bound"] = c.kda_gate_lower_bound;
-  t["moe_renormalize"] = c.routed_renormalise;
-  t["q_lora_rank"] = c.q_lora_rank > 0 ? nlohmann::ordered_json(c.q_lora_rank) : nlohmann::ordered_json(nullptr);
-  if (c.expert_latent > 0) t["routed_expert_hidden_size"] = c.expert_latent;
   nlohmann::ordered_json root;
   root["architectures"] = {"KimiK3ForConditionalGeneration"};
   root["model_type"] = "kimi_k3";
@@ -403,12 +269,6 @@ nlohmann::ordered_json MakeKimiK3Config(const ModelConfig& c, const VocabData& v
   root["tie_word_embeddings"] = c.tied_embeddings;
   root["torch_dtype"] = TorchDType(dtype);
   return root;
-}
-
-// The kinds' own fields (model/layer_kinds.h) in text config t.
-void AddKindFields(const ModelConfig& c, nlohmann::ordered_json& t) {
-  for (const KindConfig* k : KindConfigs())
-    if (k->write_hf) k->write_hf(c, t);
 }
 
 // config.json of GLM-5 (glm_moe_dsa) and DeepSeek-V3.2 (deepseek_v32) as
@@ -419,10 +279,6 @@ nlohmann::ordered_json MakeSparseLatentConfig(const ModelConfig& c, const VocabD
     nlohmann::ordered_json t = MakeKimiConfig(c, vocab, dtype);
     t["architectures"] = {"KdaDsaForCausalLM"};
     t["model_type"] = "kda_dsa";
-    t["mla_use_nope"] = false;
-    t["q_lora_rank"] = c.q_lora_rank;
-    t["moe_renormalize"] = c.routed_renormalise;
-    AddKindFields(c, t);
     return t;
   }
   const bool glm = c.arch == Arch::kGlmDsa;
@@ -431,47 +287,23 @@ nlohmann::ordered_json MakeSparseLatentConfig(const ModelConfig& c, const VocabD
   t["attention_bias"] = false;
   if (vocab.bos_id >= 0) t["bos_token_id"] = vocab.bos_id;
   t["eos_token_id"] = vocab.eos_id;
-  t["first_k_dense_replace"] = c.leading_dense_layers;
   t["hidden_act"] = "silu";
   t["hidden_size"] = c.hidden;
-  AddKindFields(c, t);
   t["initializer_range"] = 0.02;
   t["intermediate_size"] = c.intermediate;
-  t["kv_lora_rank"] = c.kv_lora_rank;
   t["max_position_embeddings"] = c.context_length;
   t["model_type"] = glm ? "glm_moe_dsa" : "deepseek_v32";
-  t["moe_intermediate_size"] = c.expert_intermediate;
-  t["moe_layer_freq"] = 1;
-  t["n_group"] = c.expert_groups;
-  t["n_routed_experts"] = c.num_experts;
-  t["n_shared_experts"] = c.shared_intermediate / c.expert_intermediate;
-  t["norm_topk_prob"] = c.routed_renormalise;
   t["num_attention_heads"] = c.num_heads;
-  t["num_experts_per_tok"] = c.experts_per_token;
   t["num_hidden_layers"] = c.num_layers;
   t["num_key_value_heads"] = c.num_heads;
   t["num_nextn_predict_layers"] = c.mtp_layers;
-  t["q_lora_rank"] = c.q_lora_rank;
-  t["qk_nope_head_dim"] = c.qk_nope_dim;
-  t["qk_rope_head_dim"] = c.qk_rope_dim;
   t["rms_norm_eps"] = c.rms_eps;
-  if (c.yarn_factor > 0) {
-    t["rope_scaling"] = {{"beta_fast", 32}, {"beta_slow", 1}, {"factor", c.yarn_factor}, {"mscale", 1.0},
-                         {"mscale_all_dim", c.yarn_mscale_all_dim},
-                         {"original_max_position_embeddings", c.yarn_original_context}, {"type", "yarn"}};
-  } else {
-    t["rope_scaling"] = nullptr;
-  }
   t["rope_theta"] = c.rope_theta;
-  t["routed_scaling_factor"] = c.routed_scaling;
-  t["scoring_func"] = "sigmoid";
   t["tie_word_embeddings"] = c.tied_embeddings;
-  t["topk_group"] = c.expert_groups_used;
-  t["topk_method"] = "noaux_tc";
   t["torch_dtype"] = TorchDType(dtype);
   t["use_cache"] = true;
-  t["v_head_dim"] = c.v_head_dim;
   t["vocab_size"] = c.vocab;
+  AddKindFields(c, t);
   return t;
 }
 
@@ -491,7 +323,6 @@ nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& voca
   if (hybrid && !next) t["attn_output_gate"] = c.attn_output_gate;
   if (vocab.bos_id >= 0) t["bos_token_id"] = vocab.bos_id;
   t["eos_token_id"] = vocab.eos_id;
-  if (c.moe()) t["decoder_sparse_step"] = 1;
   if (hybrid) t["full_attention_interval"] = 4;
   t["head_dim"] = c.head_dim;
   t["hidden_act"] = "silu";
@@ -502,27 +333,12 @@ nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& voca
     std::vector<std::string> types;
     for (LayerKind k : c.layer_kinds) types.push_back(k == LayerKind::kFullAttention ? "full_attention" : "linear_attention");
     t["layer_types"] = types;
-    t["linear_conv_kernel_dim"] = c.conv_kernel;
-    t["linear_key_head_dim"] = c.lin_k_dim;
-    t["linear_num_key_heads"] = c.lin_num_k_heads;
-    t["linear_num_value_heads"] = c.lin_num_v_heads;
-    t["linear_value_head_dim"] = c.lin_v_dim;
-    t["mamba_ssm_dtype"] = "float32";
   }
   t["max_position_embeddings"] = c.context_length;
-  if (c.moe()) {
-    t["mlp_only_layers"] = nlohmann::ordered_json::array();
-    t["moe_intermediate_size"] = c.expert_intermediate;
-  }
   const char* model_type = c.arch == Arch::kQwen3_5 ? "qwen3_5_text" : c.arch == Arch::kQwen3_5Moe ? "qwen3_5_moe_text"
                            : next ? "qwen3_next" : "qwen3";
   t["model_type"] = model_type;
   if (hybrid) t["mtp_num_hidden_layers"] = c.mtp_layers;
-  if (next) t["norm_topk_prob"] = true;
-  if (c.moe()) {
-    t["num_experts"] = c.num_experts;
-    t["num_experts_per_tok"] = c.experts_per_token;
-  }
   t["num_attention_heads"] = c.num_heads;
   t["num_hidden_layers"] = c.num_layers;
   t["num_key_value_heads"] = c.num_kv_heads;
@@ -543,12 +359,12 @@ nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& voca
     t["rope_theta"] = c.rope_theta;
     t["sliding_window"] = nullptr;
   }
-  if (c.moe()) t["shared_expert_intermediate_size"] = c.shared_intermediate;
   t["tie_word_embeddings"] = c.tied_embeddings;
   t["torch_dtype"] = TorchDType(dtype);
   t["use_cache"] = true;
   if (c.arch == Arch::kQwen3) t["use_sliding_window"] = false;
   t["vocab_size"] = c.vocab;
+  AddKindFields(c, t);
   if (c.arch == Arch::kQwen3 || next) return t;
 
   const bool moe = c.arch == Arch::kQwen3_5Moe;

@@ -64,11 +64,13 @@ struct KindTensors {
 // A GGUF metadata key a kind writes: its full name and value.
 struct GgufKey {
   std::string key;
-  std::variant<uint32_t, float, bool, std::vector<bool>> value;
+  std::variant<uint32_t, float, bool, std::string, std::vector<bool>> value;
 };
 
-// A kind's own hyperparameters: the ModelConfig fields only it reads, in
-// both file forms. The readers run after the architecture's fields (layer
+// A kind's own hyperparameters: the ModelConfig struct in its folder
+// (kinds that share widths share one: the delta rule's, latent attention's,
+// the experts'), in both file forms. A hook covers its fields only where
+// the model has the kind. The readers run after the architecture's fields (layer
 // kinds, widths, context length) and leave c as it is where the file holds
 // none of their keys; `validate` runs in ValidateConfig. Each member may be
 // null.
@@ -96,6 +98,11 @@ struct MixerKindInfo {
   // cache/kv_pages.h); null: none.
   int64_t (*side_floats_per_token)(const ModelConfig& c, int64_t layer) = nullptr;
 };
+
+// True when some layer of c (its MTP block included) is of kind k: a
+// kind's writers, check and fingerprint cover its fields only then.
+bool UsesMixer(const ModelConfig& c, MixerKind k);
+bool UsesFfn(const ModelConfig& c, FfnKind k);
 
 // side_floats_per_token of layer l's mixer, 0 where the kind has none.
 int64_t SideFloats(const ModelConfig& c, int64_t layer);

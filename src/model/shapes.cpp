@@ -12,7 +12,7 @@ ModelConfig Qwen35Base() {
   c.tied_embeddings = true;
   c.attn_output_gate = true;
   c.rope_theta = 1e7;
-  c.conv_kernel = 4;
+  c.delta.conv_kernel = 4;
   c.context_length = 262144;
   return c;
 }
@@ -35,12 +35,12 @@ void MoeTrunk(ModelConfig& c) {
   c.num_kv_heads = 2;
   c.head_dim = 256;
   c.rope_dims = 64;
-  c.lin_num_k_heads = 16;
-  c.lin_num_v_heads = 32;
-  c.lin_k_dim = 128;
-  c.lin_v_dim = 128;
-  c.expert_intermediate = 512;
-  c.shared_intermediate = 512;
+  c.delta.k_heads = 16;
+  c.delta.v_heads = 32;
+  c.delta.k_dim = 128;
+  c.delta.v_dim = 128;
+  c.experts.width = 512;
+  c.experts.shared_width = 512;
 }
 
 // The tiny hybrid trunk every tiny shape but qwen3's shares (shapes.h).
@@ -52,18 +52,18 @@ void TinyHybridTrunk(ModelConfig& c) {
   c.num_kv_heads = 2;
   c.head_dim = 64;
   c.rope_dims = 16;
-  c.lin_num_k_heads = 2;
-  c.lin_num_v_heads = 4;
-  c.lin_k_dim = 32;
-  c.lin_v_dim = 32;
+  c.delta.k_heads = 2;
+  c.delta.v_heads = 4;
+  c.delta.k_dim = 32;
+  c.delta.v_dim = 32;
 }
 
 // The tiny shape of both MoE archs: the tiny trunk, 8 experts of 64.
 void TinyMoe(ModelConfig& c) {
   TinyHybridTrunk(c);
-  c.num_experts = 8;
-  c.expert_intermediate = 64;
-  c.shared_intermediate = 96;
+  c.experts.count = 8;
+  c.experts.width = 64;
+  c.experts.shared_width = 96;
 }
 
 Result<ModelSpec> LookupMoeShape(Arch arch, std::string_view shape) {
@@ -78,7 +78,7 @@ Result<ModelSpec> LookupMoeShape(Arch arch, std::string_view shape) {
   const char* real = next ? "qwen3-next-80b-a3b" : "qwen3.5-35b-a3b";
   if (shape == "tiny") {
     TinyMoe(c);
-    c.experts_per_token = next ? 3 : 2;
+    c.experts.per_token = next ? 3 : 2;
     c.intermediate = next ? 256 : 0;
     s.mrope_sections = {3, 3, 2};
   } else if (shape == real) {
@@ -87,13 +87,13 @@ Result<ModelSpec> LookupMoeShape(Arch arch, std::string_view shape) {
       c.num_layers = 48;
       c.vocab = 151936;
       c.intermediate = 5120;  // in config.json, unused: every layer is MoE
-      c.num_experts = 512;
-      c.experts_per_token = 10;
+      c.experts.count = 512;
+      c.experts.per_token = 10;
     } else {
       c.num_layers = 40;
       c.vocab = 248320;
-      c.num_experts = 256;
-      c.experts_per_token = 8;
+      c.experts.count = 256;
+      c.experts.per_token = 8;
     }
   } else {
     return NotFound("unknown shape '" + std::string(shape) + "' for " + ArchName(arch) + " (known: tiny, " + real +
@@ -114,48 +114,33 @@ Result<ModelSpec> LookupKimiShape(std::string_view shape) {
   c.rms_eps = 1e-5;
   c.tied_embeddings = false;
   c.rope_theta = 1e4;  // in config.json, unused: MLA here is NoPE
-  c.conv_kernel = 4;
   c.context_length = 1048576;
   c.num_kv_heads = 1;
-  c.leading_dense_layers = 1;
-  c.routed_scaling = 2.446;
   if (shape == "tiny") {
     c.hidden = 128;
     c.num_layers = 8;
     c.vocab = 1024;
     c.intermediate = 256;
     c.num_heads = 4;
-    c.kv_lora_rank = 32;
-    c.qk_nope_dim = 32;
-    c.qk_rope_dim = 16;
-    c.v_head_dim = 32;
-    c.lin_num_k_heads = c.lin_num_v_heads = 4;
-    c.lin_k_dim = c.lin_v_dim = 32;
-    c.num_experts = 8;
-    c.experts_per_token = 2;
-    c.expert_intermediate = 64;
-    c.shared_intermediate = 64;
+    c.mla = {.kv_lora_rank = 32, .qk_nope_dim = 32, .qk_rope_dim = 16, .v_head_dim = 32};
+    c.delta = {.k_heads = 4, .v_heads = 4, .k_dim = 32, .v_dim = 32};
+    c.experts = {.count = 8, .per_token = 2, .width = 64, .shared_width = 64};
   } else if (shape == "kimi-linear-48b-a3b") {
     c.hidden = 2304;
     c.num_layers = 27;
     c.vocab = 163840;
     c.intermediate = 9216;
     c.num_heads = 32;
-    c.kv_lora_rank = 512;
-    c.qk_nope_dim = 128;
-    c.qk_rope_dim = 64;
-    c.v_head_dim = 128;
-    c.lin_num_k_heads = c.lin_num_v_heads = 32;
-    c.lin_k_dim = c.lin_v_dim = 128;
-    c.num_experts = 256;
-    c.experts_per_token = 8;
-    c.expert_intermediate = 1024;
-    c.shared_intermediate = 1024;
+    c.mla = {.kv_lora_rank = 512, .qk_nope_dim = 128, .qk_rope_dim = 64, .v_head_dim = 128};
+    c.delta = {.k_heads = 32, .v_heads = 32, .k_dim = 128, .v_dim = 128};
+    c.experts = {.count = 256, .per_token = 8, .width = 1024, .shared_width = 1024};
   } else {
     return NotFound("unknown shape '" + std::string(shape) + "' for kimi_linear (known: tiny, kimi-linear-48b-a3b)");
   }
-  c.head_dim = c.qk_nope_dim + c.qk_rope_dim;
-  c.rope_dims = c.qk_rope_dim;
+  c.experts.leading_dense_layers = 1;
+  c.experts.routed_scaling = 2.446;
+  c.head_dim = c.mla.qk_nope_dim + c.mla.qk_rope_dim;
+  c.rope_dims = c.mla.qk_rope_dim;
   c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
   if (shape != "tiny") c.layer_kinds.back() = LayerKind::kFullAttention;
   return s;
@@ -165,10 +150,10 @@ Result<ModelSpec> LookupKimiShape(std::string_view shape) {
 // latent-attention §3.1), which glm-5.3-flash shares.
 void Glm5Latent(ModelConfig& c) {
   c.vocab = 154880;
-  c.kv_lora_rank = 512;
-  c.qk_nope_dim = 192;
-  c.qk_rope_dim = 64;
-  c.v_head_dim = 256;
+  c.mla.kv_lora_rank = 512;
+  c.mla.qk_nope_dim = 192;
+  c.mla.qk_rope_dim = 64;
+  c.mla.v_head_dim = 256;
   c.indexer.heads = 32;
   c.indexer.dim = 128;
   c.indexer.top_k = 2048;
@@ -189,10 +174,10 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
   ModelConfig& c = s.config;
   c.arch = arch;
   c.tied_embeddings = false;
-  c.latent_rope = true;
+  c.mla.rope = true;
   c.num_kv_heads = 1;
-  c.leading_dense_layers = arch == Arch::kKdaDsa ? 1 : 3;
-  c.conv_kernel = 4;
+  c.experts.leading_dense_layers = arch == Arch::kKdaDsa ? 1 : 3;
+  c.delta.conv_kernel = 4;
   const bool tiny = shape == "tiny";
   if (tiny) {
     c.hidden = 128;
@@ -200,34 +185,34 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
     c.vocab = 1024;
     c.intermediate = 256;
     c.num_heads = 4;
-    c.q_lora_rank = 64;
-    c.kv_lora_rank = 48;  // latent row 48 + 16 = 64: the attention tiles' multiple of 16
-    c.qk_nope_dim = 32;
-    c.qk_rope_dim = 16;
-    c.v_head_dim = 32;
+    c.mla.q_lora_rank = 64;
+    c.mla.kv_lora_rank = 48;  // latent row 48 + 16 = 64: the attention tiles' multiple of 16
+    c.mla.qk_nope_dim = 32;
+    c.mla.qk_rope_dim = 16;
+    c.mla.v_head_dim = 32;
     c.indexer.heads = 8;
     c.indexer.dim = 64;
     c.indexer.top_k = 16;
-    c.num_experts = 8;
-    c.experts_per_token = 2;
-    c.expert_intermediate = 64;
-    c.shared_intermediate = 64;
-    c.leading_dense_layers = 1;
-    c.routed_scaling = 2.5;
+    c.experts.count = 8;
+    c.experts.per_token = 2;
+    c.experts.width = 64;
+    c.experts.shared_width = 64;
+    c.experts.leading_dense_layers = 1;
+    c.experts.routed_scaling = 2.5;
     c.rope_theta = 1e4;
     c.rms_eps = 1e-5;
     c.context_length = 32768;
     // KDA heads other than the latent heads: kda-dsa states them apart.
-    c.lin_num_k_heads = c.lin_num_v_heads = 2;
-    c.lin_k_dim = c.lin_v_dim = 32;
+    c.delta.k_heads = c.delta.v_heads = 2;
+    c.delta.k_dim = c.delta.v_dim = 32;
     if (arch == Arch::kDeepseek32) {
-      c.expert_groups = 4;
-      c.expert_groups_used = 2;
+      c.experts.groups = 4;
+      c.experts.groups_used = 2;
       // YaRN as DeepSeek-V3.2's, over a short original context so that the
       // ramp falls inside the 8 rotary pairs, with a gain other than 1.
-      c.yarn_factor = 4;
-      c.yarn_original_context = 32;
-      c.yarn_mscale_all_dim = 0.7;
+      c.mla.yarn_factor = 4;
+      c.mla.yarn_original_context = 32;
+      c.mla.yarn_mscale_all_dim = 0.7;
     }
   } else if (arch == Arch::kGlmDsa && (shape == "glm-5" || shape == "glm-5.2")) {
     Glm5Latent(c);
@@ -235,12 +220,12 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
     c.num_layers = 78;
     c.intermediate = 12288;
     c.num_heads = 64;
-    c.q_lora_rank = 2048;
-    c.num_experts = 256;
-    c.experts_per_token = 8;
-    c.expert_intermediate = 2048;
-    c.shared_intermediate = 2048;
-    c.routed_scaling = 2.5;
+    c.mla.q_lora_rank = 2048;
+    c.experts.count = 256;
+    c.experts.per_token = 8;
+    c.experts.width = 2048;
+    c.experts.shared_width = 2048;
+    c.experts.routed_scaling = 2.5;
     c.context_length = shape == "glm-5" ? 202752 : 1048576;
   } else if (arch == Arch::kDeepseek32 && shape == "deepseek-v3.2") {
     c.hidden = 7168;
@@ -248,27 +233,27 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
     c.vocab = 129280;
     c.intermediate = 18432;
     c.num_heads = 128;
-    c.q_lora_rank = 1536;
-    c.kv_lora_rank = 512;
-    c.qk_nope_dim = 128;
-    c.qk_rope_dim = 64;
-    c.v_head_dim = 128;
+    c.mla.q_lora_rank = 1536;
+    c.mla.kv_lora_rank = 512;
+    c.mla.qk_nope_dim = 128;
+    c.mla.qk_rope_dim = 64;
+    c.mla.v_head_dim = 128;
     c.indexer.heads = 64;
     c.indexer.dim = 128;
     c.indexer.top_k = 2048;
-    c.num_experts = 256;
-    c.experts_per_token = 8;
-    c.expert_intermediate = 2048;
-    c.shared_intermediate = 2048;
-    c.expert_groups = 8;
-    c.expert_groups_used = 4;
-    c.routed_scaling = 2.5;
+    c.experts.count = 256;
+    c.experts.per_token = 8;
+    c.experts.width = 2048;
+    c.experts.shared_width = 2048;
+    c.experts.groups = 8;
+    c.experts.groups_used = 4;
+    c.experts.routed_scaling = 2.5;
     c.rope_theta = 1e4;
     c.rms_eps = 1e-6;
     c.context_length = 163840;
-    c.yarn_factor = 40;
-    c.yarn_original_context = 4096;
-    c.yarn_mscale_all_dim = 1;
+    c.mla.yarn_factor = 40;
+    c.mla.yarn_original_context = 4096;
+    c.mla.yarn_mscale_all_dim = 1;
   } else if (arch == Arch::kKdaDsa && shape == "glm-5.3-flash") {
     // The model of seeds/000: 34 KDA layers of 64 heads x 128 (a 143 MB
     // state) and 11 sparse latent layers, a DeepSeek MoE; the other widths
@@ -279,23 +264,23 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
     c.num_layers = 45;
     c.intermediate = 10240;
     c.num_heads = 20;
-    c.q_lora_rank = 768;
-    c.num_experts = 64;
-    c.experts_per_token = 4;
-    c.expert_intermediate = 1536;
-    c.shared_intermediate = 1536;
-    c.routed_scaling = 1.8;
+    c.mla.q_lora_rank = 768;
+    c.experts.count = 64;
+    c.experts.per_token = 4;
+    c.experts.width = 1536;
+    c.experts.shared_width = 1536;
+    c.experts.routed_scaling = 1.8;
     c.context_length = 202752;
-    c.lin_num_k_heads = c.lin_num_v_heads = 64;
-    c.lin_k_dim = c.lin_v_dim = 128;
+    c.delta.k_heads = c.delta.v_heads = 64;
+    c.delta.k_dim = c.delta.v_dim = 128;
   } else {
     const char* known = arch == Arch::kGlmDsa      ? "tiny, glm-5, glm-5.2"
                         : arch == Arch::kDeepseek32 ? "tiny, deepseek-v3.2"
                                                     : "tiny, glm-5.3-flash";
     return NotFound("unknown shape '" + std::string(shape) + "' for " + ArchName(arch) + " (known: " + known + ")");
   }
-  c.head_dim = c.qk_nope_dim + c.qk_rope_dim;
-  c.rope_dims = c.qk_rope_dim;
+  c.head_dim = c.mla.qk_nope_dim + c.mla.qk_rope_dim;
+  c.rope_dims = c.mla.qk_rope_dim;
   SetIndexerConventions(&c);
   if (arch == Arch::kKdaDsa) {
     // KDA layers, a latent layer every fourth (the last KDA): 11 of 45 for
@@ -308,7 +293,7 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
     if (tiny && arch == Arch::kGlmDsa) c.indexer.full = {true, true, false, false, true, false};
     if (shape == "glm-5.2") c.indexer.full = Glm52IndexerTypes(c.num_layers);
   }
-  if (arch != Arch::kKdaDsa) c.lin_num_k_heads = c.lin_num_v_heads = c.lin_k_dim = c.lin_v_dim = 0;
+  if (arch != Arch::kKdaDsa) c.delta.k_heads = c.delta.v_heads = c.delta.k_dim = c.delta.v_dim = 0;
   return s;
 }
 
@@ -323,29 +308,17 @@ Result<ModelSpec> LookupKimiK3Shape(std::string_view shape) {
   c.rms_eps = 1e-5;
   c.tied_embeddings = false;
   c.rope_theta = 1e4;  // unused: K3's MLA is NoPE
-  c.conv_kernel = 4;
   c.num_kv_heads = 1;
-  c.leading_dense_layers = 1;
-  c.kda_gate_lower_bound = -5.0;
-  c.situ_beta = 4.0;
-  c.situ_linear_beta = 25.0;
+  c.situ = {.beta = 4.0, .linear_beta = 25.0};
   if (shape == "tiny") {
     c.hidden = 128;
     c.num_layers = 8;
     c.vocab = 1024;
     c.intermediate = 192;
     c.num_heads = 4;
-    c.kv_lora_rank = 32;
-    c.qk_nope_dim = 32;
-    c.qk_rope_dim = 16;
-    c.v_head_dim = 32;
-    c.lin_k_dim = c.lin_v_dim = 32;
-    c.num_experts = 8;
-    c.experts_per_token = 2;
-    c.expert_intermediate = 64;
-    c.shared_intermediate = 64;
-    c.expert_latent = 64;
-    c.routed_scaling = 2.446;
+    c.mla = {.kv_lora_rank = 32, .qk_nope_dim = 32, .qk_rope_dim = 16, .v_head_dim = 32};
+    c.delta = {.k_dim = 32, .v_dim = 32};
+    c.experts = {.count = 8, .per_token = 2, .width = 64, .shared_width = 64, .routed_scaling = 2.446, .latent = 64};
     c.attn_res_block = 3;
     c.context_length = 32768;
   } else if (shape == "kimi-k3") {
@@ -354,26 +327,19 @@ Result<ModelSpec> LookupKimiK3Shape(std::string_view shape) {
     c.vocab = 163840;
     c.intermediate = 33792;
     c.num_heads = 96;
-    c.q_lora_rank = 1536;
-    c.kv_lora_rank = 512;
-    c.qk_nope_dim = 128;
-    c.qk_rope_dim = 64;
-    c.v_head_dim = 128;
-    c.lin_k_dim = c.lin_v_dim = 128;
-    c.num_experts = 896;
-    c.experts_per_token = 16;
-    c.expert_intermediate = 3072;
-    c.shared_intermediate = 2 * 3072;
-    c.expert_latent = 3584;
-    c.routed_scaling = 1.0;
+    c.mla = {.kv_lora_rank = 512, .qk_nope_dim = 128, .qk_rope_dim = 64, .v_head_dim = 128, .q_lora_rank = 1536};
+    c.delta = {.k_dim = 128, .v_dim = 128};
+    c.experts = {.count = 896, .per_token = 16, .width = 3072, .shared_width = 2 * 3072, .latent = 3584};
     c.attn_res_block = 12;
     c.context_length = 1048576;
   } else {
     return NotFound("unknown shape '" + std::string(shape) + "' for kimi_k3 (known: tiny, kimi-k3)");
   }
-  c.lin_num_k_heads = c.lin_num_v_heads = c.num_heads;  // KDA heads = MLA heads
-  c.head_dim = c.qk_nope_dim + c.qk_rope_dim;
-  c.rope_dims = c.qk_rope_dim;
+  c.delta.k_heads = c.delta.v_heads = c.num_heads;  // KDA heads = MLA heads
+  c.delta.gate_lower_bound = -5.0;
+  c.experts.leading_dense_layers = 1;
+  c.head_dim = c.mla.qk_nope_dim + c.mla.qk_rope_dim;
+  c.rope_dims = c.mla.qk_rope_dim;
   c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
   if (shape != "tiny") c.layer_kinds.back() = LayerKind::kFullAttention;
   return s;
@@ -403,7 +369,7 @@ Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
   c.layer_kinds.resize(static_cast<size_t>(num_layers));
   c.attn_res_block = std::min(c.attn_res_block, num_layers);
   if (!c.indexer.full.empty()) c.indexer.full.resize(static_cast<size_t>(num_layers));
-  c.leading_dense_layers = std::min(c.leading_dense_layers, num_layers);
+  c.experts.leading_dense_layers = std::min(c.experts.leading_dense_layers, num_layers);
   if ((IsHybrid(c.arch) || c.latent()) && c.num_full_layers() == 0)
     return InvalidArgument("--layers " + std::to_string(num_layers) +
                            " leaves no full-attention layer (the first is layer 4)");
@@ -450,10 +416,10 @@ Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_o
       c.num_kv_heads = 2;
       c.head_dim = 256;
       c.rope_dims = 64;
-      c.lin_num_k_heads = 16;
-      c.lin_num_v_heads = 16;
-      c.lin_k_dim = 128;
-      c.lin_v_dim = 128;
+      c.delta.k_heads = 16;
+      c.delta.v_heads = 16;
+      c.delta.k_dim = 128;
+      c.delta.v_dim = 128;
       s.mrope_sections = {11, 11, 10};
     } else if (shape == "qwen3-0.6b") {
       return InvalidArgument("shape 'qwen3-0.6b' belongs to arch qwen3, not qwen3_5");

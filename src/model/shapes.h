@@ -37,7 +37,7 @@
 //   latent-attention §3.3 (93 layers, 896 experts).
 //
 // A ModelSpec is a plain value; `config` is complete except for the file
-// fields (format, source_path, v_head_order, zero_centred_norms), which
+// fields (format, source_path, delta.v_head_order, zero_centred_norms), which
 // describe a file rather than a shape.
 #pragma once
 

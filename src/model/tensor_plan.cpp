@@ -117,7 +117,7 @@ std::vector<PlannedTensor> PlanExperts(const ModelConfig& base, int64_t l, Exper
   ModelConfig c = base;
   c.format = format;
   TensorPlanner p(c);
-  const int64_t E = c.num_experts, I = c.expert_intermediate, H = c.hidden;
+  const int64_t E = c.experts.count, I = c.experts.width, H = c.hidden;
   const bool gguf = format == FileFormat::kGguf;
   switch (layout) {
     case ExpertLayout::kStacked:

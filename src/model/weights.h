@@ -10,7 +10,7 @@
 //   - ssm_a holds -exp(A_log) (GGUF stores it so; HF stores A_log);
 //   - conv holds [conv_dim, K] in the file's channel order.
 // V-head order is NOT normalised (it would copy large matrices); the forward
-// pass reads ModelConfig::v_head_order.
+// pass reads ModelConfig::delta.v_head_order.
 #pragma once
 
 #include <memory>

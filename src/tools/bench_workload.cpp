@@ -54,7 +54,7 @@ ActiveBytes SumDecodeMatrices(const model::Model& m, F f) {
       const model::MoeWeights& e = l.moe;
       a.router += f(e.router);
       a.shared_expert += f(e.shared_gate) + f(e.shared_up) + f(e.shared_down);
-      a.routed_experts += m.config.experts_per_token * (f(e.gate.front()) + f(e.up.front()) + f(e.down.front()));
+      a.routed_experts += m.config.experts.per_token * (f(e.gate.front()) + f(e.up.front()) + f(e.down.front()));
     } else {
       a.dense_ffn += f(l.gate_proj) + f(l.up_proj) + f(l.down_proj);
     }
@@ -277,7 +277,7 @@ Result<BenchReport> RunBench(Engine& engine, const BenchOptions& options) {
   }
   if (m.files.empty()) {
     const int64_t all_experts =
-        m.config.moe() ? r.active.routed_experts / m.config.experts_per_token * m.config.num_experts : 0;
+        m.config.moe() ? r.active.routed_experts / m.config.experts.per_token * m.config.experts.count : 0;
     r.weight_bytes = r.active.total() - r.active.routed_experts + all_experts +
                      (m.config.tied_embeddings ? 0 : m.weights.embed.nbytes);
   }

@@ -49,13 +49,13 @@ struct Reorder {
 };
 
 Reorder ReorderFor(const ModelConfig& c, Role role) {
-  const int64_t key_dim = c.lin_num_k_heads * c.lin_k_dim;
+  const int64_t key_dim = c.delta.k_heads * c.delta.k_dim;
   switch (role) {
-    case kLinQkv: case kLinConv: return {true, false, 2 * key_dim, c.lin_v_dim};
-    case kLinZ: return {true, false, 0, c.lin_v_dim};
+    case kLinQkv: case kLinConv: return {true, false, 2 * key_dim, c.delta.v_dim};
+    case kLinZ: return {true, false, 0, c.delta.v_dim};
     case kLinB: case kLinA: return {true, false, 0, 1};
     case kLinDtBias: case kLinALog: return {false, true, 0, 1};
-    case kLinOut: return {false, true, 0, c.lin_v_dim};
+    case kLinOut: return {false, true, 0, c.delta.v_dim};
     default: return {};
   }
 }
@@ -65,8 +65,8 @@ Reorder ReorderFor(const ModelConfig& c, Role role) {
 // per key head as [q_g | k_g | v_g (r d_v) | z_g (r d_v)] (spec §2.1, §5.2):
 // the in_proj_qkvz row GGUF row `r` of `role` comes from.
 int64_t QkvzRow(const ModelConfig& c, Role role, int64_t r) {
-  const int64_t dk = c.lin_k_dim, dv = c.lin_v_dim, key_dim = c.lin_num_k_heads * dk;
-  const int64_t ratio = c.lin_num_v_heads / c.lin_num_k_heads, group = 2 * dk + 2 * ratio * dv;
+  const int64_t dk = c.delta.k_dim, dv = c.delta.v_dim, key_dim = c.delta.k_heads * dk;
+  const int64_t ratio = c.delta.v_heads / c.delta.k_heads, group = 2 * dk + 2 * ratio * dv;
   if (role == kLinZ) return (r / dv / ratio) * group + 2 * dk + ratio * dv + (r / dv % ratio) * dv + r % dv;
   if (r < 2 * key_dim) return (r % key_dim / dk) * group + (r < key_dim ? 0 : dk) + r % dk;
   const int64_t v = r - 2 * key_dim;
@@ -78,7 +78,7 @@ int64_t QkvzRow(const ModelConfig& c, Role role, int64_t r) {
 // transposed per head (spec §7.3): the kv_b_proj element GGUF element
 // (row r, column i) comes from.
 int64_t KvBElement(const ModelConfig& c, Role role, int64_t r, int64_t i) {
-  const int64_t dn = c.qk_nope_dim, dv = c.v_head_dim, L = c.kv_lora_rank;
+  const int64_t dn = c.mla.qk_nope_dim, dv = c.mla.v_head_dim, L = c.mla.kv_lora_rank;
   if (role == kMlaKB) {  // r = h L + l, i = j
     const int64_t h = r / L, l = r % L;
     return (h * (dn + dv) + i) * L + l;
@@ -95,9 +95,9 @@ Status ProduceTensor(const ModelConfig& c, const PlannedTensor& p, uint64_t seed
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < p.hf_shape.size(); ++i) rows *= p.hf_shape[i];
   VHeadPermutation perm;
-  if (GgufTilesVHeads(c.arch) && c.lin_num_k_heads > 0) {
-    perm.num_k_heads = c.lin_num_k_heads;
-    perm.ratio = c.lin_num_v_heads / c.lin_num_k_heads;
+  if (GgufTilesVHeads(c.arch) && c.delta.k_heads > 0) {
+    perm.num_k_heads = c.delta.k_heads;
+    perm.ratio = c.delta.v_heads / c.delta.k_heads;
   }
   const Reorder re = ReorderFor(c, p.role);
   const DType source = HfStoredDType(p, hf_dtype);
@@ -146,59 +146,23 @@ Result<int64_t> FullAttentionInterval(const ModelConfig& c) {
   return interval;
 }
 
-// The latent archs' keys as llama.cpp's converters write them (spec §7.5;
-// latent-attention §3.1, §3.3): Kimi Linear's per-layer head_count_kv array
-// (also kda-dsa's), a scalar 1 for glm-dsa and deepseek32; the MLA widths,
-// the query LoRA, the KDA widths where there are KDA layers, the MoE, and the
-// lightning indexer.
+// The latent archs' layer kinds as llama.cpp's converters write them (spec
+// §7.5; latent-attention §3.1, §3.3): Kimi Linear's per-layer
+// head_count_kv array (also kda-dsa's; INT32 in K3's), a scalar 1 for
+// glm-dsa and deepseek32; and K3's Block AttnRes. The widths are the
+// kinds' keys.
 void AddLatentKeys(GgufWriter& w, const std::string& a, const ModelConfig& c) {
-  if (c.arch == Arch::kKimiK3) {  // K3's converter writes INT32 (spec latent-attention §3.3)
-    std::vector<int32_t> kv_heads;
-    for (LayerKind k : c.layer_kinds) kv_heads.push_back(k == LayerKind::kFullAttention ? 1 : 0);
-    w.AddInt32Array(a + "attention.head_count_kv", kv_heads);
-    w.AddUint32(a + "ssm.conv_kernel", static_cast<uint32_t>(c.conv_kernel));
-    w.AddUint32(a + "kda.head_dim", static_cast<uint32_t>(c.lin_k_dim));
-    if (c.kda_gate_lower_bound < 0) w.AddFloat32(a + "kda.gate_lower_bound", static_cast<float>(c.kda_gate_lower_bound));
-    if (c.expert_latent > 0) w.AddUint32(a + "expert_latent_length", static_cast<uint32_t>(c.expert_latent));
-    w.AddFloat32(a + "activation.situ_beta", static_cast<float>(c.situ_beta));
-    w.AddFloat32(a + "activation.situ_linear_beta", static_cast<float>(c.situ_linear_beta));
+  std::vector<uint32_t> kv_heads;
+  for (LayerKind k : c.layer_kinds) kv_heads.push_back(k == LayerKind::kFullAttention ? 1 : 0);
+  if (c.arch == Arch::kKimiK3) {
+    w.AddInt32Array(a + "attention.head_count_kv", std::vector<int32_t>(kv_heads.begin(), kv_heads.end()));
     w.AddUint32(a + "attn_res.block_size", static_cast<uint32_t>(c.attn_res_block));
   } else if (c.num_linear_layers() > 0 || c.arch == Arch::kKimiLinear) {
-    std::vector<uint32_t> kv_heads;
-    for (LayerKind k : c.layer_kinds) kv_heads.push_back(k == LayerKind::kFullAttention ? 1 : 0);
     w.AddUint32Array(a + "attention.head_count_kv", kv_heads);
-    w.AddUint32(a + "ssm.conv_kernel", static_cast<uint32_t>(c.conv_kernel));
-    w.AddUint32(a + "kda.head_dim", static_cast<uint32_t>(c.lin_k_dim));
-    if (c.lin_num_k_heads != c.num_heads) w.AddUint32(a + "kda.head_count", static_cast<uint32_t>(c.lin_num_k_heads));
   } else {
     w.AddUint32(a + "attention.head_count_kv", 1);
   }
-  if (c.q_lora_rank > 0) w.AddUint32(a + "attention.q_lora_rank", static_cast<uint32_t>(c.q_lora_rank));
-  w.AddUint32(a + "attention.key_length", static_cast<uint32_t>(c.latent_dim()));
-  w.AddUint32(a + "attention.value_length", static_cast<uint32_t>(c.kv_lora_rank));
-  w.AddUint32(a + "attention.key_length_mla", static_cast<uint32_t>(c.head_dim));
-  w.AddUint32(a + "attention.value_length_mla", static_cast<uint32_t>(c.v_head_dim));
-  w.AddUint32(a + "attention.kv_lora_rank", static_cast<uint32_t>(c.kv_lora_rank));
-  w.AddUint32(a + "rope.dimension_count", static_cast<uint32_t>(c.qk_rope_dim));
   w.AddUint32(a + "vocab_size", static_cast<uint32_t>(c.vocab));
-  w.AddUint32(a + "expert_count", static_cast<uint32_t>(c.num_experts));
-  w.AddUint32(a + "expert_used_count", static_cast<uint32_t>(c.experts_per_token));
-  w.AddUint32(a + "expert_feed_forward_length", static_cast<uint32_t>(c.expert_intermediate));
-  w.AddUint32(a + "expert_shared_count", static_cast<uint32_t>(c.shared_intermediate / c.expert_intermediate));
-  w.AddUint32(a + "leading_dense_block_count", static_cast<uint32_t>(c.leading_dense_layers));
-  w.AddFloat32(a + "expert_weights_scale", static_cast<float>(c.routed_scaling));
-  w.AddBool(a + "expert_weights_norm", c.routed_renormalise);
-  w.AddUint32(a + "expert_gating_func", 2);  // sigmoid
-  if (c.expert_groups > 1) {
-    w.AddUint32(a + "expert_group_count", static_cast<uint32_t>(c.expert_groups));
-    w.AddUint32(a + "expert_group_used_count", static_cast<uint32_t>(c.expert_groups_used));
-  }
-  if (c.yarn_factor > 0) {
-    w.AddString(a + "rope.scaling.type", "yarn");
-    w.AddFloat32(a + "rope.scaling.factor", static_cast<float>(c.yarn_factor));
-    w.AddUint32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(c.yarn_original_context));
-    w.AddFloat32(a + "rope.scaling.yarn_log_multiplier", static_cast<float>(0.1 * c.yarn_mscale_all_dim));
-  }
 }
 
 // The kinds' own keys (model/layer_kinds.h).
@@ -212,6 +176,7 @@ void AddKindKeys(GgufWriter& w, const std::string& a, const ModelConfig& c) {
             if constexpr (std::is_same_v<T, uint32_t>) w.AddUint32(key.key, v);
             else if constexpr (std::is_same_v<T, float>) w.AddFloat32(key.key, v);
             else if constexpr (std::is_same_v<T, bool>) w.AddBool(key.key, v);
+            else if constexpr (std::is_same_v<T, std::string>) w.AddString(key.key, v);
             else w.AddBoolArray(key.key, v);
           },
           key.value);
@@ -282,17 +247,6 @@ Status WriteGgufModel(const ModelSpec& spec, const VocabData& vocab, const Write
     }
     LINEAGE_ASSIGN_OR_RETURN(int64_t interval, FullAttentionInterval(c));
     w.AddUint32(a + "full_attention_interval", static_cast<uint32_t>(interval));
-    w.AddUint32(a + "ssm.conv_kernel", static_cast<uint32_t>(c.conv_kernel));
-    w.AddUint32(a + "ssm.state_size", static_cast<uint32_t>(c.lin_k_dim));
-    w.AddUint32(a + "ssm.group_count", static_cast<uint32_t>(c.lin_num_k_heads));
-    w.AddUint32(a + "ssm.time_step_rank", static_cast<uint32_t>(c.lin_num_v_heads));
-    w.AddUint32(a + "ssm.inner_size", static_cast<uint32_t>(c.lin_num_v_heads * c.lin_v_dim));
-  }
-  if (c.moe() && !c.latent()) {
-    w.AddUint32(a + "expert_count", static_cast<uint32_t>(c.num_experts));
-    w.AddUint32(a + "expert_used_count", static_cast<uint32_t>(c.experts_per_token));
-    w.AddUint32(a + "expert_feed_forward_length", static_cast<uint32_t>(c.expert_intermediate));
-    w.AddUint32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(c.shared_intermediate));
   }
   AddTokenizer(w, vocab);
 

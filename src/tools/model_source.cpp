@@ -32,8 +32,8 @@ std::string DescribeModel(const model::Model& m) {
                 std::string(Info(m.weights.embed.dtype).name).c_str());
   std::string out = buf;
   if (c.moe()) {
-    out += ", " + std::to_string(c.num_experts) + " experts of " + std::to_string(c.expert_intermediate) + " (top " +
-           std::to_string(c.experts_per_token) + ") + shared " + std::to_string(c.shared_intermediate);
+    out += ", " + std::to_string(c.experts.count) + " experts of " + std::to_string(c.experts.width) + " (top " +
+           std::to_string(c.experts.per_token) + ") + shared " + std::to_string(c.experts.shared_width);
   }
   return out;
 }

@@ -58,7 +58,7 @@ DType PresetTensorType(QuantPreset preset, const ModelConfig& c, const PlannedTe
   // The router stays f32 (llama-quantize never quantizes ffn_gate_inp).
   if (p.gguf_shape.size() <= 1 || IsSmall(p) || !is_weight || p.values == Values::kF32Matrix) return DType::kF32;
   const bool k_mix = preset == QuantPreset::kQ4_K_M || preset == QuantPreset::kQ5_K_M;
-  const bool eight_experts = c.moe() && c.num_experts == 8;  // llama-quantize's n_expert == 8 rules
+  const bool eight_experts = c.moe() && c.experts.count == 8;  // llama-quantize's n_expert == 8 rules
   DType t = Find(preset).base;
   const bool is_output = p.role == Role::kLmHead || (p.role == Role::kEmbed && c.tied_embeddings);
   if (preset == QuantPreset::kMXFP4_MOE) {

@@ -152,7 +152,7 @@ DType HfStoredDType(const PlannedTensor& p, DType dtype) {
 ModelConfig HfConfigFor(const ModelSpec& spec) {
   ModelConfig c = spec.config;
   c.format = FileFormat::kSafetensors;
-  c.v_head_order = VHeadOrder::kGrouped;
+  c.delta.v_head_order = VHeadOrder::kGrouped;
   c.zero_centred_norms = IsHybrid(c.arch);
   return c;
 }

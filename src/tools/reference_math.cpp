@@ -55,8 +55,8 @@ void DeltaRuleStep(Mat& S, const double* q, const double* k, const double* v, do
 }
 
 double GatedActivation(const ModelConfig& c, double g, double u) {
-  if (c.situ_beta <= 0) return Silu(g) * u;
-  const double b = c.situ_beta, lam = c.situ_linear_beta;
+  if (c.situ.beta <= 0) return Silu(g) * u;
+  const double b = c.situ.beta, lam = c.situ.linear_beta;
   return b * std::tanh(g / b) * Sigmoid(g) * (lam > 0 ? lam * std::tanh(u / lam) : u);
 }
 

@@ -52,7 +52,7 @@ void L2NormInPlace(double* x, int64_t n);
 void DeltaRuleStep(Mat& S, const double* q, const double* k, const double* v, double beta, double* o);
 // The gated activation of an FFN: silu(g) u, or Kimi K3's SiTU (spec
 // latent-attention §2.4) beta tanh(g / beta) sigmoid(g) lambda tanh(u /
-// lambda) when c.situ_beta > 0 (u itself for lambda <= 0).
+// lambda) when c.situ.beta > 0 (u itself for lambda <= 0).
 double GatedActivation(const ModelConfig& c, double g, double u);
 // down(act(gate x, up x)): the dense FFN, and each expert of the MoE kinds.
 Mat SwiGlu(const ModelConfig& c, const TensorView& gate, const TensorView& up, const TensorView& down, const Mat& x);

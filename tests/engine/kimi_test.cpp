@@ -101,18 +101,18 @@ TEST(Kimi, AbsorbedLatentAttentionMatchesUnabsorbedOnRandomShapes) {
     ASSERT_TRUE(spec.ok());
     model::ModelConfig& c = spec->config;
     c.num_heads = 1 + rng() % 5;
-    c.kv_lora_rank = 8 * (1 + rng() % 8);
-    c.qk_nope_dim = 8 * (1 + rng() % 4);
-    c.qk_rope_dim = 8 * (1 + rng() % 3);
-    if ((c.kv_lora_rank + c.qk_rope_dim) % 2 != 0 || c.kv_lora_rank < c.qk_rope_dim) c.kv_lora_rank += 8;
-    c.v_head_dim = 8 * (1 + rng() % 4);
-    c.head_dim = c.qk_nope_dim + c.qk_rope_dim;
-    c.rope_dims = c.qk_rope_dim;
+    c.mla.kv_lora_rank = 8 * (1 + rng() % 8);
+    c.mla.qk_nope_dim = 8 * (1 + rng() % 4);
+    c.mla.qk_rope_dim = 8 * (1 + rng() % 3);
+    if ((c.mla.kv_lora_rank + c.mla.qk_rope_dim) % 2 != 0 || c.mla.kv_lora_rank < c.mla.qk_rope_dim) c.mla.kv_lora_rank += 8;
+    c.mla.v_head_dim = 8 * (1 + rng() % 4);
+    c.head_dim = c.mla.qk_nope_dim + c.mla.qk_rope_dim;
+    c.rope_dims = c.mla.qk_rope_dim;
     auto m = model::MakeRandomModel(*spec, DType::kF32, 20 + trial);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     EXPECT_LT(WorstErrorAgainstReference(*m, 75, 68), 1e-4)
-        << "heads " << c.num_heads << " rank " << c.kv_lora_rank << " nope " << c.qk_nope_dim << " rope "
-        << c.qk_rope_dim << " v " << c.v_head_dim;
+        << "heads " << c.num_heads << " rank " << c.mla.kv_lora_rank << " nope " << c.mla.qk_nope_dim << " rope "
+        << c.mla.qk_rope_dim << " v " << c.mla.v_head_dim;
   }
 }
 
@@ -121,7 +121,7 @@ TEST(Kimi, LatentPagesHoldOneRowOfTheLatentWidthPerToken) {
   auto engine = MakeEngine(m);
   const cache::KvLayout& l = engine->kv_layout();
   EXPECT_EQ(l.num_layers, 2);
-  EXPECT_EQ(l.layer_elements(), l.page_tokens * m->config.latent_dim());  // K half + V half
+  EXPECT_EQ(l.layer_elements(), l.page_tokens * m->config.mla.latent_dim());  // K half + V half
   EXPECT_EQ(l.page_bytes() / l.page_tokens, m->config.kv_bytes_per_token());
 }
 
@@ -132,10 +132,10 @@ TEST(Kimi, RoutingSpreadsOverEveryExpert) {
   ASSERT_EQ(trace.experts.size(), static_cast<size_t>(m->config.num_layers - 1));
   std::set<int64_t> used;
   for (const auto& chosen : trace.experts[0]) {
-    ASSERT_EQ(chosen.size(), static_cast<size_t>(m->config.experts_per_token));
+    ASSERT_EQ(chosen.size(), static_cast<size_t>(m->config.experts.per_token));
     used.insert(chosen.begin(), chosen.end());
   }
-  EXPECT_EQ(used.size(), static_cast<size_t>(m->config.num_experts));
+  EXPECT_EQ(used.size(), static_cast<size_t>(m->config.experts.count));
 }
 
 }  // namespace

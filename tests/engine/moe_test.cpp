@@ -106,11 +106,11 @@ TEST(MoeRouting, EveryExpertIsUsedAndTheTopKAreDistinct) {
     ASSERT_EQ(trace.experts.size(), static_cast<size_t>(m->config.num_layers));
     std::set<int64_t> used;
     for (const auto& chosen : trace.experts[0]) {
-      ASSERT_EQ(chosen.size(), static_cast<size_t>(m->config.experts_per_token));
+      ASSERT_EQ(chosen.size(), static_cast<size_t>(m->config.experts.per_token));
       EXPECT_EQ(std::set<int64_t>(chosen.begin(), chosen.end()).size(), chosen.size());
       used.insert(chosen.begin(), chosen.end());
     }
-    EXPECT_EQ(used.size(), static_cast<size_t>(m->config.num_experts)) << model::ArchName(arch);
+    EXPECT_EQ(used.size(), static_cast<size_t>(m->config.experts.count)) << model::ArchName(arch);
   }
 }
 

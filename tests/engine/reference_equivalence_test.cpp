@@ -31,7 +31,7 @@ TEST(ReferenceEquivalence, Qwen35TiledVHeadOrder) {
   // The same weights read as a Qwen3.5 GGUF would order them: value head h
   // uses key head h mod H_k. The reference follows the config too.
   auto tiled = std::make_shared<model::Model>(*TinyModel(model::Arch::kQwen3_5));
-  tiled->config.v_head_order = model::VHeadOrder::kTiled;
+  tiled->config.delta.v_head_order = model::VHeadOrder::kTiled;
   EXPECT_LT(WorstErrorAgainstReference(tiled, 40, 30), 1e-4);
 }
 

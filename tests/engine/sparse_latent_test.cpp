@@ -116,7 +116,7 @@ TEST(Yarn, DeepSeekV32ScaleAndRotaryPairs) {
   auto spec = model::LookupShape(model::Arch::kDeepseek32, "deepseek-v3.2");
   ASSERT_TRUE(spec.ok());
   const model::ModelConfig& c = spec->config;
-  EXPECT_NEAR(c.latent_scale(), 0.135234, 1e-6);
+  EXPECT_NEAR(c.mla.scale(), 0.135234, 1e-6);
   const Yarn yarn = LatentYarn(c);
   EXPECT_NEAR(yarn.gain, 1.0, 1e-12);
   std::vector<float> table(64);

@@ -35,17 +35,17 @@ void ExpectConfigMatchesSpec(const ModelConfig& got, const ModelSpec& spec) {
   EXPECT_EQ(got.attn_output_gate, want.attn_output_gate);
   EXPECT_DOUBLE_EQ(got.rope_theta, want.rope_theta);
   EXPECT_EQ(got.rope_dims, want.rope_dims);
-  EXPECT_EQ(got.lin_num_k_heads, want.lin_num_k_heads);
-  EXPECT_EQ(got.lin_num_v_heads, want.lin_num_v_heads);
-  EXPECT_EQ(got.lin_k_dim, want.lin_k_dim);
-  EXPECT_EQ(got.lin_v_dim, want.lin_v_dim);
+  EXPECT_EQ(got.delta.k_heads, want.delta.k_heads);
+  EXPECT_EQ(got.delta.v_heads, want.delta.v_heads);
+  EXPECT_EQ(got.delta.k_dim, want.delta.k_dim);
+  EXPECT_EQ(got.delta.v_dim, want.delta.v_dim);
   if (IsHybrid(want.arch)) {
-    EXPECT_EQ(got.conv_kernel, want.conv_kernel);
+    EXPECT_EQ(got.delta.conv_kernel, want.delta.conv_kernel);
   }
-  EXPECT_EQ(got.num_experts, want.num_experts);
-  EXPECT_EQ(got.experts_per_token, want.experts_per_token);
-  EXPECT_EQ(got.expert_intermediate, want.expert_intermediate);
-  EXPECT_EQ(got.shared_intermediate, want.shared_intermediate);
+  EXPECT_EQ(got.experts.count, want.experts.count);
+  EXPECT_EQ(got.experts.per_token, want.experts.per_token);
+  EXPECT_EQ(got.experts.width, want.experts.width);
+  EXPECT_EQ(got.experts.shared_width, want.experts.shared_width);
   EXPECT_EQ(got.layer_kinds, want.layer_kinds);
   EXPECT_FALSE(got.eos_token_ids.empty());
 }
@@ -82,7 +82,7 @@ TEST_P(FormatEquivalence, SafetensorsAndGgufGiveTheSameLogits) {
   EXPECT_EQ((*hf)->config.format, FileFormat::kSafetensors);
   EXPECT_EQ((*gguf)->config.format, FileFormat::kGguf);
   if (IsHybrid(c.arch)) {
-    EXPECT_EQ((*gguf)->config.v_head_order, GgufTilesVHeads(c.arch) ? VHeadOrder::kTiled : VHeadOrder::kGrouped);
+    EXPECT_EQ((*gguf)->config.delta.v_head_order, GgufTilesVHeads(c.arch) ? VHeadOrder::kTiled : VHeadOrder::kGrouped);
   }
   EXPECT_EQ((*gguf)->weights.layers[0].input_norm.size(), static_cast<size_t>(spec->config.hidden));
 
@@ -146,7 +146,7 @@ TEST(FormatEquivalence, VHeadOrderMatters) {
   auto m = LoadModel(path);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   Model wrong = **m;
-  wrong.config.v_head_order = VHeadOrder::kGrouped;
+  wrong.config.delta.v_head_order = VHeadOrder::kGrouped;
   const auto tokens = SomeTokens(6, 1024);
   auto right_logits = ReferenceForward(**m, tokens);
   auto wrong_logits = ReferenceForward(wrong, tokens);

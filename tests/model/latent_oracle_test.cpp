@@ -34,12 +34,12 @@ TEST(LatentOracle, GlmDsaConfigIsReadFromTheFile) {
   const ModelConfig& c = (*model)->config;
   EXPECT_EQ(c.arch, Arch::kGlmDsa);
   EXPECT_EQ(c.num_layers, 6);
-  EXPECT_EQ(c.q_lora_rank, 64);
-  EXPECT_EQ(c.kv_lora_rank, 64);
-  EXPECT_EQ(c.qk_nope_dim, 32);
-  EXPECT_EQ(c.qk_rope_dim, 16);
-  EXPECT_EQ(c.v_head_dim, 32);
-  EXPECT_TRUE(c.latent_rope);
+  EXPECT_EQ(c.mla.q_lora_rank, 64);
+  EXPECT_EQ(c.mla.kv_lora_rank, 64);
+  EXPECT_EQ(c.mla.qk_nope_dim, 32);
+  EXPECT_EQ(c.mla.qk_rope_dim, 16);
+  EXPECT_EQ(c.mla.v_head_dim, 32);
+  EXPECT_TRUE(c.mla.rope);
   EXPECT_EQ(c.indexer.heads, 32);
   EXPECT_EQ(c.indexer.dim, 64);
   EXPECT_EQ(c.indexer.top_k, 8);
@@ -49,10 +49,10 @@ TEST(LatentOracle, GlmDsaConfigIsReadFromTheFile) {
   int64_t indexer_layers = 0;  // the layers that cache an indexer key beside the latent row
   for (int64_t l = 0; l < c.num_layers; ++l) indexer_layers += SideFloats(c, l) == c.indexer.dim;
   EXPECT_EQ(indexer_layers, 3);
-  EXPECT_EQ(c.leading_dense_layers, 1);
-  EXPECT_EQ(c.num_experts, 8);
-  EXPECT_EQ(c.experts_per_token, 2);
-  EXPECT_NEAR(c.routed_scaling, 2.5, 1e-9);
+  EXPECT_EQ(c.experts.leading_dense_layers, 1);
+  EXPECT_EQ(c.experts.count, 8);
+  EXPECT_EQ(c.experts.per_token, 2);
+  EXPECT_NEAR(c.experts.routed_scaling, 2.5, 1e-9);
   EXPECT_EQ(c.num_linear_layers(), 0);
   // 6 latent rows of 80 and 3 indexer keys of 64, f32.
   EXPECT_EQ(c.kv_bytes_per_token(), (6 * 80 + 3 * 64) * 4);
@@ -103,14 +103,14 @@ TEST(LatentOracle, KimiK3ConfigIsReadFromTheFile) {
   EXPECT_EQ(c.arch, Arch::kKimiK3);
   EXPECT_EQ(c.num_linear_layers(), 6);
   EXPECT_EQ(c.num_full_layers(), 2);
-  EXPECT_EQ(c.lin_num_k_heads, 4);
-  EXPECT_EQ(c.lin_k_dim, 64);
-  EXPECT_EQ(c.kda_gate_lower_bound, -5.0);
-  EXPECT_EQ(c.expert_latent, 64);
-  EXPECT_EQ(c.situ_beta, 4.0);
-  EXPECT_EQ(c.situ_linear_beta, 25.0);
+  EXPECT_EQ(c.delta.k_heads, 4);
+  EXPECT_EQ(c.delta.k_dim, 64);
+  EXPECT_EQ(c.delta.gate_lower_bound, -5.0);
+  EXPECT_EQ(c.experts.latent, 64);
+  EXPECT_EQ(c.situ.beta, 4.0);
+  EXPECT_EQ(c.situ.linear_beta, 25.0);
   EXPECT_EQ(c.attn_res_block, 3);
-  EXPECT_FALSE(c.latent_rope);
+  EXPECT_FALSE(c.mla.rope);
   const Weights& w = (*model)->weights;
   EXPECT_TRUE(w.layers[0].kda.g_full.valid());
   EXPECT_TRUE(w.layers[3].mla.out_gate.valid());

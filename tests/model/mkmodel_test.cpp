@@ -192,7 +192,7 @@ TEST(ChatTemplates, EmbeddedTextsAreThePublishedOnes) {
 void ExpectRealDimensionsSane(Arch arch, const char* shape, int64_t experts = 0) {
   auto spec = LookupShape(arch, shape, 2048);
   ASSERT_TRUE(spec.ok());
-  if (experts > 0) spec->config.num_experts = experts;
+  if (experts > 0) spec->config.experts.count = experts;
   spec->config.num_layers = 4;
   spec->config.layer_kinds.resize(4);
   auto m = MakeRandomModel(*spec, DType::kBF16, 1);

@@ -39,13 +39,13 @@ TEST(MoeFiles, QuantizedQwen35MoeFromAnotherImplementationMatchesThePlan) {
   EXPECT_EQ(c->arch, Arch::kQwen3_5Moe);
   EXPECT_EQ(c->hidden, 256);
   EXPECT_EQ(c->num_layers, 8);
-  EXPECT_EQ(c->num_experts, 8);
-  EXPECT_EQ(c->experts_per_token, 2);
-  EXPECT_EQ(c->expert_intermediate, 256);
-  EXPECT_EQ(c->shared_intermediate, 256);
-  EXPECT_EQ(c->v_head_order, VHeadOrder::kTiled);
-  EXPECT_EQ(c->lin_num_k_heads, 4);
-  EXPECT_EQ(c->lin_num_v_heads, 8);
+  EXPECT_EQ(c->experts.count, 8);
+  EXPECT_EQ(c->experts.per_token, 2);
+  EXPECT_EQ(c->experts.width, 256);
+  EXPECT_EQ(c->experts.shared_width, 256);
+  EXPECT_EQ(c->delta.v_head_order, VHeadOrder::kTiled);
+  EXPECT_EQ(c->delta.k_heads, 4);
+  EXPECT_EQ(c->delta.v_heads, 8);
   EXPECT_EQ(c->num_full_layers(), 2);
   EXPECT_FALSE(c->tied_embeddings);
   // Every planned tensor is in the file with the planned shape, and the plan
@@ -201,10 +201,10 @@ TEST(MoeFiles, RealShapesHaveTheParameterCountsOfTheirNames) {
   auto a = LookupShape(Arch::kQwen3_5Moe, "qwen3.5-35b-a3b");
   auto b = LookupShape(Arch::kQwen3Next, "qwen3-next-80b-a3b");
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->config.num_experts, 256);
-  EXPECT_EQ(a->config.experts_per_token, 8);
-  EXPECT_EQ(b->config.num_experts, 512);
-  EXPECT_EQ(b->config.experts_per_token, 10);
+  EXPECT_EQ(a->config.experts.count, 256);
+  EXPECT_EQ(a->config.experts.per_token, 8);
+  EXPECT_EQ(b->config.experts.count, 512);
+  EXPECT_EQ(b->config.experts.per_token, 10);
   const double pa = static_cast<double>(PlannedParams(a->config)) / 1e9;
   const double pb = static_cast<double>(PlannedParams(b->config)) / 1e9;
   EXPECT_GT(pa, 33.0);

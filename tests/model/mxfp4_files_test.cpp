@@ -78,8 +78,8 @@ TEST(Mxfp4Files, KimiK3CheckpointAndGgufHoldTheSameBlocks) {
     if (!c.moe_layer(l)) continue;
     const MoeWeights& x = (*a)->weights.layers[l].moe;
     const MoeWeights& y = (*b)->weights.layers[l].moe;
-    ASSERT_EQ(x.gate.size(), static_cast<size_t>(c.num_experts));
-    for (int64_t e = 0; e < c.num_experts; ++e) {
+    ASSERT_EQ(x.gate.size(), static_cast<size_t>(c.experts.count));
+    for (int64_t e = 0; e < c.experts.count; ++e) {
       for (auto [u, v] : {std::pair{&x.gate[e], &y.gate[e]}, {&x.up[e], &y.up[e]}, {&x.down[e], &y.down[e]}}) {
         ASSERT_EQ(u->dtype, DType::kMXFP4) << "layer " << l << " expert " << e;
         ASSERT_EQ(v->dtype, DType::kMXFP4);

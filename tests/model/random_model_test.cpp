@@ -20,8 +20,8 @@ TEST(Shapes, TinyQwen35ExercisesThePitfalls) {
   EXPECT_EQ(c.layer_kinds[7], LayerKind::kFullAttention);
   EXPECT_NE(c.head_dim, c.hidden / c.num_heads);
   EXPECT_EQ(c.rope_dims * 4, c.head_dim);
-  EXPECT_EQ(c.lin_num_v_heads / c.lin_num_k_heads, 2);
-  EXPECT_EQ(c.conv_dim(), 2 * 2 * 32 + 4 * 32);
+  EXPECT_EQ(c.delta.v_heads / c.delta.k_heads, 2);
+  EXPECT_EQ(c.delta.conv_dim(), 2 * 2 * 32 + 4 * 32);
 }
 
 TEST(Shapes, RealShapesMatchTheSpecTable) {

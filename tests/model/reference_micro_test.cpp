@@ -97,7 +97,7 @@ TEST(ReferenceMicro, GatedDeltaNetLayerMatchesClosedForm) {
   c.arch = Arch::kQwen3_5;
   c.hidden = 8; c.num_layers = 1; c.intermediate = 8; c.vocab = 16; c.tied_embeddings = true;
   c.num_heads = 1; c.num_kv_heads = 1; c.head_dim = 4; c.rope_dims = 2; c.attn_output_gate = true;
-  c.lin_num_k_heads = 2; c.lin_num_v_heads = 4; c.lin_k_dim = 4; c.lin_v_dim = 4; c.conv_kernel = 4;
+  c.delta.k_heads = 2; c.delta.v_heads = 4; c.delta.k_dim = 4; c.delta.v_dim = 4; c.delta.conv_kernel = 4;
   c.layer_kinds = {LayerKind::kLinearAttention};
   auto model = MakeRandomModel(spec, DType::kF32, kSeed);
   ASSERT_TRUE(model.ok()) << model.status().ToString();

@@ -101,7 +101,7 @@ TEST(SparseFiles, BothFormatsLoadTheSameModel) {
     ASSERT_TRUE(hf.ok()) << hf.status().ToString();
     ASSERT_TRUE(gguf.ok()) << gguf.status().ToString();
     EXPECT_EQ((*hf)->config.indexer.full, (*gguf)->config.indexer.full) << a;
-    EXPECT_EQ((*hf)->config.expert_groups, (*gguf)->config.expert_groups) << a;
+    EXPECT_EQ((*hf)->config.experts.groups, (*gguf)->config.experts.groups) << a;
     const std::vector<int32_t> tokens = {1, 5, 9, 200, 7, 7, 31, 64, 3, 2, 800, 17, 5, 5, 90, 4, 11, 12, 13, 14};
     auto x = ReferenceForward(**hf, tokens);
     auto y = ReferenceForward(**gguf, tokens);
@@ -167,19 +167,19 @@ TEST(SparseFiles, KimiK3ShapeRoundTripsThroughItsConfig) {
   EXPECT_EQ(c->arch, Arch::kKimiK3);
   EXPECT_EQ(c->layer_kinds, want.layer_kinds);
   EXPECT_EQ(c->num_heads, want.num_heads);
-  EXPECT_EQ(c->lin_num_k_heads, want.lin_num_k_heads);
-  EXPECT_EQ(c->q_lora_rank, want.q_lora_rank);
-  EXPECT_EQ(c->kv_lora_rank, want.kv_lora_rank);
-  EXPECT_EQ(c->num_experts, want.num_experts);
-  EXPECT_EQ(c->experts_per_token, want.experts_per_token);
-  EXPECT_EQ(c->expert_latent, want.expert_latent);
-  EXPECT_EQ(c->shared_intermediate, want.shared_intermediate);
-  EXPECT_EQ(c->leading_dense_layers, want.leading_dense_layers);
+  EXPECT_EQ(c->delta.k_heads, want.delta.k_heads);
+  EXPECT_EQ(c->mla.q_lora_rank, want.mla.q_lora_rank);
+  EXPECT_EQ(c->mla.kv_lora_rank, want.mla.kv_lora_rank);
+  EXPECT_EQ(c->experts.count, want.experts.count);
+  EXPECT_EQ(c->experts.per_token, want.experts.per_token);
+  EXPECT_EQ(c->experts.latent, want.experts.latent);
+  EXPECT_EQ(c->experts.shared_width, want.experts.shared_width);
+  EXPECT_EQ(c->experts.leading_dense_layers, want.experts.leading_dense_layers);
   EXPECT_EQ(c->attn_res_block, want.attn_res_block);
-  EXPECT_EQ(c->situ_beta, want.situ_beta);
-  EXPECT_EQ(c->situ_linear_beta, want.situ_linear_beta);
-  EXPECT_EQ(c->kda_gate_lower_bound, want.kda_gate_lower_bound);
-  EXPECT_FALSE(c->latent_rope);
+  EXPECT_EQ(c->situ.beta, want.situ.beta);
+  EXPECT_EQ(c->situ.linear_beta, want.situ.linear_beta);
+  EXPECT_EQ(c->delta.gate_lower_bound, want.delta.gate_lower_bound);
+  EXPECT_FALSE(c->mla.rope);
 }
 
 // A K3 config.json without what K3 needs, or with another activation, is an

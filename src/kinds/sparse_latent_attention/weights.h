@@ -9,7 +9,7 @@
 namespace lineage::model {
 
 // The lightning indexer of a full sparse layer (spec latent-attention §1.2):
-// Hi heads of D; q_lora = ModelConfig::q_lora_rank.
+// Hi heads of D; q_lora = ModelConfig::mla.q_lora_rank.
 struct IndexerWeights {
   TensorView q_b;                     // [Hi D, q_lora]: per head [rope | nope], from the normed q latent
   TensorView k;                       // [D, H]

@@ -25,16 +25,16 @@ constexpr Role kMoeLatentNorm = FfnRole(FfnKind::kDeepseekMoe, 3);
 // (GGUF).
 void PlanDeepseekMoe(TensorPlanner& p, int64_t l) {
   const ModelConfig& c = p.c;
-  const int64_t H = c.hidden, E = c.num_experts, Ie = c.expert_intermediate;
-  const int64_t Is = c.shared_intermediate;
-  const int64_t X = c.expert_latent > 0 ? c.expert_latent : H;  // the routed experts' input width
+  const int64_t H = c.hidden, E = c.experts.count, Ie = c.experts.width;
+  const int64_t Is = c.experts.shared_width;
+  const int64_t X = c.experts.latent > 0 ? c.experts.latent : H;  // the routed experts' input width
   // Kimi's checkpoints name the MoE block_sparse_moe (experts w1 / w3 / w2);
   // DeepSeek's and GLM's name it mlp (experts gate_proj / up_proj / down_proj).
   const bool kimi_names = c.arch == Arch::kKimiLinear || c.arch == Arch::kKdaDsa || c.arch == Arch::kKimiK3;
   const std::string m = kimi_names ? "block_sparse_moe." : "mlp.";
   p.Add(Role::kRouter, l, m + "gate.weight", "ffn_gate_inp.weight", {E, H}, Values::kF32Matrix);
   p.Add(kRouterBias, l, m + "gate.e_score_correction_bias", "exp_probs_b.bias", {E}, Values::kScores);
-  if (c.expert_latent > 0) {  // K3: the experts run in a latent of X
+  if (c.experts.latent > 0) {  // K3: the experts run in a latent of X
     p.Add(kMoeLatentDown, l, m + "routed_expert_down_proj.weight", "ffn_routed_down.weight", {X, H});
   }
   if (c.format == FileFormat::kGguf) {
@@ -49,7 +49,7 @@ void PlanDeepseekMoe(TensorPlanner& p, int64_t l) {
       p.AddOwn(Role::kExpDown, l, e, x + (kimi_names ? "w2.weight" : "down_proj.weight"), {X, Ie});
     }
   }
-  if (c.expert_latent > 0) {
+  if (c.experts.latent > 0) {
     p.Add(kMoeLatentNorm, l, m + "routed_expert_norm.weight", "ffn_routed_norm.weight", {X}, Values::kPlainNorm);
     p.Add(kMoeLatentUp, l, m + "routed_expert_up_proj.weight", "ffn_routed_up.weight", {H, X});
   }
@@ -61,7 +61,7 @@ void PlanDeepseekMoe(TensorPlanner& p, int64_t l) {
 // A kimi routed-expert tensor: one expert's matrix (HF) or all experts
 // stacked (GGUF), sliced per expert into moe.
 void BindKimiExpert(const ModelConfig& c, const PlannedTensor& p, const TensorView& v, MoeWeights* moe) {
-  const int64_t E = c.num_experts;
+  const int64_t E = c.experts.count;
   moe->gate.resize(static_cast<size_t>(E));
   moe->up.resize(static_cast<size_t>(E));
   moe->down.resize(static_cast<size_t>(E));
@@ -89,6 +89,7 @@ bool Bind(const BoundTensor& t, LayerWeights& w) {
 
 }  // namespace
 
-extern const model::FfnKindInfo kModelSpec{"deepseek-moe", {PlanDeepseekMoe, Bind, nullptr}};
+extern const model::KindConfig kConfig;  // its hyperparameters (deepseek_moe_config.cpp)
+extern const model::FfnKindInfo kModelSpec{"deepseek-moe", {PlanDeepseekMoe, Bind, nullptr}, &kConfig};
 
 }  // namespace lineage::kinds::deepseek_moe

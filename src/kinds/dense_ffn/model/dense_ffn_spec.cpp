@@ -35,6 +35,7 @@ bool Bind(const BoundTensor& t, LayerWeights& w) {
 
 }  // namespace
 
-extern const model::FfnKindInfo kModelSpec{"dense", {PlanDense, Bind, nullptr}};
+extern const model::KindConfig kConfig;  // its hyperparameters (situ_config.cpp)
+extern const model::FfnKindInfo kModelSpec{"dense", {PlanDense, Bind, nullptr}, &kConfig};
 
 }  // namespace lineage::kinds::dense_ffn

@@ -23,8 +23,8 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
                    const float* xn, float* out) {
   const model::ModelConfig& c = ctx.config;
   const int64_t R = ctx.batch.num_rows, H = c.hidden;
-  const int64_t Hk = c.lin_num_k_heads, Hv = c.lin_num_v_heads, dk = c.lin_k_dim, dv = c.lin_v_dim;
-  const int64_t key_dim = Hk * dk, value_dim = Hv * dv, conv_dim = c.conv_dim(), K = c.conv_kernel;
+  const int64_t Hk = c.delta.k_heads, Hv = c.delta.v_heads, dk = c.delta.k_dim, dv = c.delta.v_dim;
+  const int64_t key_dim = Hk * dk, value_dim = Hv * dv, conv_dim = c.delta.conv_dim(), K = c.delta.conv_kernel;
   const float eps = static_cast<float>(c.rms_eps);
 
   float* mixed = ctx.ws.wide0.data();  // [R, conv_dim]
@@ -59,7 +59,7 @@ void GatedDeltaNet(const model::LinearAttentionWeights& w, int64_t gdn_index, co
   // so the results are the same bit for bit.
   const std::vector<Segment>& segs = ctx.batch.segments;
   const int64_t ratio = Hv / Hk;
-  const bool grouped = c.v_head_order == model::VHeadOrder::kGrouped;
+  const bool grouped = c.delta.v_head_order == model::VHeadOrder::kGrouped;
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
   // The conv channels of key head kh: its q and k, and v of every value
   // head reading it (one run when grouped).

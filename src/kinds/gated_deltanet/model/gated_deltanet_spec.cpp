@@ -16,10 +16,10 @@ using namespace model;
 void PlanGdn(TensorPlanner& p, int64_t l) {
   const ModelConfig& c = p.c;
   const int64_t H = c.hidden;
-  const int64_t key_dim = c.lin_num_k_heads * c.lin_k_dim;
-  const int64_t value_dim = c.lin_num_v_heads * c.lin_v_dim;
+  const int64_t key_dim = c.delta.k_heads * c.delta.k_dim;
+  const int64_t value_dim = c.delta.v_heads * c.delta.v_dim;
   const int64_t conv_dim = 2 * key_dim + value_dim;
-  const int64_t Hv = c.lin_num_v_heads, K = c.conv_kernel;
+  const int64_t Hv = c.delta.v_heads, K = c.delta.conv_kernel;
   if (c.arch != Arch::kQwen3Next) {
     p.Add(kLinQkv, l, "linear_attn.in_proj_qkv.weight", "attn_qkv.weight", {conv_dim, H});
     p.Add(kLinZ, l, "linear_attn.in_proj_z.weight", "attn_gate.weight", {value_dim, H});
@@ -38,7 +38,7 @@ void PlanGdn(TensorPlanner& p, int64_t l) {
   p.Add(kLinConv, l, "linear_attn.conv1d.weight", {conv_dim, 1, K}, "ssm_conv1d.weight", {conv_dim, K}, Values::kVector);
   p.Add(kLinDtBias, l, "linear_attn.dt_bias", "ssm_dt.bias", {Hv}, Values::kDtBias);
   p.Add(kLinALog, l, "linear_attn.A_log", "ssm_a", {Hv}, Values::kALog);
-  p.Add(kLinNorm, l, "linear_attn.norm.weight", "ssm_norm.weight", {c.lin_v_dim}, Values::kPlainNorm);
+  p.Add(kLinNorm, l, "linear_attn.norm.weight", "ssm_norm.weight", {c.delta.v_dim}, Values::kPlainNorm);
   p.Add(kLinOut, l, "linear_attn.out_proj.weight", "ssm_out.weight", {H, value_dim}, Values::kOutMatrix);
 }
 
@@ -46,7 +46,7 @@ void PlanGdn(TensorPlanner& p, int64_t l) {
 // of key group g sit at rows g * (2 d_k + 2 r d_v) of in_proj_qkvz, b and a
 // at rows g * 2r of in_proj_ba (spec §2.1).
 void BuildGdnBlocks(const ModelConfig& c, LinearAttentionWeights* w) {
-  const int64_t Hk = c.lin_num_k_heads, dk = c.lin_k_dim, dv = c.lin_v_dim, r = c.lin_num_v_heads / Hk;
+  const int64_t Hk = c.delta.k_heads, dk = c.delta.k_dim, dv = c.delta.v_dim, r = c.delta.v_heads / Hk;
   const int64_t key_dim = Hk * dk;
   auto& b = w->in_blocks;
   if (w->in_proj_qkvz.valid()) {
@@ -99,6 +99,8 @@ Status Finish(const LayerBinder& b, LayerWeights& w) {
 
 }  // namespace
 
-extern const model::MixerKindInfo kModelSpec{"gated-deltanet", true, NoKvRows, DeltaStateFloats, {PlanGdn, Bind, Finish}};
+extern const model::KindConfig kConfig;  // its hyperparameters (gated_deltanet_config.cpp)
+extern const model::MixerKindInfo kModelSpec{"gated-deltanet", true, NoKvRows, DeltaStateFloats, {PlanGdn, Bind, Finish},
+                                             &kConfig};
 
 }  // namespace lineage::kinds::gated_deltanet

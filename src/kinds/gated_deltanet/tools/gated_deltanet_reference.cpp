@@ -17,10 +17,10 @@ using namespace model;
 // viewed as [H_k, 2 d_k + 2 r d_v], holds per key group g [q_g | k_g | v_g | z_g];
 // the flat q, k, v are concatenated [q_all | k_all | v_all] (V grouped).
 void SplitQkvz(const ModelConfig& c, const Mat& qkvz, Mat* mixed, Mat* z) {
-  const int64_t Hk = c.lin_num_k_heads, dk = c.lin_k_dim, dv = c.lin_v_dim, r = c.lin_num_v_heads / Hk;
+  const int64_t Hk = c.delta.k_heads, dk = c.delta.k_dim, dv = c.delta.v_dim, r = c.delta.v_heads / Hk;
   const int64_t key_dim = Hk * dk, group = 2 * dk + 2 * r * dv;
-  mixed->assign(qkvz.size(), Vec(static_cast<size_t>(c.conv_dim())));
-  z->assign(qkvz.size(), Vec(static_cast<size_t>(c.lin_num_v_heads * dv)));
+  mixed->assign(qkvz.size(), Vec(static_cast<size_t>(c.delta.conv_dim())));
+  z->assign(qkvz.size(), Vec(static_cast<size_t>(c.delta.v_heads * dv)));
   for (size_t t = 0; t < qkvz.size(); ++t)
     for (int64_t g = 0; g < Hk; ++g) {
       const double* src = &qkvz[t][g * group];
@@ -33,9 +33,9 @@ void SplitQkvz(const ModelConfig& c, const Mat& qkvz, Mat* mixed, Mat* z) {
 
 // in_proj_ba's output, [H_k, 2r]: per key group g [b_g (r) | a_g (r)].
 void SplitBa(const ModelConfig& c, const Mat& ba, Mat* b, Mat* a) {
-  const int64_t Hk = c.lin_num_k_heads, r = c.lin_num_v_heads / Hk;
-  b->assign(ba.size(), Vec(static_cast<size_t>(c.lin_num_v_heads)));
-  a->assign(ba.size(), Vec(static_cast<size_t>(c.lin_num_v_heads)));
+  const int64_t Hk = c.delta.k_heads, r = c.delta.v_heads / Hk;
+  b->assign(ba.size(), Vec(static_cast<size_t>(c.delta.v_heads)));
+  a->assign(ba.size(), Vec(static_cast<size_t>(c.delta.v_heads)));
   for (size_t t = 0; t < ba.size(); ++t)
     for (int64_t g = 0; g < Hk; ++g)
       for (int64_t j = 0; j < r; ++j) {
@@ -47,8 +47,8 @@ void SplitBa(const ModelConfig& c, const Mat& ba, Mat* b, Mat* a) {
 // Gated DeltaNet over a whole sequence from zero state (spec §2.1–§2.7).
 Mat GatedDeltaNet(const ModelConfig& c, const LinearAttentionWeights& w, const Mat& x) {
   const int64_t T = static_cast<int64_t>(x.size());
-  const int64_t Hk = c.lin_num_k_heads, Hv = c.lin_num_v_heads, dk = c.lin_k_dim, dv = c.lin_v_dim;
-  const int64_t key_dim = Hk * dk, conv_dim = c.conv_dim(), K = c.conv_kernel, r = Hv / Hk;
+  const int64_t Hk = c.delta.k_heads, Hv = c.delta.v_heads, dk = c.delta.k_dim, dv = c.delta.v_dim;
+  const int64_t key_dim = Hk * dk, conv_dim = c.delta.conv_dim(), K = c.delta.conv_kernel, r = Hv / Hk;
   Mat mixed, z, b, a;
   if (w.in_proj_qkvz.valid()) {
     SplitQkvz(c, MatMul(w.in_proj_qkvz, x), &mixed, &z);
@@ -86,7 +86,7 @@ Mat GatedDeltaNet(const ModelConfig& c, const LinearAttentionWeights& w, const M
       for (int64_t i = 0; i < dk; ++i) qk[kh * dk + i] *= q_scale;
     }
     for (int64_t h = 0; h < Hv; ++h) {
-      const int64_t kh = c.v_head_order == VHeadOrder::kGrouped ? h / r : h % Hk;
+      const int64_t kh = c.delta.v_head_order == VHeadOrder::kGrouped ? h / r : h % Hk;
       const double* q = &qk[kh * dk];
       const double* k = &qk[key_dim + kh * dk];
       const double* v = &y[t][2 * key_dim + h * dv];

@@ -37,7 +37,7 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
                         float* out) {
   const model::ModelConfig& c = ctx.config;
   const int64_t R = ctx.batch.num_rows, H = c.hidden;
-  const int64_t nh = c.lin_num_k_heads, d = c.lin_k_dim, inner = nh * d, conv_dim = 3 * inner, K = c.conv_kernel;
+  const int64_t nh = c.delta.k_heads, d = c.delta.k_dim, inner = nh * d, conv_dim = 3 * inner, K = c.delta.conv_kernel;
   LatentScratch& ks = ctx.ws.latent;
   float* mixed = ctx.ws.wide0.data();  // [R, 3 inner] raw q | k | v
   float* conv = ctx.ws.wide1.data();   // [R, 3 inner] after conv + SiLU
@@ -66,7 +66,7 @@ void KimiDeltaAttention(const model::KdaWeights& w, int64_t kda_index, const Ste
   const std::vector<Segment>& segs = ctx.batch.segments;
 
   NormalizeQk(conv, R, conv_dim, nh, d);
-  const float lower_bound = static_cast<float>(c.kda_gate_lower_bound);
+  const float lower_bound = static_cast<float>(c.delta.gate_lower_bound);
   // β = sigmoid, and the per-channel log-decays g from f + dt_bias, a row
   // at a time on every thread (a prefill's rows hold millions of channels).
   ctx.pool->parallel_for(R, [&](int64_t r0, int64_t r1, int) {

@@ -32,7 +32,7 @@ constexpr Role kKdaGFull = MixerRole(MixerKind::kKimiDelta, 15);
 void PlanKda(TensorPlanner& p, int64_t l) {
   const ModelConfig& c = p.c;
   const int64_t H = c.hidden;
-  const int64_t nh = c.lin_num_k_heads, d = c.lin_k_dim, inner = nh * d, K = c.conv_kernel;
+  const int64_t nh = c.delta.k_heads, d = c.delta.k_dim, inner = nh * d, K = c.delta.conv_kernel;
   p.Add(kKdaQ, l, "self_attn.q_proj.weight", "attn_q.weight", {inner, H});
   p.Add(kKdaK, l, "self_attn.k_proj.weight", "attn_k.weight", {inner, H});
   p.Add(kKdaV, l, "self_attn.v_proj.weight", "attn_v.weight", {inner, H});
@@ -84,6 +84,7 @@ bool Bind(const BoundTensor& t, LayerWeights& w) {
 
 }  // namespace
 
-extern const model::MixerKindInfo kModelSpec{"kda", true, NoKvRows, DeltaStateFloats, {PlanKda, Bind, nullptr}};
+extern const model::KindConfig kConfig;  // its hyperparameters (kda_config.cpp)
+extern const model::MixerKindInfo kModelSpec{"kda", true, NoKvRows, DeltaStateFloats, {PlanKda, Bind, nullptr}, &kConfig};
 
 }  // namespace lineage::kinds::kda

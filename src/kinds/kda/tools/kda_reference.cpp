@@ -20,7 +20,7 @@ using namespace model;
 // RMSNorm(o) * sigmoid(g_b g_a x); o_proj.
 Mat KimiDelta(const ModelConfig& c, const KdaWeights& w, const Mat& x) {
   const int64_t T = static_cast<int64_t>(x.size());
-  const int64_t nh = c.lin_num_k_heads, d = c.lin_k_dim, inner = nh * d, K = c.conv_kernel;
+  const int64_t nh = c.delta.k_heads, d = c.delta.k_dim, inner = nh * d, K = c.delta.conv_kernel;
   const Mat raw[3] = {MatMul(w.q_proj, x), MatMul(w.k_proj, x), MatMul(w.v_proj, x)};
   Mat conv[3];
   for (int64_t m = 0; m < 3; ++m) {
@@ -55,8 +55,8 @@ Mat KimiDelta(const ModelConfig& c, const KdaWeights& w, const Mat& x) {
         // K3 bounds the log-decay below: lb sigmoid(exp(A_log) (f + dt_bias)),
         // with exp(A_log) = -ssm_a; Kimi Linear: ssm_a softplus(f + dt_bias).
         const double pre = f[t][h * d + i] + w.dt_bias[h * d + i];
-        const double g = c.kda_gate_lower_bound < 0
-                             ? c.kda_gate_lower_bound * Sigmoid(-static_cast<double>(w.ssm_a[h]) * pre)
+        const double g = c.delta.gate_lower_bound < 0
+                             ? c.delta.gate_lower_bound * Sigmoid(-static_cast<double>(w.ssm_a[h]) * pre)
                              : static_cast<double>(w.ssm_a[h]) * Softplus(pre);
         for (double& e : S[i]) e *= std::exp(g);
       }

@@ -42,7 +42,7 @@ const std::vector<float>& ExpandKeyWeights(const model::MlaWeights& w, int64_t m
                                            LatentScratch& ks) {
   if (static_cast<int64_t>(ks.expand_wk.size()) <= mla_index) ks.expand_wk.resize(static_cast<size_t>(mla_index + 1));
   std::vector<float>& wk = ks.expand_wk[mla_index];
-  const int64_t nh = c.num_heads, dn = c.qk_nope_dim, L = c.kv_lora_rank;
+  const int64_t nh = c.num_heads, dn = c.mla.qk_nope_dim, L = c.mla.kv_lora_rank;
   if (!wk.empty()) return wk;
   wk.resize(static_cast<size_t>(nh * dn * L));
   std::vector<float> row(static_cast<size_t>(dn));
@@ -61,16 +61,16 @@ const std::vector<float>& ExpandKeyWeights(const model::MlaWeights& w, int64_t m
 // row's table (also where only the indexer rotates).
 void StoreLatentRows(const model::MlaWeights& w, int64_t mla_index, const StepContext& ctx, float* lat) {
   const model::ModelConfig& c = ctx.config;
-  const int64_t R = ctx.batch.num_rows, L = c.kv_lora_rank, dr = c.qk_rope_dim, W = c.latent_dim(), half = W / 2;
+  const int64_t R = ctx.batch.num_rows, L = c.mla.kv_lora_rank, dr = c.mla.qk_rope_dim, W = c.mla.latent_dim(), half = W / 2;
   for (int64_t r = 0; r < R; ++r)
     kernels::RmsNorm(lat + r * W, w.kv_a_norm.data(), static_cast<float>(c.rms_eps), 1, L, lat + r * W);
   float* rope = ctx.ws.latent.rope.data();
-  if (c.latent_rope || w.indexer.valid()) {
+  if (c.mla.rope || w.indexer.valid()) {
     const Yarn yarn = LatentYarn(c);
     for (const Segment& s : ctx.batch.segments)
       RopeTable(s.start_pos(), s.num_tokens, dr, c.rope_theta, rope + s.row_begin * dr, yarn);
   }
-  if (c.latent_rope) ApplyRopeInterleaved(lat + L, R, W, 1, W, dr, rope);
+  if (c.mla.rope) ApplyRopeInterleaved(lat + L, R, W, 1, W, dr, rope);
   for (const Segment& s : ctx.batch.segments)
     for (int64_t t = 0; t < s.num_tokens; ++t) {
       const float* row = lat + (s.row_begin + t) * W;
@@ -80,7 +80,7 @@ void StoreLatentRows(const model::MlaWeights& w, int64_t mla_index, const StepCo
 
 void WriteLatentKv(const model::MlaWeights& w, int64_t mla_index, const StepContext& ctx, const float* xn) {
   float* lat = ctx.ws.latent.lat.data();
-  kernels::Gemm(w.kv_a, xn, ctx.config.hidden, lat, ctx.config.latent_dim(), ctx.batch.num_rows, ctx.pool);
+  kernels::Gemm(w.kv_a, xn, ctx.config.hidden, lat, ctx.config.mla.latent_dim(), ctx.batch.num_rows, ctx.pool);
   StoreLatentRows(w, mla_index, ctx, lat);
 }
 
@@ -88,8 +88,8 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
                      const StepContext& ctx, const float* xn, float* out) {
   const model::ModelConfig& c = ctx.config;
   const int64_t R = ctx.batch.num_rows, H = c.hidden, nh = c.num_heads;
-  const int64_t dn = c.qk_nope_dim, dr = c.qk_rope_dim, dq = dn + dr, dv = c.v_head_dim, L = c.kv_lora_rank;
-  const int64_t W = c.latent_dim();
+  const int64_t dn = c.mla.qk_nope_dim, dr = c.mla.qk_rope_dim, dq = dn + dr, dv = c.mla.v_head_dim, L = c.mla.kv_lora_rank;
+  const int64_t W = c.mla.latent_dim();
   LatentScratch& ks = ctx.ws.latent;
   float* q = ctx.ws.wide0.data();   // [R, nh dq]
   float* lat = ks.lat.data();       // [R, W]
@@ -98,7 +98,7 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
   float* att = ctx.ws.mid0.data();  // [R, nh dv]
   const std::vector<Segment>& segs = ctx.batch.segments;
   if (w.q_a.valid()) {  // q = q_b rmsnorm(q_a xn); the normed latent also feeds the indexer
-    const int64_t ql = c.q_lora_rank;
+    const int64_t ql = c.mla.q_lora_rank;
     float* qr = ks.qr.data();
     MultiGemm({{&w.q_a, qr, ql}, {&w.kv_a, lat, W}}, xn, H, R, ctx.pool);
     kernels::RmsNorm(qr, w.q_a_norm.data(), static_cast<float>(c.rms_eps), R, ql, qr);
@@ -108,7 +108,7 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
   }
   StoreLatentRows(w, mla_index, ctx, lat);
   float* rope = ks.rope.data();  // [R, dr]: the positions' cos | sin
-  if (c.latent_rope) ApplyRopeInterleaved(q + dn, R, nh * dq, nh, dq, dr, rope);
+  if (c.mla.rope) ApplyRopeInterleaved(q + dn, R, nh * dq, nh, dq, dr, rope);
   if (w.indexer.valid()) SelectKeys(w.indexer, index_layer, ctx, xn, ks.qr.data(), rope, &ks.indexer.selection);
 
   // The path of each segment: by the cost model, unless the options force
@@ -142,7 +142,7 @@ void LatentAttention(const model::MlaWeights& w, int64_t mla_index, int64_t inde
   const std::vector<float>* wk = any_expanded ? &ExpandKeyWeights(w, mla_index, c, ks) : nullptr;
   std::vector<ExpandedKeys>& expanded = ks.expanded;
   expanded.resize(segs.size());
-  const float scale = static_cast<float>(c.latent_scale());  // mscale^2 / sqrt(dq) under YaRN
+  const float scale = static_cast<float>(c.mla.scale());  // mscale^2 / sqrt(dq) under YaRN
   for (size_t si = 0; si < segs.size(); ++si) {
     if (path[si] != LatentPath::kExpanded) continue;
     const Segment& s = segs[si];

@@ -13,7 +13,7 @@ using namespace model;
 // [nh (dn + dv), L]: v_b are row slices; W_k,h is transposed into an owned
 // fp32 buffer.
 void BindKvB(const ModelConfig& c, const TensorView& kv_b, MlaWeights* w) {
-  const int64_t nh = c.num_heads, dn = c.qk_nope_dim, dv = c.v_head_dim, L = c.kv_lora_rank;
+  const int64_t nh = c.num_heads, dn = c.mla.qk_nope_dim, dv = c.mla.v_head_dim, L = c.mla.kv_lora_rank;
   auto owned = std::make_shared<std::vector<float>>(static_cast<size_t>(nh * L * dn));
   std::vector<float> row(static_cast<size_t>(L));
   w->k_b_t.clear();
@@ -37,7 +37,7 @@ void BindKvB(const ModelConfig& c, const TensorView& kv_b, MlaWeights* w) {
 }
 
 // The latent row [c_kv | k_pe].
-int64_t KvFloats(const ModelConfig& c, int64_t) { return c.latent_dim(); }
+int64_t KvFloats(const ModelConfig& c, int64_t) { return c.mla.latent_dim(); }
 
 }  // namespace
 
@@ -47,16 +47,16 @@ int64_t KvFloats(const ModelConfig& c, int64_t) { return c.latent_dim(); }
 void PlanLatentTensors(TensorPlanner& p, int64_t l) {
   const ModelConfig& c = p.c;
   const int64_t H = c.hidden;
-  const int64_t nh = c.num_heads, dn = c.qk_nope_dim, dv = c.v_head_dim, r = c.kv_lora_rank;
-  if (c.q_lora_rank > 0) {
-    const int64_t qr = c.q_lora_rank;
+  const int64_t nh = c.num_heads, dn = c.mla.qk_nope_dim, dv = c.mla.v_head_dim, r = c.mla.kv_lora_rank;
+  if (c.mla.q_lora_rank > 0) {
+    const int64_t qr = c.mla.q_lora_rank;
     p.Add(kMlaQA, l, "self_attn.q_a_proj.weight", "attn_q_a.weight", {qr, H});
     p.Add(kMlaQANorm, l, "self_attn.q_a_layernorm.weight", "attn_q_a_norm.weight", {qr}, Values::kPlainNorm);
     p.Add(kMlaQB, l, "self_attn.q_b_proj.weight", "attn_q_b.weight", {nh * c.head_dim, qr});
   } else {
     p.Add(kMlaQ, l, "self_attn.q_proj.weight", "attn_q.weight", {nh * c.head_dim, H});
   }
-  p.Add(kMlaKvA, l, "self_attn.kv_a_proj_with_mqa.weight", "attn_kv_a_mqa.weight", {c.latent_dim(), H});
+  p.Add(kMlaKvA, l, "self_attn.kv_a_proj_with_mqa.weight", "attn_kv_a_mqa.weight", {c.mla.latent_dim(), H});
   p.Add(kMlaKvANorm, l, "self_attn.kv_a_layernorm.weight", "attn_kv_a_norm.weight", {r}, Values::kPlainNorm);
   if (c.format == FileFormat::kSafetensors) {
     p.Add(kMlaKvB, l, "self_attn.kv_b_proj.weight", "-", {nh * (dn + dv), r});
@@ -82,11 +82,11 @@ bool BindLatentTensor(const BoundTensor& t, LayerWeights& w) {
     case kMlaKvB: BindKvB(c, v, &m); return true;
     case kMlaKB:
       for (int64_t h = 0; h < c.num_heads; ++h)
-        m.k_b_t.push_back(RowSlice(v, h * c.kv_lora_rank, c.kv_lora_rank, "[head " + std::to_string(h) + "]"));
+        m.k_b_t.push_back(RowSlice(v, h * c.mla.kv_lora_rank, c.mla.kv_lora_rank, "[head " + std::to_string(h) + "]"));
       return true;
     case kMlaVB:
       for (int64_t h = 0; h < c.num_heads; ++h)
-        m.v_b.push_back(RowSlice(v, h * c.v_head_dim, c.v_head_dim, "[head " + std::to_string(h) + "]"));
+        m.v_b.push_back(RowSlice(v, h * c.mla.v_head_dim, c.mla.v_head_dim, "[head " + std::to_string(h) + "]"));
       return true;
     case kMlaGate: m.out_gate = v; return true;
     case kMlaOut: m.o_proj = v; return true;
@@ -94,6 +94,9 @@ bool BindLatentTensor(const BoundTensor& t, LayerWeights& w) {
   }
 }
 
-extern const MixerKindInfo kModelSpec{"latent-attention", false, KvFloats, NoState, {PlanLatentTensors, BindLatentTensor, nullptr}};
+extern const KindConfig kConfig;  // its hyperparameters (latent_attention_config.cpp)
+
+extern const MixerKindInfo kModelSpec{"latent-attention", false, KvFloats, NoState,
+                                      {PlanLatentTensors, BindLatentTensor, nullptr}, &kConfig};
 
 }  // namespace lineage::kinds::latent_attention

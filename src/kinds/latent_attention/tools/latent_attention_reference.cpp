@@ -32,13 +32,13 @@ using namespace model;
 std::pair<double, double> PairAngle(const ModelConfig& c, int64_t i, int64_t dims, int64_t pos) {
   const double d = static_cast<double>(dims);
   const double angle = static_cast<double>(pos) * std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / d);
-  if (c.yarn_factor <= 1) return {angle, 1.0};
-  const double s = c.yarn_factor, ctx = static_cast<double>(c.yarn_original_context);
+  if (c.mla.yarn_factor <= 1) return {angle, 1.0};
+  const double s = c.mla.yarn_factor, ctx = static_cast<double>(c.mla.yarn_original_context);
   const double fast = std::floor(d * std::log(ctx / (32.0 * 2.0 * M_PI)) / (2.0 * std::log(c.rope_theta)));
   const double slow = std::ceil(d * std::log(ctx / (1.0 * 2.0 * M_PI)) / (2.0 * std::log(c.rope_theta)));
   const double low = std::max(0.0, fast), high = std::min(d - 1, slow);
   const double keep = 1.0 - std::clamp((static_cast<double>(i) - low) / std::max(0.001, high - low), 0.0, 1.0);
-  const double gain = (1.0 + 0.1 * std::log(s)) / (1.0 + 0.1 * c.yarn_mscale_all_dim * std::log(s));
+  const double gain = (1.0 + 0.1 * std::log(s)) / (1.0 + 0.1 * c.mla.yarn_mscale_all_dim * std::log(s));
   return {keep * angle + (1.0 - keep) * angle / s, gain};
 }
 
@@ -54,7 +54,7 @@ void RopeInterleaved(const ModelConfig& c, double* x, int64_t dims, int64_t pos)
 
 Mat LatentAttention(const ModelConfig& c, const MlaWeights& w, const Mat& x, const Selection* sel) {
   const int64_t T = static_cast<int64_t>(x.size());
-  const int64_t nh = c.num_heads, dn = c.qk_nope_dim, dr = c.qk_rope_dim, dv = c.v_head_dim, L = c.kv_lora_rank;
+  const int64_t nh = c.num_heads, dn = c.mla.qk_nope_dim, dr = c.mla.qk_rope_dim, dv = c.mla.v_head_dim, L = c.mla.kv_lora_rank;
   const int64_t dq = dn + dr;
   Mat q;
   if (w.q_a.valid()) {
@@ -64,14 +64,14 @@ Mat LatentAttention(const ModelConfig& c, const MlaWeights& w, const Mat& x, con
   }
   Mat lat = MatMul(w.kv_a, x);
   for (Vec& row : lat) RmsNormInPlace(row.data(), L, w.kv_a_norm, c.rms_eps);
-  if (c.latent_rope)
+  if (c.mla.rope)
     for (int64_t t = 0; t < T; ++t) {
       RopeInterleaved(c, &lat[t][L], dr, t);
       for (int64_t h = 0; h < nh; ++h) RopeInterleaved(c, &q[t][h * dq + dn], dr, t);
     }
   Mat out(static_cast<size_t>(T), Vec(static_cast<size_t>(nh * dv), 0.0));
   // Under YaRN the scores scale by mscale^2, mscale = 1 + 0.1 mscale_all_dim ln s.
-  const double mscale = c.yarn_factor > 1 ? 1.0 + 0.1 * c.yarn_mscale_all_dim * std::log(c.yarn_factor) : 1.0;
+  const double mscale = c.mla.yarn_factor > 1 ? 1.0 + 0.1 * c.mla.yarn_mscale_all_dim * std::log(c.mla.yarn_factor) : 1.0;
   const double scale = mscale * mscale / std::sqrt(static_cast<double>(dq));
   for (int64_t h = 0; h < nh; ++h) {
     // W_k,h [dn, L] from k_b_t[h] = W_k,h^T; W_v,h = v_b[h].

@@ -12,7 +12,7 @@ namespace lineage::kinds::latent_attention {
 // expanded for every position, softmax over (q_nope.k_nope + q_pe.k_pe) /
 // sqrt(dn + dr) over the causal keys (those in `sel` when given). q comes
 // from the query LoRA when the layer has one; q_pe and k_pe are rotated when
-// latent_rope.
+// mla.rope.
 model::Mat LatentAttention(const model::ModelConfig& c, const model::MlaWeights& w, const model::Mat& x,
                            const model::Selection* sel);
 // Interleaved ("NORM") RoPE on the pairs (2i, 2i + 1) of x[0, dims) at pos,

@@ -72,14 +72,14 @@ int64_t BlockRows(int64_t total_rows, int threads) {
 
 // DeepSeek-V3 routing (spec §7.4; latent-attention §1.7) of R rows of router
 // logits (overwritten by their sigmoid, in fp32): with expert groups, only
-// the experts of the expert_groups_used groups whose two best sigmoid +
+// the experts of the experts.groups_used groups whose two best sigmoid +
 // score_bias sum highest are eligible; the top k eligible of sigmoid +
 // score_bias (lowest id on ties); weights sigmoid, divided by their sum
-// (clamped at 6.1035e-5, as llama.cpp) when routed_renormalise, times
-// routed_scaling.
+// (clamped at 6.1035e-5, as llama.cpp) when experts.renormalise, times
+// experts.routed_scaling.
 void RouteDeepSeek(const model::MoeWeights& w, const model::ModelConfig& c, int64_t R, float* logits,
                    MoeScratch* m) {
-  const int64_t E = c.num_experts, k = c.experts_per_token, G = c.expert_groups, per_group = E / G;
+  const int64_t E = c.experts.count, k = c.experts.per_token, G = c.experts.groups, per_group = E / G;
   thread_local std::vector<char> taken;
   thread_local std::vector<float> group_score;
   taken.resize(static_cast<size_t>(E));
@@ -88,7 +88,7 @@ void RouteDeepSeek(const model::MoeWeights& w, const model::ModelConfig& c, int6
     float* p = logits + r * E;
     kernels::Sigmoid(p, p, E);
     std::fill(taken.begin(), taken.end(), 0);
-    if (G > 1) {  // groups outside the best expert_groups_used are taken from the start
+    if (G > 1) {  // groups outside the best experts.groups_used are taken from the start
       for (int64_t g = 0; g < G; ++g) {
         float best = -INFINITY, second = -INFINITY;
         for (int64_t e = g * per_group; e < (g + 1) * per_group; ++e) {
@@ -102,7 +102,7 @@ void RouteDeepSeek(const model::MoeWeights& w, const model::ModelConfig& c, int6
         int64_t better = 0;  // groups ahead of g (a lower id wins a tie)
         for (int64_t o = 0; o < G; ++o)
           better += group_score[o] > group_score[g] || (group_score[o] == group_score[g] && o < g);
-        if (better >= c.expert_groups_used) std::fill_n(taken.begin() + g * per_group, per_group, 1);
+        if (better >= c.experts.groups_used) std::fill_n(taken.begin() + g * per_group, per_group, 1);
       }
     }
     int32_t* chosen = m->route_expert.data() + r * k;
@@ -121,7 +121,7 @@ void RouteDeepSeek(const model::MoeWeights& w, const model::ModelConfig& c, int6
       ++m->count[best];
     }
     const float scale =
-        static_cast<float>(c.routed_scaling) / (c.routed_renormalise ? std::max(sum, 6.1035e-5f) : 1.0f);
+        static_cast<float>(c.experts.routed_scaling) / (c.experts.renormalise ? std::max(sum, 6.1035e-5f) : 1.0f);
     for (int64_t j = 0; j < k; ++j) weight[j] *= scale;
   }
 }
@@ -130,8 +130,8 @@ void RouteDeepSeek(const model::MoeWeights& w, const model::ModelConfig& c, int6
 
 void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const float* xn, float* out) {
   const model::ModelConfig& c = ctx.config;
-  const int64_t R = ctx.batch.num_rows, H = c.hidden, E = c.num_experts, k = c.experts_per_token;
-  const int64_t Ie = c.expert_intermediate, Is = c.shared_intermediate;
+  const int64_t R = ctx.batch.num_rows, H = c.hidden, E = c.experts.count, k = c.experts.per_token;
+  const int64_t Ie = c.experts.width, Is = c.experts.shared_width;
   MoeScratch& m = ctx.ws.moe;
   const int threads = ctx.pool ? ctx.pool->size() : 1;
 
@@ -170,7 +170,7 @@ void MoeFeedForward(const model::MoeWeights& w, const StepContext& ctx, const fl
   // K3's latent MoE: the routed experts read z = latent_down xn, X wide
   // (spec latent-attention §2.3); the router and the shared expert read xn.
   const bool latent = w.latent_down.valid();
-  const int64_t X = latent ? c.expert_latent : H;
+  const int64_t X = latent ? c.experts.latent : H;
   const float* xr = xn;  // [R, X]: the routed experts' input
   if (latent) {
     kernels::Gemm(w.latent_down, xn, H, m.latent_in.data(), X, R, ctx.pool);

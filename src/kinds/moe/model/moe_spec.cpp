@@ -20,7 +20,7 @@ constexpr Role kShGateInp = FfnRole(FfnKind::kMoe, 0);
 // layout, the shared expert and its gate.
 void PlanMoe(TensorPlanner& p, int64_t l) {
   const ModelConfig& c = p.c;
-  const int64_t H = c.hidden, E = c.num_experts, Is = c.shared_intermediate;
+  const int64_t H = c.hidden, E = c.experts.count, Is = c.experts.shared_width;
   p.Add(Role::kRouter, l, "mlp.gate.weight", "ffn_gate_inp.weight", {E, H}, Values::kF32Matrix);
   for (PlannedTensor& t : PlanExperts(c, l, DefaultExpertLayout(c), c.format)) p.out.push_back(std::move(t));
   p.Add(kShGate, l, "mlp.shared_expert.gate_proj.weight", "ffn_gate_shexp.weight", {Is, H});
@@ -33,7 +33,7 @@ void PlanMoe(TensorPlanner& p, int64_t l) {
 // (tensor_plan.h). The expert count and widths come from the config; a
 // tensor holding another number of experts is an error naming both.
 Status BindExperts(const ModelConfig& c, int64_t l, const TensorLookup& lookup, MoeWeights* moe) {
-  const int64_t E = c.num_experts, I = c.expert_intermediate;
+  const int64_t E = c.experts.count, I = c.experts.width;
   std::string first_missing;
   for (ExpertLayout layout : {DefaultExpertLayout(c), ExpertLayout::kStacked, ExpertLayout::kMergedGateUp,
                               ExpertLayout::kPerExpert}) {
@@ -95,6 +95,8 @@ bool BindRouterAndSharedExpert(const model::BoundTensor& t, model::MoeWeights& m
   }
 }
 
-extern const model::FfnKindInfo kModelSpec{"moe", {PlanMoe, Bind, Finish}};
+extern const model::KindConfig kConfig;  // its hyperparameters (moe_config.cpp)
+
+extern const model::FfnKindInfo kModelSpec{"moe", {PlanMoe, Bind, Finish}, &kConfig};
 
 }  // namespace lineage::kinds::moe

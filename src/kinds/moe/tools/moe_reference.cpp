@@ -17,7 +17,7 @@ using namespace model;
 // logits, the top k (ties to the lower expert id) renormalised to sum to 1,
 // plus the shared expert scaled by sigmoid(x . shared_gate_inp).
 Mat Moe(const ModelConfig& c, const MoeWeights& w, const Mat& x, std::vector<std::vector<int64_t>>* chosen_out) {
-  const int64_t E = c.num_experts, k = c.experts_per_token;
+  const int64_t E = c.experts.count, k = c.experts.per_token;
   const Mat logits = MatMul(w.router, x);
   Mat out = SwiGlu(c, w.shared_gate, w.shared_up, w.shared_down, x);
   for (size_t t = 0; t < x.size(); ++t) {

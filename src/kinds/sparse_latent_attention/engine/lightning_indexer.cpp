@@ -36,12 +36,12 @@ void SelectKeys(const model::IndexerWeights& w, int64_t index_layer, const StepC
                 const float* qr, const float* rope, KeySelection* sel) {
   const model::ModelConfig& c = ctx.config;
   const int64_t R = ctx.batch.num_rows, H = c.hidden, Hi = c.indexer.heads, D = c.indexer.dim;
-  const int64_t dr = c.qk_rope_dim, K = c.indexer.top_k;
+  const int64_t dr = c.mla.qk_rope_dim, K = c.indexer.top_k;
   LatentScratch& ls = ctx.ws.latent;
   float* iq = ls.indexer.q.data();   // [R, Hi D]
   float* ik = ls.indexer.k.data();   // [R, D]
   float* iw = ls.indexer.w.data();   // [R, Hi]
-  kernels::Gemm(w.q_b, qr, c.q_lora_rank, iq, Hi * D, R, ctx.pool);
+  kernels::Gemm(w.q_b, qr, c.mla.q_lora_rank, iq, Hi * D, R, ctx.pool);
   MultiGemm({{&w.k, ik, D}, {&w.weights_proj, iw, Hi}}, xn, H, R, ctx.pool);
 
   // Keys: LayerNorm (eps may be 0: glm-dsa), RoPE of the first dr dims of

@@ -31,7 +31,7 @@ void Plan(TensorPlanner& p, int64_t l) {
   const ModelConfig& c = p.c;
   if (!IndexerLayer(c, l)) return;  // a layer sharing another's selection
   const int64_t H = c.hidden, Hi = c.indexer.heads, D = c.indexer.dim;
-  p.Add(kIdxQB, l, "self_attn.indexer.wq_b.weight", "indexer.attn_q_b.weight", {Hi * D, c.q_lora_rank});
+  p.Add(kIdxQB, l, "self_attn.indexer.wq_b.weight", "indexer.attn_q_b.weight", {Hi * D, c.mla.q_lora_rank});
   p.Add(kIdxK, l, "self_attn.indexer.wk.weight", "indexer.attn_k.weight", {D, H});
   p.Add(kIdxKNorm, l, "self_attn.indexer.k_norm.weight", "indexer.k_norm.weight", {D}, Values::kPlainNorm);
   p.Add(kIdxKNormBias, l, "self_attn.indexer.k_norm.bias", "indexer.k_norm.bias", {D}, Values::kBias);
@@ -52,7 +52,7 @@ bool Bind(const BoundTensor& t, LayerWeights& w) {
 
 // The latent row, and beside it the indexer's key on a full layer.
 int64_t IndexKeyFloats(const ModelConfig& c, int64_t l) { return IndexerLayer(c, l) ? c.indexer.dim : 0; }
-int64_t KvFloats(const ModelConfig& c, int64_t l) { return c.latent_dim() + IndexKeyFloats(c, l); }
+int64_t KvFloats(const ModelConfig& c, int64_t l) { return c.mla.latent_dim() + IndexKeyFloats(c, l); }
 
 using L = ConfigLimits;
 
@@ -139,10 +139,10 @@ Status Validate(const ModelConfig& c) {
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "indexer_heads", c.indexer.heads, 1, L::kMaxHeads));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "indexer_dim", c.indexer.dim, 1, L::kMaxHeadDim));
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "indexer_top_k", c.indexer.top_k, 1, L::kMaxContext));
-  if (!c.latent() || c.q_lora_rank <= 0)
+  if (!c.latent() || c.mla.q_lora_rank <= 0)
     return InvalidArgument(c.source_path + ": a lightning indexer needs latent attention with a query LoRA");
-  if (c.qk_rope_dim > c.indexer.dim || c.qk_rope_dim % 2 != 0)
-    return InvalidArgument(c.source_path + ": the indexer rotates " + std::to_string(c.qk_rope_dim) + " dims of " +
+  if (c.mla.qk_rope_dim > c.indexer.dim || c.mla.qk_rope_dim % 2 != 0)
+    return InvalidArgument(c.source_path + ": the indexer rotates " + std::to_string(c.mla.qk_rope_dim) + " dims of " +
                            std::to_string(c.indexer.dim) + " (even, at most the head)");
   if (!(c.indexer.norm_eps >= 0 && c.indexer.norm_eps <= L::kMaxRmsEps))
     return InvalidArgument(c.source_path + ": indexer LayerNorm epsilon " + std::to_string(c.indexer.norm_eps) +

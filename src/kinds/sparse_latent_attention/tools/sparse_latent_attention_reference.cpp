@@ -36,7 +36,7 @@ void RopeNeox(const ModelConfig& c, double* x, int64_t dims, int64_t pos) {
 Selection IndexerSelect(const ModelConfig& c, const MlaWeights& mla, const Mat& x) {
   const IndexerWeights& w = mla.indexer;
   const int64_t T = static_cast<int64_t>(x.size()), Hi = c.indexer.heads, D = c.indexer.dim;
-  const int64_t rope = c.qk_rope_dim;
+  const int64_t rope = c.mla.qk_rope_dim;
   Mat iq = MatMul(w.q_b, NormRows(MatMul(mla.q_a, x), mla.q_a_norm, c.rms_eps));  // from the normed q latent
   Mat ik = MatMul(w.k, x);
   const Mat wts = MatMul(w.weights_proj, x);
