@@ -68,6 +68,8 @@ Layer MakeLayer(bool sparse, int threads) {
   if (!sparse) {
     c.indexer.heads = c.indexer.dim = c.indexer.top_k = 0;
     c.indexer.full.clear();
+    for (model::LayerPair& p : c.layers)
+      if (p.mixer == model::MixerKind::kSparseLatent) p.mixer = model::MixerKind::kLatent;
   }
   auto m = model::MakeRandomModel(*cut, DType::kQ8_0, 1);
   if (!m.ok()) {

@@ -73,7 +73,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Mode
   if (model == nullptr) return InvalidArgument("no model");
   const model::ModelConfig& c = model->config;
   if (static_cast<int64_t>(model->weights.layers.size()) != c.num_layers ||
-      static_cast<int64_t>(c.layer_kinds.size()) != c.num_layers) {
+      static_cast<int64_t>(c.layers.size()) != c.num_layers) {
     return Internal("model has " + std::to_string(model->weights.layers.size()) + " bound layers, config says " +
                     std::to_string(c.num_layers));
   }

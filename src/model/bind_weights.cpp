@@ -80,7 +80,7 @@ Status CheckKimiLayerKinds(const ModelConfig& c, const TensorLookup& lookup) {
     const std::string prefix = LayerPrefix(c, l);
     const std::string kda = prefix + (hf ? "self_attn.f_a_proj.weight" : "ssm_f_a.weight");
     const std::string mla = prefix + (hf ? "self_attn.kv_a_proj_with_mqa.weight" : "attn_kv_a_mqa.weight");
-    const bool declared_mla = c.layer_kinds[l] == LayerKind::kFullAttention;
+    const bool declared_mla = !c.recurrent(l);
     if (lookup(declared_mla ? mla : kda).ok()) continue;
     auto other = lookup(declared_mla ? kda : mla);
     if (!other.ok()) continue;  // neither: the plan's own lookup names what is missing
@@ -111,7 +111,8 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
   if (c.num_linear_layers() > 0 && c.latent()) LINEAGE_RETURN_IF_ERROR(CheckKimiLayerKinds(c, lookup));
   Weights w;
   w.layers.resize(static_cast<size_t>(c.num_layers));
-  for (int64_t l = 0; l < c.num_layers; ++l) w.layers[l].kind = c.layer_kinds[l];
+  for (int64_t l = 0; l < c.num_layers; ++l)
+    w.layers[l].kind = c.recurrent(l) ? LayerKind::kLinearAttention : LayerKind::kFullAttention;
   for (const PlannedTensor& p : PlanTensors(c)) {
     if (IsExpertRole(p.role) && !c.latent()) continue;  // the MoE kind's finish, below
     const bool mtp = p.layer >= c.num_layers;  // the MTP block: a draft head, not needed to run the model

@@ -8,23 +8,55 @@
 
 namespace lineage::model {
 
-int64_t ModelConfig::num_full_layers() const {
-  return std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::kFullAttention);
+int64_t ModelConfig::num_full_layers() const { return num_layers - num_linear_layers(); }
+
+int64_t ModelConfig::num_linear_layers() const {
+  int64_t n = 0;
+  for (int64_t l = 0; l < num_layers; ++l) n += recurrent(l);
+  return n;
 }
+
+bool ModelConfig::recurrent(int64_t l) const { return l < num_layers && Info(layers[l].mixer).recurrent; }
 
 MixerKind ModelConfig::mixer(int64_t l) const {
-  const bool mtp = l >= num_layers;
-  const bool recurrent = !mtp && layer_kinds[l] == LayerKind::kLinearAttention;
-  if (latent()) {
-    if (recurrent) return MixerKind::kKimiDelta;
-    return sparse() && !mtp ? MixerKind::kSparseLatent : MixerKind::kLatent;
-  }
-  return recurrent ? MixerKind::kGatedDeltaNet : MixerKind::kAttention;
+  if (l < num_layers) return layers[l].mixer;
+  MixerKind attention = KindsOf(arch).attention;
+  for (const LayerPair& p : layers)
+    if (!Info(p.mixer).recurrent) {
+      attention = p.mixer;
+      break;
+    }
+  const MixerKind* draft = Info(attention).draft_kind;
+  return draft ? *draft : attention;
 }
 
-FfnKind ModelConfig::ffn(int64_t l) const {
-  if (!moe_layer(l)) return FfnKind::kDense;
-  return latent() ? FfnKind::kDeepseekMoe : FfnKind::kMoe;
+ArchKinds KindsOf(Arch a) {
+  switch (a) {
+    case Arch::kKimiLinear:
+    case Arch::kGlmDsa:
+    case Arch::kDeepseek32:
+    case Arch::kKdaDsa:
+    case Arch::kKimiK3: return {MixerKind::kKimiDelta, MixerKind::kLatent, FfnKind::kDeepseekMoe};
+    case Arch::kQwen3_5Moe:
+    case Arch::kQwen3Next: return {MixerKind::kGatedDeltaNet, MixerKind::kAttention, FfnKind::kMoe};
+    case Arch::kQwen3_5:
+    case Arch::kQwen3: break;
+  }
+  return {MixerKind::kGatedDeltaNet, MixerKind::kAttention, FfnKind::kDense};
+}
+
+std::vector<LayerPair> StackLayers(Arch a, const std::vector<LayerKind>& flags) {
+  const ArchKinds k = KindsOf(a);
+  std::vector<LayerPair> layers;
+  for (LayerKind f : flags) layers.push_back({f == LayerKind::kLinearAttention ? k.recurrent : k.attention, k.ffn});
+  return layers;
+}
+
+std::vector<LayerKind> LayerFlags(const ModelConfig& c) {
+  std::vector<LayerKind> flags;
+  for (int64_t l = 0; l < c.num_layers; ++l)
+    flags.push_back(c.recurrent(l) ? LayerKind::kLinearAttention : LayerKind::kFullAttention);
+  return flags;
 }
 
 int64_t ModelConfig::kv_bytes_per_token() const {
@@ -37,10 +69,6 @@ int64_t ModelConfig::recurrent_bytes() const {
   int64_t floats = 0;
   for (int64_t l = 0; l < num_layers; ++l) floats += Info(mixer(l)).state_floats(*this);
   return floats * 4;
-}
-
-int64_t ModelConfig::num_linear_layers() const {
-  return std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::kLinearAttention);
 }
 
 const char* ArchName(Arch a) {
@@ -100,8 +128,8 @@ Status ValidateConfig(const ModelConfig& c) {
   LINEAGE_RETURN_IF_ERROR(CheckRange(c, "rope_dims", c.rope_dims, 1, c.head_dim));
   LINEAGE_RETURN_IF_ERROR(CheckPositive(c, "rms_eps", c.rms_eps, L::kMaxRmsEps));
   LINEAGE_RETURN_IF_ERROR(CheckPositive(c, "rope_theta", c.rope_theta, L::kMaxRopeTheta));
-  if (static_cast<int64_t>(c.layer_kinds.size()) != c.num_layers)
-    return Internal(c.source_path + ": " + std::to_string(c.layer_kinds.size()) + " layer kinds for " +
+  if (static_cast<int64_t>(c.layers.size()) != c.num_layers)
+    return Internal(c.source_path + ": " + std::to_string(c.layers.size()) + " layer kinds for " +
                     std::to_string(c.num_layers) + " layers");
   for (const KindConfig* k : KindConfigs())  // the kinds' own fields (model/layer_kinds.h)
     if (k->validate) LINEAGE_RETURN_IF_ERROR(k->validate(c));

@@ -64,7 +64,9 @@ struct ModelConfig {
   int64_t rope_dims = 0;             // rotated dims per head (64 for qwen3_5, hd for qwen3)
   bool zero_centred_norms = false;   // fold (1 + w) when binding norm weights (HF qwen3_5 only)
 
-  std::vector<LayerKind> layer_kinds;  // size num_layers
+  // The layers, each a (mixer, feed-forward) pair of kinds (layer_kinds.h);
+  // size num_layers.
+  std::vector<LayerPair> layers;
 
   // The kinds' own hyperparameters, each a struct in its kind's folder
   // (docs/layer-kinds.md): the delta-rule mixers' widths (GDN, KDA), latent
@@ -95,15 +97,17 @@ struct ModelConfig {
   bool latent() const { return arch == Arch::kKimiLinear || arch == Arch::kGlmDsa || arch == Arch::kDeepseek32 ||
                              arch == Arch::kKdaDsa || arch == Arch::kKimiK3; }
   bool sparse() const { return indexer.heads > 0; }
-  // True when layer l's FFN is the sparse MoE (every layer of a MoE model but
-  // Kimi's leading dense ones).
-  bool moe_layer(int64_t l) const { return moe() && l >= experts.leading_dense_layers; }
-  // Layer l's kinds (model/layer_kinds.h): which layers hold KV rows is the
-  // file's layer_kinds; what each kind is, the architecture's. l = L is the
-  // MTP block: the arch's attention kind (dense latent attention on the
-  // latent archs, as llama.cpp drafts with) and its FFN kind.
+  // Layer l's kinds. l = L is the MTP block: the trunk's attention kind
+  // (dense latent attention where the trunk's is sparse, as llama.cpp
+  // drafts) and the last layer's feed-forward.
   MixerKind mixer(int64_t l) const;
-  FfnKind ffn(int64_t l) const;
+  FfnKind ffn(int64_t l) const { return l < num_layers ? layers[l].ffn : layers.back().ffn; }
+  // True when layer l's mixer keeps a recurrent state (GDN, KDA) rather
+  // than KV rows.
+  bool recurrent(int64_t l) const;
+  // True when layer l's FFN is a sparse MoE (every layer of a MoE model but
+  // Kimi's leading dense ones).
+  bool moe_layer(int64_t l) const { return ffn(l) != FfnKind::kDense; }
   int64_t num_full_layers() const;
   int64_t num_linear_layers() const;
   // fp32 bytes of the KV of one token across all layers (layer_kinds.h).
@@ -131,6 +135,20 @@ inline bool IsMoeArch(Arch a) { return a != Arch::kQwen3_5 && a != Arch::kQwen3;
 // permutation, spec §2.4); Qwen3-Next keeps them grouped.
 inline bool GgufTilesVHeads(Arch a) { return a == Arch::kQwen3_5 || a == Arch::kQwen3_5Moe; }
 
+
+// The kinds an architecture's layers are made of, before its kinds'
+// readers refine them: recurrent layers, attention layers, feed-forwards.
+struct ArchKinds {
+  MixerKind recurrent;
+  MixerKind attention;
+  FfnKind ffn;
+};
+ArchKinds KindsOf(Arch a);
+// The layers of an `a` model whose file marks each layer recurrent
+// (kLinearAttention) or attention (kFullAttention).
+std::vector<LayerPair> StackLayers(Arch a, const std::vector<LayerKind>& flags);
+// The per-layer flags again, as the files store them.
+std::vector<LayerKind> LayerFlags(const ModelConfig& c);
 
 // Bounds on what a model file may declare. Far above any real checkpoint,
 // and low enough that a corrupt count fails before anything is allocated and

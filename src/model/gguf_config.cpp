@@ -64,13 +64,14 @@ Status ReadLatentKeys(const GgufFile& g, const std::string& a, ModelConfig* c) {
   if (static_cast<int64_t>(kv_heads.size()) != c->num_layers)
     return InvalidArgument(g.path() + ": metadata '" + kv_key + "' has " + std::to_string(kv_heads.size()) +
                            " entries for " + std::to_string(c->num_layers) + " layers");
-  c->layer_kinds.clear();
+  std::vector<LayerKind> flags;
   for (size_t i = 0; i < kv_heads.size(); ++i) {
     if (kv_heads[i] != 0 && kv_heads[i] != 1)
       return InvalidArgument(g.path() + ": metadata '" + kv_key + "' is " + std::to_string(kv_heads[i]) +
                              " at layer " + std::to_string(i) + ", expected 0 (KDA) or 1 (latent attention)");
-    c->layer_kinds.push_back(kv_heads[i] == 0 ? LayerKind::kLinearAttention : LayerKind::kFullAttention);
+    flags.push_back(kv_heads[i] == 0 ? LayerKind::kLinearAttention : LayerKind::kFullAttention);
   }
+  c->layers = StackLayers(c->arch, flags);
   if (c->arch == Arch::kKimiK3) {  // Block AttnRes (spec latent-attention §2)
     LINEAGE_ASSIGN_OR_RETURN(c->attn_res_block, ReadIntKey(g, a + "attn_res.block_size", 1, c->num_layers));
   }
@@ -140,9 +141,9 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   if (IsHybrid(c.arch)) {
     c.attn_output_gate = true;
     LINEAGE_ASSIGN_OR_RETURN(int64_t interval, ReadIntKey(g, a + "full_attention_interval", 1, L::kMaxLayers, 4));
-    c.layer_kinds = LayerKindsFromInterval(c.num_layers, interval);
+    c.layers = StackLayers(c.arch, LayerKindsFromInterval(c.num_layers, interval));
   } else if (!c.latent()) {
-    c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
+    c.layers = StackLayers(c.arch, std::vector<LayerKind>(c.num_layers, LayerKind::kFullAttention));
   }
   LINEAGE_ASSIGN_OR_RETURN(c.bos_token_id, ReadIntKey(g, "tokenizer.ggml.bos_token_id", 0, L::kMaxTokenId, -1));
   for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"}) {

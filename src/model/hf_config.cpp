@@ -88,12 +88,14 @@ Status ReadLayerKinds(const JsonField& j, ModelConfig* c) {
   const JsonField types = j["layer_types"];
   if (!types.present()) {
     LINEAGE_ASSIGN_OR_RETURN(int64_t interval, j["full_attention_interval"].IntOr(4, 1, L::kMaxLayers));
-    c->layer_kinds = LayerKindsFromInterval(c->num_layers, interval);
+    c->layers = StackLayers(c->arch, LayerKindsFromInterval(c->num_layers, interval));
     return Status::Ok();
   }
   std::vector<bool> full;
   LINEAGE_RETURN_IF_ERROR(ReadLayerChoices(types, c->num_layers, "layer types", "full_attention", "linear_attention", &full));
-  for (bool f : full) c->layer_kinds.push_back(f ? LayerKind::kFullAttention : LayerKind::kLinearAttention);
+  std::vector<LayerKind> flags;
+  for (bool f : full) flags.push_back(f ? LayerKind::kFullAttention : LayerKind::kLinearAttention);
+  c->layers = StackLayers(c->arch, flags);
   return Status::Ok();
 }
 
@@ -101,7 +103,7 @@ Status ReadLayerKinds(const JsonField& j, ModelConfig* c) {
 // in exactly one of kda_layers and full_attn_layers.
 Status ReadKimiLayerKinds(const JsonField& lin, ModelConfig* c) {
   std::vector<int> seen(static_cast<size_t>(c->num_layers), 0);
-  c->layer_kinds.assign(static_cast<size_t>(c->num_layers), LayerKind::kLinearAttention);
+  std::vector<LayerKind> flags(static_cast<size_t>(c->num_layers), LayerKind::kLinearAttention);
   for (const char* key : {"kda_layers", "full_attn_layers"}) {
     const bool full = std::string(key) == "full_attn_layers";
     const JsonField list = lin[key];
@@ -109,13 +111,14 @@ Status ReadKimiLayerKinds(const JsonField& lin, ModelConfig* c) {
     LINEAGE_RETURN_IF_ERROR(list.ForEachItem([&](const JsonField& item) -> Status {
       LINEAGE_ASSIGN_OR_RETURN(int64_t n, item.Int(1, c->num_layers));
       if (seen[n - 1]++) return item.Error("a layer listed once in kda_layers and full_attn_layers");
-      if (full) c->layer_kinds[n - 1] = LayerKind::kFullAttention;
+      if (full) flags[n - 1] = LayerKind::kFullAttention;
       return Status::Ok();
     }));
   }
   for (int64_t i = 0; i < c->num_layers; ++i)
     if (!seen[i]) return lin.Error("every layer in kda_layers or full_attn_layers (layer " + std::to_string(i + 1) +
                                    " is in neither)");
+  c->layers = StackLayers(c->arch, flags);
   return Status::Ok();
 }
 
@@ -134,7 +137,7 @@ Status ReadLatentConfig(const JsonField& j, ModelConfig* c) {
     LINEAGE_ASSIGN_OR_RETURN(c->attn_res_block, j["attn_res_block_size"].Int(1, c->num_layers));
   }
   if (!kimi_names) {
-    c->layer_kinds.assign(static_cast<size_t>(c->num_layers), LayerKind::kFullAttention);
+    c->layers = StackLayers(c->arch, std::vector<LayerKind>(c->num_layers, LayerKind::kFullAttention));
     return Status::Ok();
   }
   const JsonField lin = j["linear_attn_config"];
@@ -201,7 +204,7 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
     LINEAGE_RETURN_IF_ERROR(ReadLatentConfig(j, &c));
   } else {
     c.rope_dims = c.head_dim;
-    c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
+    c.layers = StackLayers(c.arch, std::vector<LayerKind>(c.num_layers, LayerKind::kFullAttention));
   }
   LINEAGE_ASSIGN_OR_RETURN(c.bos_token_id, j["bos_token_id"].IntOr(-1, 0, L::kMaxTokenId));
   LINEAGE_RETURN_IF_ERROR(AddIds(j["eos_token_id"], &c.eos_token_ids));
@@ -237,7 +240,7 @@ nlohmann::ordered_json MakeKimiConfig(const ModelConfig& c, const VocabData& voc
   t["intermediate_size"] = c.intermediate;
   std::vector<int64_t> kda, full;
   for (int64_t i = 0; i < c.num_layers; ++i)
-    (c.layer_kinds[i] == LayerKind::kFullAttention ? full : kda).push_back(i + 1);  // 1-indexed
+    (c.recurrent(i) ? kda : full).push_back(i + 1);  // 1-indexed
   t["linear_attn_config"] = {{"full_attn_layers", full}, {"kda_layers", kda}};
   t["model_max_length"] = c.context_length;
   t["model_type"] = "kimi_linear";
@@ -331,7 +334,7 @@ nlohmann::ordered_json MakeHfConfig(const ModelSpec& spec, const VocabData& voca
   if (c.intermediate > 0) t["intermediate_size"] = c.intermediate;
   if (hybrid) {
     std::vector<std::string> types;
-    for (LayerKind k : c.layer_kinds) types.push_back(k == LayerKind::kFullAttention ? "full_attention" : "linear_attention");
+    for (int64_t l = 0; l < c.num_layers; ++l) types.push_back(c.recurrent(l) ? "linear_attention" : "full_attention");
     t["layer_types"] = types;
   }
   t["max_position_embeddings"] = c.context_length;

@@ -8,9 +8,12 @@
 // and its plain reference (tools/reference_math.h) are in the same folder
 // (docs/layer-kinds.md).
 //
-// ModelConfig::mixer(l) / ffn(l) give a layer's kinds; a file's format says
-// which layers hold KV rows (layer_kinds), its architecture which kind those
-// and the others are.
+// A model's config is the list of its layers' pairs (ModelConfig::layers).
+// An architecture's reader makes it from the file's per-layer facts (which
+// layers are recurrent) and the kinds the architecture's recurrent and
+// attention layers and feed-forwards are (ArchKinds); a kind's own reader
+// refines it where the kind's fields decide (the lightning indexer makes
+// latent layers sparse, the DeepSeek MoE's leading layers are dense).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +43,13 @@ enum class MixerKind : uint8_t {
 enum class FfnKind : uint8_t {
 #define LINEAGE_FFN(kind, folder) kind,
 #include "kinds/kinds.def"
+};
+
+// One layer: its mixer and its feed-forward.
+struct LayerPair {
+  MixerKind mixer;
+  FfnKind ffn;
+  bool operator==(const LayerPair&) const = default;
 };
 
 // The roles of a kind's own tensors (tensor_role.h): role i < 64 of a
@@ -97,6 +107,10 @@ struct MixerKindInfo {
   // of the page beside the KV rows (the sparse kind's indexer keys,
   // cache/kv_pages.h); null: none.
   int64_t (*side_floats_per_token)(const ModelConfig& c, int64_t layer) = nullptr;
+  // The kind an MTP block runs where the trunk's attention is of this kind
+  // (the sparse kind drafts with dense latent attention, as llama.cpp
+  // does); null: this kind.
+  const MixerKind* draft_kind = nullptr;
 };
 
 // True when some layer of c (its MTP block included) is of kind k: a

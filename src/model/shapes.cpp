@@ -99,7 +99,7 @@ Result<ModelSpec> LookupMoeShape(Arch arch, std::string_view shape) {
     return NotFound("unknown shape '" + std::string(shape) + "' for " + ArchName(arch) + " (known: tiny, " + real +
                     ")");
   }
-  c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
+  c.layers = StackLayers(c.arch, LayerKindsFromInterval(c.num_layers, 4));
   return s;
 }
 
@@ -141,8 +141,8 @@ Result<ModelSpec> LookupKimiShape(std::string_view shape) {
   c.experts.routed_scaling = 2.446;
   c.head_dim = c.mla.qk_nope_dim + c.mla.qk_rope_dim;
   c.rope_dims = c.mla.qk_rope_dim;
-  c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
-  if (shape != "tiny") c.layer_kinds.back() = LayerKind::kFullAttention;
+  c.layers = StackLayers(c.arch, LayerKindsFromInterval(c.num_layers, 4));
+  if (shape != "tiny") c.layers.back().mixer = KindsOf(c.arch).attention;
   return s;
 }
 
@@ -285,11 +285,11 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
   if (arch == Arch::kKdaDsa) {
     // KDA layers, a latent layer every fourth (the last KDA): 11 of 45 for
     // glm-5.3-flash, 2 of 8 for tiny; shared indexer layers above the first.
-    c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
+    c.layers = StackLayers(c.arch, LayerKindsFromInterval(c.num_layers, 4));
     c.indexer.full.assign(static_cast<size_t>(c.num_layers), true);
     if (tiny) c.indexer.full[7] = false;
   } else {
-    c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
+    c.layers = StackLayers(c.arch, std::vector<LayerKind>(c.num_layers, LayerKind::kFullAttention));
     if (tiny && arch == Arch::kGlmDsa) c.indexer.full = {true, true, false, false, true, false};
     if (shape == "glm-5.2") c.indexer.full = Glm52IndexerTypes(c.num_layers);
   }
@@ -340,8 +340,8 @@ Result<ModelSpec> LookupKimiK3Shape(std::string_view shape) {
   c.experts.leading_dense_layers = 1;
   c.head_dim = c.mla.qk_nope_dim + c.mla.qk_rope_dim;
   c.rope_dims = c.mla.qk_rope_dim;
-  c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
-  if (shape != "tiny") c.layer_kinds.back() = LayerKind::kFullAttention;
+  c.layers = StackLayers(c.arch, LayerKindsFromInterval(c.num_layers, 4));
+  if (shape != "tiny") c.layers.back().mixer = KindsOf(c.arch).attention;
   return s;
 }
 
@@ -366,7 +366,7 @@ Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
     return InvalidArgument("--layers " + std::to_string(num_layers) + " is outside [1, " +
                            std::to_string(c.num_layers) + "] for shape " + spec.shape);
   c.num_layers = num_layers;
-  c.layer_kinds.resize(static_cast<size_t>(num_layers));
+  c.layers.resize(static_cast<size_t>(num_layers));
   c.attn_res_block = std::min(c.attn_res_block, num_layers);
   if (!c.indexer.full.empty()) c.indexer.full.resize(static_cast<size_t>(num_layers));
   c.experts.leading_dense_layers = std::min(c.experts.leading_dense_layers, num_layers);
@@ -377,7 +377,9 @@ Result<ModelSpec> CutLayers(ModelSpec spec, int64_t num_layers) {
   return spec;
 }
 
-Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_override) {
+namespace {
+
+Result<ModelSpec> LookupArchShape(Arch arch, std::string_view shape, int64_t vocab_override) {
   if (arch == Arch::kGlmDsa || arch == Arch::kDeepseek32 || arch == Arch::kKdaDsa) {
     LINEAGE_ASSIGN_OR_RETURN(ModelSpec sparse, LookupSparseShape(arch, shape));
     if (vocab_override > 0) sparse.config.vocab = vocab_override;
@@ -426,7 +428,7 @@ Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_o
     } else {
       return NotFound("unknown shape '" + std::string(shape) + "' for qwen3_5 (known: tiny, qwen3.5-0.8b)");
     }
-    c.layer_kinds = LayerKindsFromInterval(c.num_layers, 4);
+    c.layers = StackLayers(c.arch, LayerKindsFromInterval(c.num_layers, 4));
   } else {
     c = Qwen3Base();
     if (shape == "tiny") {
@@ -451,10 +453,20 @@ Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_o
       return NotFound("unknown shape '" + std::string(shape) + "' for qwen3 (known: tiny, qwen3-0.6b)");
     }
     c.rope_dims = c.head_dim;
-    c.layer_kinds.assign(static_cast<size_t>(c.num_layers), LayerKind::kFullAttention);
+    c.layers = StackLayers(c.arch, std::vector<LayerKind>(c.num_layers, LayerKind::kFullAttention));
   }
   if (vocab_override > 0) c.vocab = vocab_override;
   return s;
+}
+
+}  // namespace
+
+// The shape's layers as its kinds' fields refine them (layer_kinds.h).
+Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_override) {
+  LINEAGE_ASSIGN_OR_RETURN(ModelSpec spec, LookupArchShape(arch, shape, vocab_override));
+  UseSparseLayers(&spec.config);
+  ApplyLeadingDenseLayers(&spec.config);
+  return spec;
 }
 
 std::vector<bool> Glm52IndexerTypes(int64_t num_layers) {

@@ -137,11 +137,11 @@ Result<int64_t> FullAttentionInterval(const ModelConfig& c) {
   if (c.num_full_layers() == 0) return InvalidArgument("a qwen35 model needs full-attention layers");
   int64_t interval = 0;
   for (int64_t i = 0; i < c.num_layers; ++i)
-    if (c.layer_kinds[i] == LayerKind::kFullAttention) {
+    if (!c.recurrent(i)) {
       interval = i + 1;
       break;
     }
-  if (LayerKindsFromInterval(c.num_layers, interval) != c.layer_kinds)
+  if (LayerKindsFromInterval(c.num_layers, interval) != LayerFlags(c))
     return InvalidArgument("layer kinds do not follow a full_attention_interval, which GGUF requires");
   return interval;
 }
@@ -153,7 +153,7 @@ Result<int64_t> FullAttentionInterval(const ModelConfig& c) {
 // kinds' keys.
 void AddLatentKeys(GgufWriter& w, const std::string& a, const ModelConfig& c) {
   std::vector<uint32_t> kv_heads;
-  for (LayerKind k : c.layer_kinds) kv_heads.push_back(k == LayerKind::kFullAttention ? 1 : 0);
+  for (int64_t l = 0; l < c.num_layers; ++l) kv_heads.push_back(c.recurrent(l) ? 0 : 1);
   if (c.arch == Arch::kKimiK3) {
     w.AddInt32Array(a + "attention.head_count_kv", std::vector<int32_t>(kv_heads.begin(), kv_heads.end()));
     w.AddUint32(a + "attn_res.block_size", static_cast<uint32_t>(c.attn_res_block));

@@ -46,7 +46,7 @@ void ExpectConfigMatchesSpec(const ModelConfig& got, const ModelSpec& spec) {
   EXPECT_EQ(got.experts.per_token, want.experts.per_token);
   EXPECT_EQ(got.experts.width, want.experts.width);
   EXPECT_EQ(got.experts.shared_width, want.experts.shared_width);
-  EXPECT_EQ(got.layer_kinds, want.layer_kinds);
+  EXPECT_EQ(got.layers, want.layers);
   EXPECT_FALSE(got.eos_token_ids.empty());
 }
 
@@ -197,7 +197,7 @@ TEST(FormatEquivalence, HfVariantsLoadTheSame) {
   auto a = LoadModel(plain);
   auto b = LoadModel(variant);
   ASSERT_TRUE(a.ok() && b.ok()) << b.status().ToString();
-  EXPECT_EQ((*b)->config.layer_kinds, spec->config.layer_kinds);
+  EXPECT_EQ((*b)->config.layers, spec->config.layers);
   const auto tokens = SomeTokens(5, 1024);
   EXPECT_EQ(*ReferenceForward(**a, tokens), *ReferenceForward(**b, tokens));
 }

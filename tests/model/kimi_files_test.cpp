@@ -91,7 +91,7 @@ TEST(KimiFiles, BothFormatsLoadTheSameWeights) {
   EXPECT_EQ(c.mla.kv_lora_rank, 32);
   EXPECT_EQ(c.mla.qk_nope_dim, 32);
   EXPECT_EQ(c.experts.leading_dense_layers, 1);
-  EXPECT_EQ((*a)->config.layer_kinds, c.layer_kinds);
+  EXPECT_EQ((*a)->config.layers, c.layers);
   EXPECT_EQ(c.kv_bytes_per_token(), 2 * 48 * 4);
   const auto tokens = testing_util::SomeTokens(7, 1024);
   ReferenceTrace trace;
@@ -174,7 +174,7 @@ TEST(KimiFiles, RealShapeHasTheParameterCountOfItsName) {
   const ModelConfig& c = s->config;
   EXPECT_EQ(c.num_full_layers(), 7);
   EXPECT_EQ(c.num_linear_layers(), 20);
-  EXPECT_EQ(c.layer_kinds[26], LayerKind::kFullAttention);
+  EXPECT_EQ(c.mixer(26), MixerKind::kLatent);
   EXPECT_EQ(c.mla.latent_dim(), 576);
   EXPECT_EQ(c.kv_bytes_per_token(), 7 * 576 * 4);  // fp32 pages; 8,064 B in bf16 (spec §8)
   EXPECT_EQ(c.recurrent_bytes(), 20 * (3 * 3 * 4096 + 32 * 128 * 128) * 4);

@@ -194,7 +194,7 @@ void ExpectRealDimensionsSane(Arch arch, const char* shape, int64_t experts = 0)
   ASSERT_TRUE(spec.ok());
   if (experts > 0) spec->config.experts.count = experts;
   spec->config.num_layers = 4;
-  spec->config.layer_kinds.resize(4);
+  spec->config.layers.resize(4);
   auto m = MakeRandomModel(*spec, DType::kBF16, 1);
   ASSERT_TRUE(m.ok());
   ReferenceTrace trace;

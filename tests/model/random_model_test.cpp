@@ -16,8 +16,9 @@ TEST(Shapes, TinyQwen35ExercisesThePitfalls) {
   EXPECT_EQ(c.hidden, 128);
   EXPECT_EQ(c.num_layers, 8);
   EXPECT_EQ(c.num_full_layers(), 2);
-  EXPECT_EQ(c.layer_kinds[3], LayerKind::kFullAttention);
-  EXPECT_EQ(c.layer_kinds[7], LayerKind::kFullAttention);
+  EXPECT_EQ(c.mixer(3), MixerKind::kAttention);
+  EXPECT_EQ(c.mixer(7), MixerKind::kAttention);
+  EXPECT_EQ(c.mixer(0), MixerKind::kGatedDeltaNet);
   EXPECT_NE(c.head_dim, c.hidden / c.num_heads);
   EXPECT_EQ(c.rope_dims * 4, c.head_dim);
   EXPECT_EQ(c.delta.v_heads / c.delta.k_heads, 2);

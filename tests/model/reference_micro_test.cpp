@@ -98,7 +98,7 @@ TEST(ReferenceMicro, GatedDeltaNetLayerMatchesClosedForm) {
   c.hidden = 8; c.num_layers = 1; c.intermediate = 8; c.vocab = 16; c.tied_embeddings = true;
   c.num_heads = 1; c.num_kv_heads = 1; c.head_dim = 4; c.rope_dims = 2; c.attn_output_gate = true;
   c.delta.k_heads = 2; c.delta.v_heads = 4; c.delta.k_dim = 4; c.delta.v_dim = 4; c.delta.conv_kernel = 4;
-  c.layer_kinds = {LayerKind::kLinearAttention};
+  c.layers = {{MixerKind::kGatedDeltaNet, FfnKind::kDense}};
   auto model = MakeRandomModel(spec, DType::kF32, kSeed);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const auto w = RawTensors(c);
@@ -164,7 +164,7 @@ TEST(ReferenceMicro, GatedAttentionLayerMatchesClosedForm) {
   c.hidden = 8; c.num_layers = 1; c.intermediate = 8; c.vocab = 16; c.tied_embeddings = false;
   c.num_heads = 2; c.num_kv_heads = 1; c.head_dim = 8; c.rope_dims = 4; c.attn_output_gate = true;
   c.rope_theta = 1e7;
-  c.layer_kinds = {LayerKind::kFullAttention};
+  c.layers = {{MixerKind::kAttention, FfnKind::kDense}};
   auto model = MakeRandomModel(spec, DType::kF32, kSeed);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const auto w = RawTensors(c);

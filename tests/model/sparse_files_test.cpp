@@ -165,7 +165,7 @@ TEST(SparseFiles, KimiK3ShapeRoundTripsThroughItsConfig) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const ModelConfig& want = spec.config;
   EXPECT_EQ(c->arch, Arch::kKimiK3);
-  EXPECT_EQ(c->layer_kinds, want.layer_kinds);
+  EXPECT_EQ(c->layers, want.layers);
   EXPECT_EQ(c->num_heads, want.num_heads);
   EXPECT_EQ(c->delta.k_heads, want.delta.k_heads);
   EXPECT_EQ(c->mla.q_lora_rank, want.mla.q_lora_rank);

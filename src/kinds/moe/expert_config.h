@@ -41,6 +41,10 @@ struct ModelConfig;
 // widths in range, the leading dense layers within the model, a positive
 // scaling, and groups that split the experts and hold the chosen ones.
 Status ValidateExpertConfig(const ModelConfig& c);
+
+// Layers [0, leading_dense_layers) get the dense feed-forward (the DeepSeek
+// MoE's reader does this once it has read the count; so does a shape).
+void ApplyLeadingDenseLayers(ModelConfig* c);
 std::vector<double> ExpertFingerprint(const ModelConfig& c);
 
 }  // namespace lineage::model

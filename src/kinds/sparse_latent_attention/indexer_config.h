@@ -32,4 +32,9 @@ void SetIndexerConventions(ModelConfig* c);
 // True when latent layer l runs the indexer (and caches its key).
 bool IndexerLayer(const ModelConfig& c, int64_t l);
 
+// A model with an indexer attends sparsely on every trunk latent layer:
+// its kLatent layers become kSparseLatent (the kind's reader does this once
+// it has read the indexer's fields; so does a shape that states them).
+void UseSparseLayers(ModelConfig* c);
+
 }  // namespace lineage::model

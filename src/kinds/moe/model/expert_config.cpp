@@ -31,6 +31,11 @@ Status ValidateExpertConfig(const ModelConfig& c) {
   return Status::Ok();
 }
 
+void ApplyLeadingDenseLayers(ModelConfig* c) {
+  for (int64_t l = 0; l < c->experts.leading_dense_layers && l < c->num_layers; ++l)
+    c->layers[l].ffn = FfnKind::kDense;
+}
+
 std::vector<double> ExpertFingerprint(const ModelConfig& c) {
   const ExpertConfig& e = c.experts;
   return {static_cast<double>(e.count),        static_cast<double>(e.per_token),

@@ -71,6 +71,7 @@ Status ReadGguf(const GgufFile& g, const std::string& a, ModelConfig* c) {
   LINEAGE_ASSIGN_OR_RETURN(c->indexer.dim, ReadIntKey(g, a + "attention.indexer.key_length", 1, L::kMaxHeadDim));
   LINEAGE_ASSIGN_OR_RETURN(c->indexer.top_k, ReadIntKey(g, a + "attention.indexer.top_k", 1, L::kMaxContext));
   SetIndexerConventions(c);
+  UseSparseLayers(c);
   if (c->arch == Arch::kDeepseek32) return Status::Ok();  // every trunk layer runs the indexer
   const std::string types_key = a + "attention.indexer.types";
   if (g.Find(types_key)) {
@@ -117,6 +118,7 @@ Status ReadHf(const JsonField& j, ModelConfig* c) {
   LINEAGE_ASSIGN_OR_RETURN(c->indexer.dim, j["index_head_dim"].Int(1, L::kMaxHeadDim));
   LINEAGE_ASSIGN_OR_RETURN(c->indexer.top_k, j["index_topk"].Int(1, L::kMaxContext));
   SetIndexerConventions(c);
+  UseSparseLayers(c);
   const JsonField types = j["indexer_types"];
   if (!types.present() || types.raw()->is_null()) return Status::Ok();
   return ReadLayerChoices(types, c->num_layers, "indexer types", "full", "shared", &c->indexer.full);
@@ -154,7 +156,7 @@ Status Validate(const ModelConfig& c) {
   // A shared layer reuses the selection of a full layer below it.
   bool seen_full = false;
   for (int64_t l = 0; l < c.num_layers; ++l) {
-    if (c.layer_kinds[l] != LayerKind::kFullAttention) continue;
+    if (c.layers[l].mixer != MixerKind::kSparseLatent) continue;
     if (!c.indexer.full[l] && !seen_full)
       return InvalidArgument(c.source_path + ": latent layer " + std::to_string(l) +
                              " shares the indexer selection of a full layer, but none comes before it");
@@ -174,10 +176,13 @@ std::vector<double> Fingerprint(const ModelConfig& c) {
 
 const KindConfig kConfig{ReadGguf, ReadHf, GgufKeys, WriteHf, Validate, Fingerprint};
 
+// An MTP block drafts with dense latent attention (it has no indexer).
+constexpr MixerKind kDraftKind = MixerKind::kLatent;
+
 }  // namespace
 
 extern const model::MixerKindInfo kModelSpec{"sparse-latent-attention", false, KvFloats, model::NoState,
-                                             {Plan, Bind, nullptr}, &kConfig, IndexKeyFloats};
+                                             {Plan, Bind, nullptr}, &kConfig, IndexKeyFloats, &kDraftKind};
 
 }  // namespace lineage::kinds::sparse_latent_attention
 
@@ -189,8 +194,14 @@ void SetIndexerConventions(ModelConfig* c) {
 }
 
 bool IndexerLayer(const ModelConfig& c, int64_t l) {
-  return c.sparse() && l < c.num_layers && c.layer_kinds[l] == LayerKind::kFullAttention &&
+  return c.sparse() && l < c.num_layers && c.layers[l].mixer == MixerKind::kSparseLatent &&
          (c.indexer.full.empty() || c.indexer.full[l]);
+}
+
+void UseSparseLayers(ModelConfig* c) {
+  if (!c->sparse()) return;
+  for (LayerPair& p : c->layers)
+    if (p.mixer == MixerKind::kLatent) p.mixer = MixerKind::kSparseLatent;
 }
 
 }  // namespace lineage::model
