@@ -156,6 +156,7 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
   // the attention widths, which some of them read.
   for (const KindConfig* k : KindConfigs())
     if (k->read_gguf) LINEAGE_RETURN_IF_ERROR(k->read_gguf(g, a, &c));
+  RefineLayers(&c);
   LINEAGE_RETURN_IF_ERROR(ValidateConfig(c));
   return c;
 }

@@ -210,6 +210,7 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
   LINEAGE_RETURN_IF_ERROR(AddIds(j["eos_token_id"], &c.eos_token_ids));
   for (const KindConfig* k : KindConfigs())  // the kinds' own fields (model/layer_kinds.h)
     if (k->read_hf) LINEAGE_RETURN_IF_ERROR(k->read_hf(j, &c));
+  RefineLayers(&c);
   LINEAGE_RETURN_IF_ERROR(ValidateConfig(c));
   return c;
 }

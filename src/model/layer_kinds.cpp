@@ -40,6 +40,11 @@ bool UsesFfn(const ModelConfig& c, FfnKind k) {
   return false;
 }
 
+void RefineLayers(ModelConfig* c) {
+  for (const KindConfig* k : KindConfigs())
+    if (k->refine_layers) k->refine_layers(c);
+}
+
 const std::vector<const KindConfig*>& KindConfigs() {
   static const std::vector<const KindConfig*> configs = [] {
     std::vector<const KindConfig*> out;

@@ -92,7 +92,14 @@ struct KindConfig {
   Status (*validate)(const ModelConfig& c);
   // The values a disk cache's model fingerprint covers (engine/disk_codec.h).
   std::vector<double> (*fingerprint)(const ModelConfig& c);
+  // Refines the architecture's layers where this kind's fields decide
+  // (ModelConfig::layers): run by RefineLayers.
+  void (*refine_layers)(ModelConfig* c) = nullptr;
 };
+
+// Every kind's refine_layers, in kind order: the readers run it after the
+// kinds' fields are read, a shape after it states them.
+void RefineLayers(ModelConfig* c);
 
 struct MixerKindInfo {
   const char* name;

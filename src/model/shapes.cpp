@@ -464,8 +464,7 @@ Result<ModelSpec> LookupArchShape(Arch arch, std::string_view shape, int64_t voc
 // The shape's layers as its kinds' fields refine them (layer_kinds.h).
 Result<ModelSpec> LookupShape(Arch arch, std::string_view shape, int64_t vocab_override) {
   LINEAGE_ASSIGN_OR_RETURN(ModelSpec spec, LookupArchShape(arch, shape, vocab_override));
-  UseSparseLayers(&spec.config);
-  ApplyLeadingDenseLayers(&spec.config);
+  RefineLayers(&spec.config);
   return spec;
 }
 

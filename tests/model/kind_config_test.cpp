@@ -3,7 +3,9 @@
 // architecture's tiny shape is written as config.json and as GGUF metadata
 // and read back: every kind's fingerprint values (all of its fields) come
 // back as written, so a field a kind's writer leaves out, or a reader that
-// misses it, fails here. And each kind's check refuses its own broken field.
+// misses it, fails here; so do the layers' (mixer, feed-forward) pairs the
+// readers and the kinds' refinements make. And each kind's check refuses
+// its own broken field.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -46,6 +48,7 @@ TEST_P(KindConfigRoundTrip, EveryKindsFieldsReadBackFromBothFileForms) {
   auto from_hf = ParseHfConfig(*json, hf_dir + "/config.json");
   ASSERT_TRUE(from_hf.ok()) << from_hf.status().ToString();
   ExpectSameKindFields(*from_hf, want, "config.json");
+  EXPECT_TRUE(from_hf->layers == want.layers) << "config.json: the layers' kinds";
 
   const std::string gguf_path = Write(*spec, FileFormat::kGguf, DType::kBF16, 3, tag + ".gguf");
   auto file = GgufFile::Open(gguf_path);
@@ -57,6 +60,25 @@ TEST_P(KindConfigRoundTrip, EveryKindsFieldsReadBackFromBothFileForms) {
   EXPECT_EQ(from_gguf->delta.v_head_order, GgufTilesVHeads(want.arch) ? VHeadOrder::kTiled : VHeadOrder::kGrouped);
   from_gguf->delta.v_head_order = want.delta.v_head_order;
   ExpectSameKindFields(*from_gguf, want, "GGUF");
+  EXPECT_TRUE(from_gguf->layers == want.layers) << "GGUF: the layers' kinds";
+}
+
+// The pairs each architecture's tiny shape is made of, as the kinds refine
+// them: glm_dsa's latent layers are sparse, Kimi's first FFN is dense.
+TEST(KindConfigLayers, RefinementsGiveEachArchitectureItsPairs) {
+  auto glm = LookupShape(Arch::kGlmDsa, "tiny");
+  ASSERT_TRUE(glm.ok());
+  for (const LayerPair& p : glm->config.layers) EXPECT_EQ(p.mixer, MixerKind::kSparseLatent);
+  EXPECT_EQ(glm->config.mixer(glm->config.num_layers), MixerKind::kLatent);  // the MTP block drafts densely
+  EXPECT_EQ(glm->config.layers.back().ffn, FfnKind::kDeepseekMoe);
+  auto kimi = LookupShape(Arch::kKimiLinear, "tiny");
+  ASSERT_TRUE(kimi.ok());
+  EXPECT_EQ(kimi->config.layers[0], (LayerPair{MixerKind::kKimiDelta, FfnKind::kDense}));
+  EXPECT_EQ(kimi->config.layers[3], (LayerPair{MixerKind::kLatent, FfnKind::kDeepseekMoe}));
+  auto qwen = LookupShape(Arch::kQwen3_5Moe, "tiny");
+  ASSERT_TRUE(qwen.ok());
+  EXPECT_EQ(qwen->config.layers[0], (LayerPair{MixerKind::kGatedDeltaNet, FfnKind::kMoe}));
+  EXPECT_EQ(qwen->config.layers[3], (LayerPair{MixerKind::kAttention, FfnKind::kMoe}));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllArchs, KindConfigRoundTrip, ::testing::ValuesIn(kAllArchs),

@@ -43,7 +43,8 @@ struct ModelConfig;
 Status ValidateExpertConfig(const ModelConfig& c);
 
 // Layers [0, leading_dense_layers) get the dense feed-forward (the DeepSeek
-// MoE's reader does this once it has read the count; so does a shape).
+// MoE's refine_layers, which RefineLayers runs once the count is read or
+// stated).
 void ApplyLeadingDenseLayers(ModelConfig* c);
 std::vector<double> ExpertFingerprint(const ModelConfig& c);
 

@@ -33,8 +33,8 @@ void SetIndexerConventions(ModelConfig* c);
 bool IndexerLayer(const ModelConfig& c, int64_t l);
 
 // A model with an indexer attends sparsely on every trunk latent layer:
-// its kLatent layers become kSparseLatent (the kind's reader does this once
-// it has read the indexer's fields; so does a shape that states them).
+// its kLatent layers become kSparseLatent (the kind's refine_layers, which
+// RefineLayers runs once the indexer's fields are read or stated).
 void UseSparseLayers(ModelConfig* c);
 
 }  // namespace lineage::model

@@ -40,7 +40,6 @@ Status ReadGguf(const GgufFile& g, const std::string& a, ModelConfig* c) {
   if (c->arch == Arch::kKimiK3) {
     LINEAGE_ASSIGN_OR_RETURN(e.latent, ReadIntKey(g, a + "expert_latent_length", 0, L::kMaxHidden, 0));
   }
-  ApplyLeadingDenseLayers(c);
   return Status::Ok();
 }
 
@@ -54,7 +53,6 @@ Status ReadHf(const JsonField& j, ModelConfig* c) {
   LINEAGE_ASSIGN_OR_RETURN(int64_t shared, j[kimi ? "num_shared_experts" : "n_shared_experts"].IntOr(1, 1, 64));
   e.shared_width = shared * e.width;
   LINEAGE_ASSIGN_OR_RETURN(e.leading_dense_layers, j["first_k_dense_replace"].IntOr(0, 0, c->num_layers));
-  ApplyLeadingDenseLayers(c);
   LINEAGE_ASSIGN_OR_RETURN(e.routed_scaling, j["routed_scaling_factor"].PositiveFloatOr(1.0, 1e6));
   const char* act_key = kimi ? "moe_router_activation_func" : "scoring_func";
   LINEAGE_ASSIGN_OR_RETURN(std::string act, j[act_key].StringOr("sigmoid"));
@@ -124,6 +122,6 @@ std::vector<double> Fingerprint(const ModelConfig& c) {
 
 }  // namespace
 
-extern const KindConfig kConfig{ReadGguf, ReadHf, GgufKeys, WriteHf, Validate, Fingerprint};
+extern const KindConfig kConfig{ReadGguf, ReadHf, GgufKeys, WriteHf, Validate, Fingerprint, ApplyLeadingDenseLayers};
 
 }  // namespace lineage::kinds::deepseek_moe

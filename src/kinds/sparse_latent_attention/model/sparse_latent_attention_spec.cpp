@@ -71,7 +71,6 @@ Status ReadGguf(const GgufFile& g, const std::string& a, ModelConfig* c) {
   LINEAGE_ASSIGN_OR_RETURN(c->indexer.dim, ReadIntKey(g, a + "attention.indexer.key_length", 1, L::kMaxHeadDim));
   LINEAGE_ASSIGN_OR_RETURN(c->indexer.top_k, ReadIntKey(g, a + "attention.indexer.top_k", 1, L::kMaxContext));
   SetIndexerConventions(c);
-  UseSparseLayers(c);
   if (c->arch == Arch::kDeepseek32) return Status::Ok();  // every trunk layer runs the indexer
   const std::string types_key = a + "attention.indexer.types";
   if (g.Find(types_key)) {
@@ -118,7 +117,6 @@ Status ReadHf(const JsonField& j, ModelConfig* c) {
   LINEAGE_ASSIGN_OR_RETURN(c->indexer.dim, j["index_head_dim"].Int(1, L::kMaxHeadDim));
   LINEAGE_ASSIGN_OR_RETURN(c->indexer.top_k, j["index_topk"].Int(1, L::kMaxContext));
   SetIndexerConventions(c);
-  UseSparseLayers(c);
   const JsonField types = j["indexer_types"];
   if (!types.present() || types.raw()->is_null()) return Status::Ok();
   return ReadLayerChoices(types, c->num_layers, "indexer types", "full", "shared", &c->indexer.full);
@@ -174,7 +172,7 @@ std::vector<double> Fingerprint(const ModelConfig& c) {
   return v;
 }
 
-const KindConfig kConfig{ReadGguf, ReadHf, GgufKeys, WriteHf, Validate, Fingerprint};
+const KindConfig kConfig{ReadGguf, ReadHf, GgufKeys, WriteHf, Validate, Fingerprint, UseSparseLayers};
 
 // An MTP block drafts with dense latent attention (it has no indexer).
 constexpr MixerKind kDraftKind = MixerKind::kLatent;
