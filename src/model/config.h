@@ -32,6 +32,8 @@ namespace lineage::model {
 // full-rank KDA output gate, NoPE MLA with an output gate, a latent MoE, the
 // SiTU activation and Block AttnRes (spec latent-attention §2).
 enum class Arch { kQwen3_5, kQwen3, kQwen3_5Moe, kQwen3Next, kKimiLinear, kGlmDsa, kDeepseek32, kKdaDsa, kKimiK3 };
+// What a file says of one layer: recurrent, or attention with KV rows
+// (StackLayers makes the layers' kinds from it).
 enum class LayerKind { kLinearAttention, kFullAttention };
 enum class FileFormat { kSafetensors, kGguf };
 
@@ -129,6 +131,12 @@ std::string ArchNameList();
 inline bool IsHybrid(Arch a) {
   return a == Arch::kQwen3_5 || a == Arch::kQwen3_5Moe || a == Arch::kQwen3Next;
 }
+// Archs whose checkpoints use Kimi's names (linear_attn_config, num_experts,
+// block_sparse_moe.*): kimi_linear, the design's kda_dsa, kimi_k3; GLM-5
+// and DeepSeek-V3.2 use DeepSeek's.
+inline bool KimiNamed(Arch a) { return a == Arch::kKimiLinear || a == Arch::kKdaDsa || a == Arch::kKimiK3; }
+// Archs whose latent attention is NoPE: Kimi Linear and K3.
+inline bool NopeLatent(Arch a) { return a == Arch::kKimiLinear || a == Arch::kKimiK3; }
 // Archs whose FFN is a sparse MoE: spec §4.3, or §7.4 for the latent archs.
 inline bool IsMoeArch(Arch a) { return a != Arch::kQwen3_5 && a != Arch::kQwen3; }
 // Archs whose GGUF stores GDN value heads tiled (the Qwen3.5 converter's

@@ -128,9 +128,9 @@ Status ReadKimiLayerKinds(const JsonField& lin, ModelConfig* c) {
 // kimi_k3), and K3's Block AttnRes. The widths are their kinds'
 // (src/kinds/).
 Status ReadLatentConfig(const JsonField& j, ModelConfig* c) {
-  const bool kimi_names = c->arch == Arch::kKimiLinear || c->arch == Arch::kKdaDsa || c->arch == Arch::kKimiK3;
+  const bool kimi_names = KimiNamed(c->arch);
   LINEAGE_ASSIGN_OR_RETURN(c->intermediate, j["intermediate_size"].Int(1, L::kMaxIntermediate));
-  if (c->arch == Arch::kKimiLinear || c->arch == Arch::kKimiK3) {
+  if (NopeLatent(c->arch)) {
     LINEAGE_ASSIGN_OR_RETURN(c->context_length, j["model_max_length"].IntOr(c->context_length, 1, L::kMaxContext));
   }
   if (c->arch == Arch::kKimiK3) {

@@ -14,8 +14,6 @@ namespace {
 using namespace model;
 using L = ConfigLimits;
 
-bool KimiNames(Arch a) { return a == Arch::kKimiLinear || a == Arch::kKdaDsa || a == Arch::kKimiK3; }
-
 Status ReadGguf(const GgufFile& g, const std::string& a, ModelConfig* c) {
   if (!c->latent()) return Status::Ok();
   ExpertConfig& e = c->experts;
@@ -46,7 +44,7 @@ Status ReadGguf(const GgufFile& g, const std::string& a, ModelConfig* c) {
 Status ReadHf(const JsonField& j, ModelConfig* c) {
   if (!c->latent()) return Status::Ok();
   ExpertConfig& e = c->experts;
-  const bool kimi = KimiNames(c->arch);
+  const bool kimi = KimiNamed(c->arch);
   LINEAGE_ASSIGN_OR_RETURN(e.count, j[kimi ? "num_experts" : "n_routed_experts"].Int(1, L::kMaxExperts));
   LINEAGE_ASSIGN_OR_RETURN(e.per_token, j[kimi ? "num_experts_per_token" : "num_experts_per_tok"].Int(1, e.count));
   LINEAGE_ASSIGN_OR_RETURN(e.width, j["moe_intermediate_size"].Int(1, L::kMaxIntermediate));
@@ -97,7 +95,7 @@ std::vector<GgufKey> GgufKeys(const ModelConfig& c, const std::string& a) {
 void WriteHf(const ModelConfig& c, nlohmann::ordered_json& t) {
   if (!c.latent()) return;
   const ExpertConfig& e = c.experts;
-  const bool kimi = KimiNames(c.arch);
+  const bool kimi = KimiNamed(c.arch);
   t["first_k_dense_replace"] = e.leading_dense_layers;
   t["moe_intermediate_size"] = e.width;
   t["moe_layer_freq"] = 1;

@@ -30,7 +30,7 @@ void PlanDeepseekMoe(TensorPlanner& p, int64_t l) {
   const int64_t X = c.experts.latent > 0 ? c.experts.latent : H;  // the routed experts' input width
   // Kimi's checkpoints name the MoE block_sparse_moe (experts w1 / w3 / w2);
   // DeepSeek's and GLM's name it mlp (experts gate_proj / up_proj / down_proj).
-  const bool kimi_names = c.arch == Arch::kKimiLinear || c.arch == Arch::kKdaDsa || c.arch == Arch::kKimiK3;
+  const bool kimi_names = KimiNamed(c.arch);
   const std::string m = kimi_names ? "block_sparse_moe." : "mlp.";
   p.Add(Role::kRouter, l, m + "gate.weight", "ffn_gate_inp.weight", {E, H}, Values::kF32Matrix);
   p.Add(kRouterBias, l, m + "gate.e_score_correction_bias", "exp_probs_b.bias", {E}, Values::kScores);

@@ -16,11 +16,6 @@ namespace {
 using namespace model;
 using L = ConfigLimits;
 
-// Kimi Linear and K3 have no rotary dims.
-bool NopeOnly(Arch a) { return a == Arch::kKimiLinear || a == Arch::kKimiK3; }
-// Kimi's config.json names: kimi_linear, kda_dsa, kimi_k3.
-bool KimiNames(Arch a) { return a == Arch::kKimiLinear || a == Arch::kKdaDsa || a == Arch::kKimiK3; }
-
 void StateAttentionWidths(ModelConfig* c) {
   c->head_dim = c->mla.qk_nope_dim + c->mla.qk_rope_dim;
   c->rope_dims = c->mla.qk_rope_dim;
@@ -46,7 +41,7 @@ Status ReadGguf(const GgufFile& g, const std::string& a, ModelConfig* c) {
   if (c->arch != Arch::kKimiLinear) {
     LINEAGE_ASSIGN_OR_RETURN(m.q_lora_rank, ReadIntKey(g, a + "attention.q_lora_rank", 0, L::kMaxHidden, 0));
   }
-  if (NopeOnly(c->arch)) return Status::Ok();
+  if (NopeLatent(c->arch)) return Status::Ok();
   m.rope = true;
   const GgufValue* scaling = g.Find(a + "rope.scaling.type");
   if (scaling != nullptr && scaling->type == GgufType::kString && scaling->as_string == "yarn") {
@@ -97,7 +92,7 @@ Status ReadHf(const JsonField& j, ModelConfig* c) {
   LINEAGE_ASSIGN_OR_RETURN(m.qk_rope_dim, j["qk_rope_head_dim"].Int(0, L::kMaxHeadDim));
   LINEAGE_ASSIGN_OR_RETURN(m.v_head_dim, j["v_head_dim"].Int(1, L::kMaxHeadDim));
   StateAttentionWidths(c);
-  if (NopeOnly(c->arch)) {
+  if (NopeLatent(c->arch)) {
     LINEAGE_ASSIGN_OR_RETURN(bool nope, j["mla_use_nope"].BoolOr(true));
     if (!nope) return Unsupported(j.file() + ": mla_use_nope false (rotary MLA)");
     return Status::Ok();
@@ -132,7 +127,7 @@ void WriteHf(const ModelConfig& c, nlohmann::ordered_json& t) {
   if (!c.latent()) return;
   const LatentConfig& m = c.mla;
   t["kv_lora_rank"] = m.kv_lora_rank;
-  if (KimiNames(c.arch)) t["mla_use_nope"] = !m.rope;
+  if (KimiNamed(c.arch)) t["mla_use_nope"] = !m.rope;
   t["q_lora_rank"] = m.q_lora_rank > 0 ? nlohmann::ordered_json(m.q_lora_rank) : nlohmann::ordered_json(nullptr);
   t["qk_nope_head_dim"] = m.qk_nope_dim;
   t["qk_rope_head_dim"] = m.qk_rope_dim;
