@@ -52,6 +52,10 @@ std::vector<LayerPair> StackLayers(Arch a, const std::vector<LayerKind>& flags) 
   return layers;
 }
 
+std::vector<LayerPair> AttentionLayers(Arch a, int64_t num_layers) {
+  return StackLayers(a, std::vector<LayerKind>(static_cast<size_t>(num_layers), LayerKind::kFullAttention));
+}
+
 std::vector<LayerKind> LayerFlags(const ModelConfig& c) {
   std::vector<LayerKind> flags;
   for (int64_t l = 0; l < c.num_layers; ++l)

@@ -155,6 +155,8 @@ ArchKinds KindsOf(Arch a);
 // The layers of an `a` model whose file marks each layer recurrent
 // (kLinearAttention) or attention (kFullAttention).
 std::vector<LayerPair> StackLayers(Arch a, const std::vector<LayerKind>& flags);
+// The layers of an `a` model with attention in all `num_layers` of them.
+std::vector<LayerPair> AttentionLayers(Arch a, int64_t num_layers);
 // The per-layer flags again, as the files store them.
 std::vector<LayerKind> LayerFlags(const ModelConfig& c);
 

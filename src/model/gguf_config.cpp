@@ -45,7 +45,6 @@ namespace {
 
 using L = ConfigLimits;
 
-
 // The latent-attention archs' layer kinds (spec §7.5; latent-attention
 // §3.1, §3.3): a per-layer head_count_kv array, 0 KDA and 1 the latent MLA
 // head, or a scalar 1: every layer latent; and K3's Block AttnRes. The
@@ -143,7 +142,7 @@ Result<ModelConfig> ParseGgufConfig(const GgufFile& g) {
     LINEAGE_ASSIGN_OR_RETURN(int64_t interval, ReadIntKey(g, a + "full_attention_interval", 1, L::kMaxLayers, 4));
     c.layers = StackLayers(c.arch, LayerKindsFromInterval(c.num_layers, interval));
   } else if (!c.latent()) {
-    c.layers = StackLayers(c.arch, std::vector<LayerKind>(c.num_layers, LayerKind::kFullAttention));
+    c.layers = AttentionLayers(c.arch, c.num_layers);
   }
   LINEAGE_ASSIGN_OR_RETURN(c.bos_token_id, ReadIntKey(g, "tokenizer.ggml.bos_token_id", 0, L::kMaxTokenId, -1));
   for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"}) {

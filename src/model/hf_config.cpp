@@ -128,7 +128,6 @@ Status ReadKimiLayerKinds(const JsonField& lin, ModelConfig* c) {
 // kimi_k3), and K3's Block AttnRes. The widths are their kinds'
 // (src/kinds/).
 Status ReadLatentConfig(const JsonField& j, ModelConfig* c) {
-  const bool kimi_names = KimiNamed(c->arch);
   LINEAGE_ASSIGN_OR_RETURN(c->intermediate, j["intermediate_size"].Int(1, L::kMaxIntermediate));
   if (NopeLatent(c->arch)) {
     LINEAGE_ASSIGN_OR_RETURN(c->context_length, j["model_max_length"].IntOr(c->context_length, 1, L::kMaxContext));
@@ -136,8 +135,8 @@ Status ReadLatentConfig(const JsonField& j, ModelConfig* c) {
   if (c->arch == Arch::kKimiK3) {
     LINEAGE_ASSIGN_OR_RETURN(c->attn_res_block, j["attn_res_block_size"].Int(1, c->num_layers));
   }
-  if (!kimi_names) {
-    c->layers = StackLayers(c->arch, std::vector<LayerKind>(c->num_layers, LayerKind::kFullAttention));
+  if (!KimiNamed(c->arch)) {
+    c->layers = AttentionLayers(c->arch, c->num_layers);
     return Status::Ok();
   }
   const JsonField lin = j["linear_attn_config"];
@@ -204,7 +203,7 @@ Result<ModelConfig> ParseHfConfig(const Json& root_json, const std::string& path
     LINEAGE_RETURN_IF_ERROR(ReadLatentConfig(j, &c));
   } else {
     c.rope_dims = c.head_dim;
-    c.layers = StackLayers(c.arch, std::vector<LayerKind>(c.num_layers, LayerKind::kFullAttention));
+    c.layers = AttentionLayers(c.arch, c.num_layers);
   }
   LINEAGE_ASSIGN_OR_RETURN(c.bos_token_id, j["bos_token_id"].IntOr(-1, 0, L::kMaxTokenId));
   LINEAGE_RETURN_IF_ERROR(AddIds(j["eos_token_id"], &c.eos_token_ids));

@@ -289,7 +289,7 @@ Result<ModelSpec> LookupSparseShape(Arch arch, std::string_view shape) {
     c.indexer.full.assign(static_cast<size_t>(c.num_layers), true);
     if (tiny) c.indexer.full[7] = false;
   } else {
-    c.layers = StackLayers(c.arch, std::vector<LayerKind>(c.num_layers, LayerKind::kFullAttention));
+    c.layers = AttentionLayers(c.arch, c.num_layers);
     if (tiny && arch == Arch::kGlmDsa) c.indexer.full = {true, true, false, false, true, false};
     if (shape == "glm-5.2") c.indexer.full = Glm52IndexerTypes(c.num_layers);
   }
@@ -453,7 +453,7 @@ Result<ModelSpec> LookupArchShape(Arch arch, std::string_view shape, int64_t voc
       return NotFound("unknown shape '" + std::string(shape) + "' for qwen3 (known: tiny, qwen3-0.6b)");
     }
     c.rope_dims = c.head_dim;
-    c.layers = StackLayers(c.arch, std::vector<LayerKind>(c.num_layers, LayerKind::kFullAttention));
+    c.layers = AttentionLayers(c.arch, c.num_layers);
   }
   if (vocab_override > 0) c.vocab = vocab_override;
   return s;

@@ -108,8 +108,11 @@ void WriteHf(const ModelConfig& c, nlohmann::ordered_json& t) {
   t["routed_scaling_factor"] = e.routed_scaling;
   if (e.latent > 0) t["routed_expert_hidden_size"] = e.latent;
   t["topk_group"] = e.groups_used;
-  if (kimi) t["use_grouped_topk"] = true;
-  if (!kimi) t["topk_method"] = "noaux_tc";
+  if (kimi) {
+    t["use_grouped_topk"] = true;
+  } else {
+    t["topk_method"] = "noaux_tc";
+  }
 }
 
 Status Validate(const ModelConfig& c) { return c.latent() ? ValidateExpertConfig(c) : Status::Ok(); }

@@ -104,16 +104,15 @@ Status ReadHf(const JsonField& j, ModelConfig* c) {
 std::vector<GgufKey> GgufKeys(const ModelConfig& c, const std::string& a) {
   if (!c.latent()) return {};
   const LatentConfig& m = c.mla;
-  std::vector<GgufKey> keys;
+  std::vector<GgufKey> keys = {
+      {a + "attention.key_length", static_cast<uint32_t>(m.latent_dim())},
+      {a + "attention.value_length", static_cast<uint32_t>(m.kv_lora_rank)},
+      {a + "attention.key_length_mla", static_cast<uint32_t>(m.qk_nope_dim + m.qk_rope_dim)},
+      {a + "attention.value_length_mla", static_cast<uint32_t>(m.v_head_dim)},
+      {a + "attention.kv_lora_rank", static_cast<uint32_t>(m.kv_lora_rank)},
+      {a + "rope.dimension_count", static_cast<uint32_t>(m.qk_rope_dim)},
+  };
   if (m.q_lora_rank > 0) keys.push_back({a + "attention.q_lora_rank", static_cast<uint32_t>(m.q_lora_rank)});
-  for (GgufKey k : std::initializer_list<GgufKey>{
-           {a + "attention.key_length", static_cast<uint32_t>(m.latent_dim())},
-           {a + "attention.value_length", static_cast<uint32_t>(m.kv_lora_rank)},
-           {a + "attention.key_length_mla", static_cast<uint32_t>(m.qk_nope_dim + m.qk_rope_dim)},
-           {a + "attention.value_length_mla", static_cast<uint32_t>(m.v_head_dim)},
-           {a + "attention.kv_lora_rank", static_cast<uint32_t>(m.kv_lora_rank)},
-           {a + "rope.dimension_count", static_cast<uint32_t>(m.qk_rope_dim)}})
-    keys.push_back(std::move(k));
   if (m.yarn_factor > 0) {
     keys.push_back({a + "rope.scaling.type", std::string("yarn")});
     keys.push_back({a + "rope.scaling.factor", static_cast<float>(m.yarn_factor)});
