@@ -47,42 +47,56 @@ void PackActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, bool 
   });
 }
 
-// Quantises X and lays it out for GemmIntTiles in tiles of `tile` tokens.
-void PackIntActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, int64_t tile, ThreadPool* pool,
-                        PackedIntActivations* out) {
+// Quantises X and lays it out for GemmIntTiles in tiles of `tile` tokens;
+// bits16: to 16 bits (PackedIntActivations).
+void PackIntActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, int64_t tile, bool bits16,
+                        ThreadPool* pool, PackedIntActivations* out) {
   const int64_t num_blocks = cols / 32;
   const int64_t num_tiles = (T + tile - 1) / tile;
   out->num_tokens = T;
   out->num_blocks = num_blocks;
   out->tile_tokens = tile;
-  out->q.assign(static_cast<size_t>(num_tiles * num_blocks * 32 * tile), 128);  // q = 0
+  out->planes = bits16 ? 2 : 1;
+  // The tokens past T in the last tile are never stored; 128 keeps them small.
+  out->q.assign(static_cast<size_t>(num_tiles * num_blocks * 32 * out->planes * tile), 128);
   out->scale.assign(static_cast<size_t>(num_tiles * num_blocks * tile), 0.0f);
   out->sum.assign(static_cast<size_t>(num_tiles * num_blocks * tile), 0.0f);
   out->sum_lo.assign(static_cast<size_t>(num_tiles * num_blocks * tile), 0.0f);
   ForRanges(pool, num_tiles, 1, [&](int64_t j0, int64_t j1) {
     const __m256i to_unsigned = _mm256_set1_epi8(static_cast<char>(0x80));
-    alignas(32) int32_t groups[8];
+    alignas(32) uint8_t planes[2][32];
     for (int64_t j = j0; j < j1; ++j) {
       const int64_t t0 = j * tile, nt = std::min(tile, T - t0);
-      uint8_t* dst = out->q.data() + j * num_blocks * 32 * tile;
+      uint8_t* dst = out->q.data() + j * num_blocks * 32 * out->planes * tile;
       float* dst_scale = out->scale.data() + j * num_blocks * tile;
       float* dst_sum = out->sum.data() + j * num_blocks * tile;
       float* dst_sum_lo = out->sum_lo.data() + j * num_blocks * tile;
       for (int64_t u = 0; u < nt; ++u) {
         for (int64_t b = 0; b < num_blocks; ++b) {
-          __m256i q;
-          const float scale = QuantizeBlock32(X + (t0 + u) * ldx + b * 32, &q);
+          const float* x = X + (t0 + u) * ldx + b * 32;
+          float scale;
+          int64_t sum, sum_lo;
+          if (bits16) {
+            int32_t s, s_lo;
+            scale = QuantizeBlock32Wide(x, planes[0], planes[1], &s, &s_lo);
+            sum = s, sum_lo = s_lo;
+          } else {
+            __m256i q;
+            scale = QuantizeBlock32(x, &q);
+            const __m256i qu = _mm256_xor_si256(q, to_unsigned);
+            // sum(q) = sum(q + 128) - 32 * 128, by sums of absolute differences against 0.
+            const __m256i sad = _mm256_sad_epu8(qu, _mm256_setzero_si256());
+            const int64_t biased_lo = _mm256_extract_epi64(sad, 0) + _mm256_extract_epi64(sad, 1);
+            sum = biased_lo + _mm256_extract_epi64(sad, 2) + _mm256_extract_epi64(sad, 3) - 32 * 128;
+            sum_lo = biased_lo - 16 * 128;
+            _mm256_store_si256(reinterpret_cast<__m256i*>(planes[0]), qu);
+          }
           dst_scale[b * tile + u] = scale;
-          const __m256i qu = _mm256_xor_si256(q, to_unsigned);
-          // sum(q) = sum(q + 128) - 32 * 128, by sums of absolute differences against 0.
-          const __m256i sad = _mm256_sad_epu8(qu, _mm256_setzero_si256());
-          const int64_t biased_lo = _mm256_extract_epi64(sad, 0) + _mm256_extract_epi64(sad, 1);
-          const int64_t biased = biased_lo + _mm256_extract_epi64(sad, 2) + _mm256_extract_epi64(sad, 3);
-          dst_sum[b * tile + u] = scale * static_cast<float>(biased - 32 * 128);
-          dst_sum_lo[b * tile + u] = scale * static_cast<float>(biased_lo - 16 * 128);
-          _mm256_store_si256(reinterpret_cast<__m256i*>(groups), qu);
-          for (int g = 0; g < 8; ++g)  // [block][group][token][4]
-            std::memcpy(dst + (b * 32 + g * 4) * tile + u * 4, &groups[g], 4);
+          dst_sum[b * tile + u] = scale * static_cast<float>(sum);
+          dst_sum_lo[b * tile + u] = scale * static_cast<float>(sum_lo);
+          for (int64_t p = 0; p < out->planes; ++p)
+            for (int g = 0; g < 8; ++g)  // [block][plane][group][token][4]
+              std::memcpy(dst + ((b * out->planes + p) * 32 + g * 4) * tile + u * 4, planes[p] + 4 * g, 4);
         }
       }
     }
@@ -115,7 +129,7 @@ void Gemm(const TensorView& W, const float* X, int64_t ldx, float* Y, int64_t ld
     PackedIntActivations& pq = pq_storage;
     const int64_t tile_tokens = wide ? avx512::IntTileTokens() : avx2::IntTileTokens();
     const int64_t tile_rows = wide ? avx512::IntTileRows() : avx2::IntTileRows();
-    PackIntActivations(X, ldx, T, cols, tile_tokens, pool, &pq);
+    PackIntActivations(X, ldx, T, cols, tile_tokens, W.wide_activations, pool, &pq);
     ForRanges(pool, (rows + tile_rows - 1) / tile_rows, 1, [&](int64_t p0, int64_t p1) {
       const int64_t r0 = p0 * tile_rows, r1 = std::min(rows, p1 * tile_rows);
       if (wide) {

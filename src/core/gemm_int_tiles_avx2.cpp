@@ -26,6 +26,7 @@ using VecI = __m256i;
 inline VecI IntLoad(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 inline VecI IntSet1(int32_t v) { return _mm256_set1_epi32(v); }
 inline __m256 IntToFloat(VecI v) { return _mm256_cvtepi32_ps(v); }
+inline VecI IntShl8(VecI v) { return _mm256_slli_epi32(v, 8); }
 
 namespace vnni {
 using namespace simd256;  // NOLINT: the .inc file is written against these names

@@ -10,7 +10,8 @@
 //    multiplied with register tiles of tokens; compute-bound. Block types
 //    with an integer tile on this ISA (IntTileType: every one on AVX-512
 //    and AVX-VNNI, all but Q8_0 / IQ4_NL / IQ4_XS on plain AVX2) are
-//    repacked to int8 codes against int8 activations unless ExactQ8()
+//    repacked to int8 codes against int8 activations (16-bit for a matrix
+//    marked TensorView::wide_activations) unless ExactQ8()
 //    (gemm_int_tiles.inc); the rest are decoded to fp32.
 #pragma once
 
@@ -235,6 +236,11 @@ void QuantizeActivationsK(const float* X, int64_t ldx, int64_t T, int64_t cols, 
 // unless `d` is given (then |x| <= 127 d); returns d. AVX2, the baseline.
 float QuantizeBlock32(const float* x, __m256i* q, float d = -1.0f);
 
+// The 32 values at x as 16-bit codes q = round(x / d), d = max|x| / 32767:
+// q + 32768 in two bytes, hi[i] * 256 + lo[i]. Sets *sum and *sum_lo to the
+// sums of all 32 and of the first 16 codes; returns d.
+float QuantizeBlock32Wide(const float* x, uint8_t hi[32], uint8_t lo[32], int32_t* sum, int32_t* sum_lo);
+
 // Which int8 activations the row kernels multiply a weight dtype with,
 // outside ExactQ8(): kBlock32 for Q8_0 and the 32-element 4- and 5-bit
 // types (QuantizedActivations), kBlock256 for
@@ -273,13 +279,16 @@ struct PackedActivations {
 // quantised as above, stored as unsigned q + 128 (vpdpbusd and vpmaddubsw
 // multiply unsigned by signed bytes) and grouped
 // [tile][block][4-byte group][tile_tokens][4], scales [tile][block][tile_tokens].
+// Wide activations (planes = 2): quantised to 16 bits per 32 elements (d = max|x| /
+// 32767), q + 32768 stored as two byte planes per block, its high bytes
+// then its low bytes, each laid out as above.
 struct PackedIntActivations {
-  int64_t num_tokens = 0, num_blocks = 0, tile_tokens = 0;
+  int64_t num_tokens = 0, num_blocks = 0, tile_tokens = 0, planes = 1;
   std::vector<uint8_t> q;
   std::vector<float> scale;
   std::vector<float> sum;  // per block and token: scale * sum of the block's codes (for weights with a bias)
   std::vector<float> sum_lo;  // the same over the block's first 16 codes (a bias per 16: Q2_K)
-  const uint8_t* tile(int64_t j) const { return q.data() + j * num_blocks * 32 * tile_tokens; }
+  const uint8_t* tile(int64_t j) const { return q.data() + j * num_blocks * 32 * planes * tile_tokens; }
   const float* tile_scale(int64_t j) const { return scale.data() + j * num_blocks * tile_tokens; }
   const float* tile_sum(int64_t j) const { return sum.data() + j * num_blocks * tile_tokens; }
   const float* tile_sum_lo(int64_t j) const { return sum_lo.data() + j * num_blocks * tile_tokens; }

@@ -20,6 +20,10 @@ struct TensorView {
   std::vector<int64_t> shape;   // PyTorch order
   const void* data = nullptr;   // points into the mapped file
   int64_t nbytes = 0;
+  // The tiled (prefill) path multiplies this matrix with activations
+  // quantised to 16 bits, not 8: the layer's recurrent state integrates its
+  // outputs, so their rounding stays in every later token (docs/engine.md).
+  bool wide_activations = false;
 
   int64_t rows() const { return shape.empty() ? 0 : shape.front(); }
   int64_t cols() const { return shape.empty() ? 0 : shape.back(); }  // for 2-D weights
@@ -33,6 +37,12 @@ struct TensorView {
   }
   bool valid() const { return data != nullptr; }
 };
+
+// v, multiplied in the tiled path with 16-bit activations (wide_activations).
+inline TensorView WithWideActivations(TensorView v) {
+  v.wide_activations = true;
+  return v;
+}
 
 // Decodes element range [begin, begin + n) of `t` (flat index) into fp32.
 void DecodeToFloat(const TensorView& t, int64_t begin, int64_t n, float* out);

@@ -53,9 +53,12 @@ void BuildGdnBlocks(const ModelConfig& c, LinearAttentionWeights* w) {
     const int64_t group = 2 * dk + 2 * r * dv;
     for (int64_t g = 0; g < Hk; ++g) {
       const int64_t base = g * group;
-      b.push_back({RowSlice(w->in_proj_qkvz, base, dk, ""), GdnInput::kQkv, g * dk});
-      b.push_back({RowSlice(w->in_proj_qkvz, base + dk, dk, ""), GdnInput::kQkv, key_dim + g * dk});
-      b.push_back({RowSlice(w->in_proj_qkvz, base + 2 * dk, r * dv, ""), GdnInput::kQkv, 2 * key_dim + g * r * dv});
+      // q, k and v feed the delta rule's state (WithWideActivations), z only its output.
+      b.push_back({WithWideActivations(RowSlice(w->in_proj_qkvz, base, dk, "")), GdnInput::kQkv, g * dk});
+      b.push_back({WithWideActivations(RowSlice(w->in_proj_qkvz, base + dk, dk, "")), GdnInput::kQkv,
+                   key_dim + g * dk});
+      b.push_back({WithWideActivations(RowSlice(w->in_proj_qkvz, base + 2 * dk, r * dv, "")), GdnInput::kQkv,
+                   2 * key_dim + g * r * dv});
       b.push_back({RowSlice(w->in_proj_qkvz, base + 2 * dk + r * dv, r * dv, ""), GdnInput::kZ, g * r * dv});
     }
   } else {
@@ -76,7 +79,7 @@ void BuildGdnBlocks(const ModelConfig& c, LinearAttentionWeights* w) {
 bool Bind(const BoundTensor& t, LayerWeights& w) {
   LinearAttentionWeights& g = w.linear;
   switch (t.plan.role) {
-    case kLinQkv: g.in_proj_qkv = t.view; return true;
+    case kLinQkv: g.in_proj_qkv = WithWideActivations(t.view); return true;  // the delta rule's inputs
     case kLinZ: g.in_proj_z = t.view; return true;
     case kLinB: g.in_proj_b = t.view; return true;
     case kLinA: g.in_proj_a = t.view; return true;
@@ -86,7 +89,7 @@ bool Bind(const BoundTensor& t, LayerWeights& w) {
     case kLinDtBias: g.dt_bias = std::move(t.small); return true;
     case kLinALog: g.ssm_a = std::move(t.small); return true;
     case kLinNorm: g.norm = std::move(t.small); return true;
-    case kLinOut: g.out_proj = t.view; return true;
+    case kLinOut: g.out_proj = WithWideActivations(t.view); return true;  // the state's read-out
     default: return false;
   }
 }

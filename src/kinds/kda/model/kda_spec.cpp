@@ -61,9 +61,9 @@ void PlanKda(TensorPlanner& p, int64_t l) {
 bool Bind(const BoundTensor& t, LayerWeights& w) {
   KdaWeights& k = w.kda;
   switch (t.plan.role) {
-    case kKdaQ: k.q_proj = t.view; return true;
-    case kKdaK: k.k_proj = t.view; return true;
-    case kKdaV: k.v_proj = t.view; return true;
+    case kKdaQ: k.q_proj = WithWideActivations(t.view); return true;  // the delta rule's inputs
+    case kKdaK: k.k_proj = WithWideActivations(t.view); return true;
+    case kKdaV: k.v_proj = WithWideActivations(t.view); return true;
     case kKdaQConv: case kKdaKConv: case kKdaVConv:  // planned q, k, v in order
       k.conv.insert(k.conv.end(), t.small.begin(), t.small.end());
       return true;
@@ -76,7 +76,7 @@ bool Bind(const BoundTensor& t, LayerWeights& w) {
     case kKdaGB: k.g_b = t.view; return true;
     case kKdaGFull: k.g_full = t.view; return true;
     case kKdaNorm: k.norm = std::move(t.small); return true;
-    case kKdaOut: k.o_proj = t.view; return true;
+    case kKdaOut: k.o_proj = WithWideActivations(t.view); return true;  // the state's read-out
     default: return false;
   }
 }
