@@ -52,18 +52,22 @@ float QuantizeBlock32Wide(const float* x, uint8_t hi[32], uint8_t lo[32], int32_
   const float d = MaxAbs(x, 32) / 32767.0f;
   const __m256 inv = _mm256_set1_ps(d > 0 ? 1.0f / d : 0.0f);
   const __m256i bound = _mm256_set1_epi32(32767), offset = _mm256_set1_epi32(32768), low = _mm256_set1_epi32(255);
-  __m256i total = _mm256_setzero_si256(), first = _mm256_setzero_si256();
-  alignas(32) int32_t h[8], l[8];
+  __m256i total = _mm256_setzero_si256(), first = _mm256_setzero_si256(), h[4], l[4];
   for (int k = 0; k < 4; ++k) {
     __m256i q = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * k), inv));
     q = _mm256_max_epi32(_mm256_min_epi32(q, bound), _mm256_sub_epi32(_mm256_setzero_si256(), bound));
     total = _mm256_add_epi32(total, q);
     if (k == 1) first = total;
     const __m256i u = _mm256_add_epi32(q, offset);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(h), _mm256_srli_epi32(u, 8));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(l), _mm256_and_si256(u, low));
-    for (int i = 0; i < 8; ++i) hi[8 * k + i] = static_cast<uint8_t>(h[i]), lo[8 * k + i] = static_cast<uint8_t>(l[i]);
+    h[k] = _mm256_srli_epi32(u, 8), l[k] = _mm256_and_si256(u, low);
   }
+  // Bytes 0..255 pack unsaturated; the packs interleave 128-bit lanes, which
+  // the permute undoes (as QuantizeBlock32).
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const __m256i hb = _mm256_packus_epi16(_mm256_packus_epi32(h[0], h[1]), _mm256_packus_epi32(h[2], h[3]));
+  const __m256i lb = _mm256_packus_epi16(_mm256_packus_epi32(l[0], l[1]), _mm256_packus_epi32(l[2], l[3]));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi), _mm256_permutevar8x32_epi32(hb, order));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo), _mm256_permutevar8x32_epi32(lb, order));
   alignas(32) int32_t s[8], f[8];
   _mm256_store_si256(reinterpret_cast<__m256i*>(s), total);
   _mm256_store_si256(reinterpret_cast<__m256i*>(f), first);

@@ -75,8 +75,11 @@ TEST(LaneOrder, OneCodeStaysWithItsElement) {
     DequantizeBlocks(DType::kQ6_K_LANES, lanes.data(), 1, lane_y);
     for (int k = 0; k < 256; ++k) ASSERT_EQ(lane_y[k], file_y[k]) << "element " << e << ", position " << k;
     const float big = file_y[e];
-    for (int k = 0; k < 256; ++k)
-      if (k != e) ASSERT_NE(file_y[k], big) << "element " << e << " is not the only large code";
+    for (int k = 0; k < 256; ++k) {
+      if (k != e) {
+        ASSERT_NE(file_y[k], big) << "element " << e << " is not the only large code";
+      }
+    }
   }
 }
 
