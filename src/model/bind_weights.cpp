@@ -111,8 +111,8 @@ Result<Weights> BindWeights(const ModelConfig& c, const TensorLookup& lookup) {
   if (c.num_linear_layers() > 0 && c.latent()) LINEAGE_RETURN_IF_ERROR(CheckKimiLayerKinds(c, lookup));
   Weights w;
   w.layers.resize(static_cast<size_t>(c.num_layers));
-  for (int64_t l = 0; l < c.num_layers; ++l)
-    w.layers[l].kind = c.recurrent(l) ? LayerKind::kLinearAttention : LayerKind::kFullAttention;
+  const std::vector<LayerKind> flags = LayerFlags(c);
+  for (int64_t l = 0; l < c.num_layers; ++l) w.layers[l].kind = flags[l];
   for (const PlannedTensor& p : PlanTensors(c)) {
     if (IsExpertRole(p.role) && !c.latent()) continue;  // the MoE kind's finish, below
     const bool mtp = p.layer >= c.num_layers;  // the MTP block: a draft head, not needed to run the model

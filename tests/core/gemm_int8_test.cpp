@@ -53,6 +53,24 @@ class GemmInt8Test : public ::testing::TestWithParam<std::tuple<Path, DType>> {
 
 constexpr double kRelTolerance = 0.012;
 
+// |got - exact| / sum_i |w_i x_i| for each token t < T and row o < rows
+// (wrow: W decoded, row-major; Y rows ldy apart).
+std::vector<double> RelativeErrors(const std::vector<float>& wrow, const std::vector<float>& x, int64_t ldx,
+                                   const std::vector<float>& got, const std::vector<float>& exact, int64_t ldy,
+                                   int64_t T, int64_t rows) {
+  const int64_t cols = static_cast<int64_t>(wrow.size()) / rows;
+  std::vector<double> out;
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t o = 0; o < rows; ++o) {
+      double abs_sum = 0;
+      for (int64_t i = 0; i < cols; ++i) abs_sum += std::fabs(static_cast<double>(wrow[o * cols + i]) * x[t * ldx + i]);
+      out.push_back(std::fabs(static_cast<double>(got[t * ldy + o]) - exact[t * ldy + o]) / abs_sum);
+    }
+  return out;
+}
+
+double Worst(const std::vector<double>& errors) { return *std::max_element(errors.begin(), errors.end()); }
+
 TEST_P(GemmInt8Test, NearExactPathOnRandomBlocks) {
   const DType dt = std::get<1>(GetParam());
   ASSERT_EQ(Int8ActivationBlock(dt), Info(dt).block_elements);
@@ -72,14 +90,10 @@ TEST_P(GemmInt8Test, NearExactPathOnRandomBlocks) {
     SetExactQ8(false);
     Gemm(w.view, x.data(), ldx, fast.data(), rows, T, &pool);
     EXPECT_NE(fast, exact) << "T=" << T << ": the default path is the exact one";
-    for (int64_t t = 0; t < T; ++t)
-      for (int64_t o = 0; o < rows; ++o) {
-        double abs_sum = 0;
-        for (int64_t i = 0; i < cols; ++i) abs_sum += std::fabs(static_cast<double>(wrow[o * cols + i]) * x[t * ldx + i]);
-        const double rel = std::fabs(static_cast<double>(fast[t * rows + o]) - exact[t * rows + o]) / abs_sum;
-        worst = std::max(worst, rel);
-        mean += rel, ++n;
-      }
+    for (double rel : RelativeErrors(wrow, x, ldx, fast, exact, rows, T, rows)) {
+      worst = std::max(worst, rel);
+      mean += rel, ++n;
+    }
   }
   EXPECT_LE(worst, kRelTolerance);
   std::printf("  %s %s: |int8 - exact| / sum|w x|: max %.2g, mean %.2g\n", PathName(std::get<0>(GetParam())),
@@ -137,14 +151,9 @@ TEST_P(GemmInt8Test, TilesNearExactPath) {
     } else {
       EXPECT_EQ(fast, exact) << "T=" << T << ": fp32 tiles in both modes";
     }
-    for (int64_t t = 0; t < T; ++t) {
-      for (int64_t o = 0; o < rows; ++o) {
-        double abs_sum = 0;
-        for (int64_t i = 0; i < cols; ++i) abs_sum += std::fabs(static_cast<double>(wrow[o * cols + i]) * x[t * ldx + i]);
-        worst = std::max(worst, std::fabs(static_cast<double>(fast[t * ldy + o]) - exact[t * ldy + o]) / abs_sum);
-      }
+    worst = std::max(worst, Worst(RelativeErrors(wrow, x, ldx, fast, exact, ldy, T, rows)));
+    for (int64_t t = 0; t < T; ++t)
       for (int64_t o = rows; o < ldy; ++o) ASSERT_EQ(fast[t * ldy + o], -7.0f) << "padding written";
-    }
   }
   EXPECT_LE(worst, kRelTolerance);
   std::printf("  %s %s tiles: |fast - exact| / sum|w x| max %.2g\n", PathName(std::get<0>(GetParam())),
@@ -174,17 +183,9 @@ TEST_P(GemmInt8Test, TilesWithWideActivationsNearExactPath) {
   Gemm(w.view, x.data(), ldx, narrow.data(), ldy, T, &pool);
   const TensorView marked = WithWideActivations(w.view);
   Gemm(marked, x.data(), ldx, wide.data(), ldy, T, &pool);
-  double worst_wide = 0, worst_narrow = 0;
-  for (int64_t t = 0; t < T; ++t) {
-    for (int64_t o = 0; o < rows; ++o) {
-      double abs_sum = 0;
-      for (int64_t i = 0; i < cols; ++i) abs_sum += std::fabs(static_cast<double>(wrow[o * cols + i]) * x[t * ldx + i]);
-      worst_wide = std::max(worst_wide, std::fabs(static_cast<double>(wide[t * ldy + o]) - exact[t * ldy + o]) / abs_sum);
-      worst_narrow =
-          std::max(worst_narrow, std::fabs(static_cast<double>(narrow[t * ldy + o]) - exact[t * ldy + o]) / abs_sum);
-    }
-    ASSERT_EQ(wide[t * ldy + rows], -7.0f) << "padding written";
-  }
+  for (int64_t t = 0; t < T; ++t) ASSERT_EQ(wide[t * ldy + rows], -7.0f) << "padding written";
+  const double worst_wide = Worst(RelativeErrors(wrow, x, ldx, wide, exact, ldy, T, rows));
+  const double worst_narrow = Worst(RelativeErrors(wrow, x, ldx, narrow, exact, ldy, T, rows));
   if (!int_tiles) {
     EXPECT_EQ(wide, exact) << "fp32 tiles whatever the activations' mark";
     return;

@@ -146,12 +146,7 @@ TEST_P(QuantForwardFast, LogitsNearOracle) {
     ASSERT_TRUE(engine->Decode(one, std::span(&prompt[i], 1), &logits).ok());
   }
   ASSERT_EQ(logits.size(), want.size());
-  double diff2 = 0, want2 = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double d = static_cast<double>(logits[i]) - want[i];
-    diff2 += d * d, want2 += static_cast<double>(want[i]) * want[i];
-  }
-  const double rel_l2 = std::sqrt(diff2 / want2);
+  const double rel_l2 = RelL2(logits, want);
   EXPECT_LE(rel_l2, c.model->config.moe() ? kFastRelL2ToleranceMoe : kFastRelL2Tolerance);
   std::printf("  %s int8 path: |l - oracle| / |oracle| %.3g, argmax %s\n", GetParam().c_str(), rel_l2,
               Argmax(logits) == Argmax(want) ? "same" : "differs");
@@ -181,7 +176,9 @@ TEST_P(QuantForwardFast, PrefilledLogitsNoFurtherThanLlamaCpp) {
   ASSERT_EQ(r.logits.size(), c.want.size());
   const double ours = RelL2(r.logits, c.want), native_distance = RelL2(theirs, c.want);
   EXPECT_LE(ours, native_distance);
-  if (Argmax(theirs) == Argmax(c.want)) EXPECT_EQ(Argmax(r.logits), Argmax(c.want));
+  if (Argmax(theirs) == Argmax(c.want)) {
+    EXPECT_EQ(Argmax(r.logits), Argmax(c.want));
+  }
   std::printf("  %s prefilled: |l - oracle| / |oracle| %.3g (llama.cpp's %.3g), argmax %s\n", GetParam().c_str(),
               ours, native_distance, Argmax(r.logits) == Argmax(c.want) ? "same" : "differs");
 }
