@@ -27,6 +27,8 @@ inline VecI IntLoad(const void* p) { return _mm256_loadu_si256(static_cast<const
 inline VecI IntSet1(int32_t v) { return _mm256_set1_epi32(v); }
 inline __m256 IntToFloat(VecI v) { return _mm256_cvtepi32_ps(v); }
 inline VecI IntShl8(VecI v) { return _mm256_slli_epi32(v, 8); }
+inline VecI IntAdd(VecI a, VecI b) { return _mm256_add_epi32(a, b); }
+inline __m256 IntBitsAsFloat(VecI v) { return _mm256_castsi256_ps(v); }
 
 namespace vnni {
 using namespace simd256;  // NOLINT: the .inc file is written against these names

@@ -21,6 +21,8 @@ LINEAGE_AVX512 inline VecI IntSet1(int32_t v) { return _mm512_set1_epi32(v); }
 LINEAGE_AVX512 inline VecF IntToFloat(VecI v) { return _mm512_cvtepi32_ps(v); }
 LINEAGE_AVX512 inline VecI IntDot(VecI acc, VecI x, VecI w) { return _mm512_dpbusd_epi32(acc, x, w); }
 LINEAGE_AVX512 inline VecI IntShl8(VecI v) { return _mm512_slli_epi32(v, 8); }
+LINEAGE_AVX512 inline VecI IntAdd(VecI a, VecI b) { return _mm512_add_epi32(a, b); }
+LINEAGE_AVX512 inline VecF IntBitsAsFloat(VecI v) { return _mm512_castsi512_ps(v); }
 
 #include "core/gemm_int_tiles.inc"
 #undef LINEAGE_SIMD_ATTR

@@ -13,9 +13,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/kernels.h"
 #include "gemm_check.h"
 #include "random_weights.h"
@@ -222,6 +224,28 @@ TEST_P(GemmInt8Test, TilesExactWhenActivationsAreInt8) {
       for (int64_t i = 0; i < cols; ++i) abs_sum += std::fabs(static_cast<double>(wrow[o * cols + i]) * x[t * cols + i]);
       EXPECT_NEAR(y[t * rows + o], exact[t * rows + o], 1e-5 * abs_sum) << "token " << t << " row " << o;
     }
+}
+
+// The tiles convert a block's integer sum by reading 1.5 * 2^23 + sum as a
+// float and taking 1.5 * 2^23 * scale off in the scaling FMA
+// (gemm_int_tiles.inc). For every sum the tiles can hold (|sum| < 2^22) and
+// every scale a block type makes (an fp16 times an integer of at most 8
+// bits) that is the same float as converting and multiplying.
+TEST(IntTileConversion, MagicSumEqualsConvertAndMultiply) {
+  uint32_t x = 99;
+  auto next = [&x] { return x = x * 1664525u + 1013904223u; };
+  for (int i = 0; i < 200000; ++i) {
+    const int32_t sum = static_cast<int32_t>(next() % (1u << 23)) - (1 << 22);
+    uint16_t h = static_cast<uint16_t>(next() >> 16);
+    if ((h & 0x7c00) == 0x7c00) h &= 0x3fff;  // no inf or nan
+    const float scale = HalfToFloat(h) * static_cast<float>(static_cast<int32_t>(next() % 256) - 128);
+    float read;
+    const int32_t bits = 0x4B400000 + sum;
+    std::memcpy(&read, &bits, 4);
+    const float magic = std::fmaf(read, scale, -12582912.0f * scale);
+    const float direct = static_cast<float>(sum) * scale;
+    ASSERT_EQ(magic, direct) << "sum " << sum << " scale " << scale;
+  }
 }
 
 // A row's result does not depend on the rows of its call nor on the tokens
