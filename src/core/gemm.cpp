@@ -62,6 +62,7 @@ void PackIntActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, in
   out->scale.assign(static_cast<size_t>(num_tiles * num_blocks * tile), 0.0f);
   out->sum.assign(static_cast<size_t>(num_tiles * num_blocks * tile), 0.0f);
   out->sum_lo.assign(static_cast<size_t>(num_tiles * num_blocks * tile), 0.0f);
+  out->sum_hi.assign(static_cast<size_t>(num_tiles * num_blocks * tile), 0.0f);
   ForRanges(pool, num_tiles, 1, [&](int64_t j0, int64_t j1) {
     const __m256i to_unsigned = _mm256_set1_epi8(static_cast<char>(0x80));
     alignas(32) uint8_t planes[2][32];
@@ -71,6 +72,7 @@ void PackIntActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, in
       float* dst_scale = out->scale.data() + j * num_blocks * tile;
       float* dst_sum = out->sum.data() + j * num_blocks * tile;
       float* dst_sum_lo = out->sum_lo.data() + j * num_blocks * tile;
+      float* dst_sum_hi = out->sum_hi.data() + j * num_blocks * tile;
       for (int64_t u = 0; u < nt; ++u) {
         for (int64_t b = 0; b < num_blocks; ++b) {
           const float* x = X + (t0 + u) * ldx + b * 32;
@@ -94,6 +96,7 @@ void PackIntActivations(const float* X, int64_t ldx, int64_t T, int64_t cols, in
           dst_scale[b * tile + u] = scale;
           dst_sum[b * tile + u] = scale * static_cast<float>(sum);
           dst_sum_lo[b * tile + u] = scale * static_cast<float>(sum_lo);
+          dst_sum_hi[b * tile + u] = scale * static_cast<float>(sum - sum_lo);
           for (int64_t p = 0; p < out->planes; ++p)
             for (int g = 0; g < 8; ++g)  // [block][plane][group][token][4]
               std::memcpy(dst + ((b * out->planes + p) * 32 + g * 4) * tile + u * 4, planes[p] + 4 * g, 4);

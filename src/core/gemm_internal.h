@@ -288,10 +288,12 @@ struct PackedIntActivations {
   std::vector<float> scale;
   std::vector<float> sum;  // per block and token: scale * sum of the block's codes (for weights with a bias)
   std::vector<float> sum_lo;  // the same over the block's first 16 codes (a bias per 16: Q2_K)
+  std::vector<float> sum_hi;  // and over its last 16
   const uint8_t* tile(int64_t j) const { return q.data() + j * num_blocks * 32 * planes * tile_tokens; }
   const float* tile_scale(int64_t j) const { return scale.data() + j * num_blocks * tile_tokens; }
   const float* tile_sum(int64_t j) const { return sum.data() + j * num_blocks * tile_tokens; }
   const float* tile_sum_lo(int64_t j) const { return sum_lo.data() + j * num_blocks * tile_tokens; }
+  const float* tile_sum_hi(int64_t j) const { return sum_hi.data() + j * num_blocks * tile_tokens; }
 };
 
 #define LINEAGE_DECLARE_GEMM_KERNELS(A)                                                        \
