@@ -1,7 +1,7 @@
 // Integer tiles with AVX-512 VNNI (gemm_int_tiles.inc): panels of 16 rows,
 // tiles of 12 tokens, one vpdpbusd per 4 codes of 16 rows and a token.
-// Per block and token: 8 vpdpbusd + 3 (or 4) float ops for 512
-// multiply-adds, against 32 FMAs on the fp32 path.
+// Per block and token: 8 vpdpbusd + 2 float ops (3 with a bias, 4 with a
+// scale per 16) for 512 multiply-adds, against 32 FMAs on the fp32 path.
 #include <cstring>
 
 #include "core/gemm_internal.h"
