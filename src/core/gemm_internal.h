@@ -17,6 +17,7 @@
 
 #include <immintrin.h>
 
+#include <bit>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -282,6 +283,13 @@ struct PackedActivations {
 // Wide activations (planes = 2): quantised to 16 bits per 32 elements (d = max|x| /
 // 32767), q + 32768 stored as two byte planes per block, its high bytes
 // then its low bytes, each laid out as above.
+// The integer tiles convert a block's int8-activation sum (|sum| < 2^22)
+// by starting its accumulator on these bits: read as a float it is then
+// kIntTileMagic + sum exactly (gemm_int_tiles.inc).
+constexpr float kIntTileMagic = 12582912.0f;  // 1.5 * 2^23
+constexpr int32_t kIntTileMagicBits = 0x4B400000;
+static_assert(std::bit_cast<float>(kIntTileMagicBits) == kIntTileMagic);
+
 struct PackedIntActivations {
   int64_t num_tokens = 0, num_blocks = 0, tile_tokens = 0, planes = 1;
   std::vector<uint8_t> q;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/gemm_internal.h"
 #include "core/kernels.h"
 #include "gemm_check.h"
 #include "random_weights.h"
@@ -240,9 +241,9 @@ TEST(IntTileConversion, MagicSumEqualsConvertAndMultiply) {
     if ((h & 0x7c00) == 0x7c00) h &= 0x3fff;  // no inf or nan
     const float scale = HalfToFloat(h) * static_cast<float>(static_cast<int32_t>(next() % 256) - 128);
     float read;
-    const int32_t bits = 0x4B400000 + sum;
+    const int32_t bits = kIntTileMagicBits + sum;
     std::memcpy(&read, &bits, 4);
-    const float magic = std::fmaf(read, scale, -12582912.0f * scale);
+    const float magic = std::fmaf(read, scale, -kIntTileMagic * scale);
     const float direct = static_cast<float>(sum) * scale;
     ASSERT_EQ(magic, direct) << "sum " << sum << " scale " << scale;
   }
